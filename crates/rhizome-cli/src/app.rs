@@ -1,0 +1,90 @@
+//! Shared set-up: configuration, store and embedder, and command dispatch.
+
+use std::path::Path;
+
+use anyhow::{Context as _, Result};
+use rhizome_core::{Config, StoreRead, StoreWrite};
+use rhizome_embed::MiniLmEmbedder;
+use rhizome_store::SqliteStore;
+
+use crate::{cmd_eval, cmd_index, cmd_misc, cmd_query, bench, Cli, Command};
+
+pub struct App {
+    pub cli_index: std::path::PathBuf,
+    pub json: bool,
+    pub config: Config,
+}
+
+impl App {
+    pub fn open_store(&self, create: bool) -> Result<SqliteStore> {
+        Ok(SqliteStore::open(&self.cli_index, create)?)
+    }
+
+    /// The configured embedder, loaded from the model cache.
+    pub fn embedder(&self) -> Result<MiniLmEmbedder> {
+        load_embedder(&self.config)
+    }
+
+    /// An embedder matching the index: refuses when the index holds another model's vectors.
+    pub fn embedder_for(&self, store: &SqliteStore) -> Result<MiniLmEmbedder> {
+        if let Some(m) = store.embedding_model()? {
+            if m != self.config.embed.model {
+                anyhow::bail!(
+                    "index {} holds vectors of {m}, but embed.model is {}; use --set embed.model={m}",
+                    self.cli_index.display(),
+                    self.config.embed.model
+                );
+            }
+        }
+        self.embedder()
+    }
+
+    pub fn progress(&self) -> crate::progress::Bars {
+        crate::progress::Bars::new(!self.json)
+    }
+}
+
+pub fn load_embedder(config: &Config) -> Result<MiniLmEmbedder> {
+    let spec = rhizome_embed::models::find(&config.embed.model).with_context(|| {
+        format!("embed.model = {:?} is not a known embedding model (see `rhizome models list`)", config.embed.model)
+    })?;
+    let dir = rhizome_embed::models_dir();
+    let path = rhizome_embed::require(spec, &dir)?;
+    Ok(MiniLmEmbedder::load(&path)?.with_batch_size(config.embed.batch_size))
+}
+
+/// Record the embedder in a store (refusing a mismatch) before writing vectors.
+pub fn bind_embedder(store: &mut SqliteStore, e: &MiniLmEmbedder) -> Result<()> {
+    use rhizome_core::Embedder;
+    store.set_embedding_model(e.model_id(), e.dim())?;
+    Ok(())
+}
+
+pub fn run(cli: Cli) -> Result<()> {
+    let default_file = Path::new("rhizome.toml");
+    let file = cli.config.clone().or_else(|| default_file.exists().then(|| default_file.to_path_buf()));
+    let config = Config::load(file.as_deref(), std::env::vars(), &cli.sets)?;
+    let app = App { cli_index: cli.index.clone(), json: cli.json, config };
+    match cli.command {
+        Command::Index { paths, extractor } => cmd_index::index(app, &paths, extractor),
+        Command::Import { what } => cmd_index::import(app, what),
+        Command::Query { question, method, top_k } => cmd_query::query(app, &question, &method, top_k),
+        Command::Eval { questions, method, k, answers, limit } => {
+            cmd_eval::eval(app, &questions, &method, &k, answers, limit)
+        }
+        Command::Stats => cmd_misc::stats(app),
+        Command::Delete { doc } => cmd_misc::delete(app, &doc),
+        Command::Models { what } => cmd_misc::models(app, what),
+        Command::Config => {
+            print!("{}", app.config.to_toml());
+            Ok(())
+        }
+        Command::Bench { what } => bench::run(app, what),
+    }
+}
+
+/// Print a value as pretty JSON on stdout.
+pub fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(v)?);
+    Ok(())
+}

@@ -1,0 +1,106 @@
+//! `rhizome stats`, `delete`, `models`.
+
+use std::sync::atomic::AtomicBool;
+
+use anyhow::{bail, Result};
+use rhizome_core::{Stats, StoreRead, StoreWrite};
+use serde_json::json;
+
+use crate::app::{print_json, App};
+use crate::ModelsCmd;
+
+pub fn stats_line(s: &Stats) -> String {
+    let nodes: Vec<String> = s.nodes.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    let edges: Vec<String> = s.edges.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    format!("nodes: {}; edges: {}", nodes.join(", "), edges.join(", "))
+}
+
+pub fn stats(app: App) -> Result<()> {
+    let store = app.open_store(false)?;
+    let s = store.stats()?;
+    if app.json {
+        return print_json(&s);
+    }
+    println!("index {}", app.cli_index.display());
+    println!("nodes:");
+    for (k, v) in &s.nodes {
+        println!("  {k:<14}{v:>10}");
+    }
+    println!("edges:");
+    for (k, v) in &s.edges {
+        println!("  {k:<14}{v:>10}");
+    }
+    Ok(())
+}
+
+pub fn delete(app: App, doc: &str) -> Result<()> {
+    let mut store = app.open_store(false)?;
+    let mut targets = store.documents_from_source(doc)?;
+    if targets.is_empty() {
+        if let Some(d) = store.find_document(doc)? {
+            targets.push(d);
+        }
+    }
+    if targets.is_empty() {
+        bail!("no document with id or source {doc:?} in {}; `rhizome stats` shows what is indexed", app.cli_index.display());
+    }
+    let mut total = rhizome_core::DeleteReport::default();
+    for d in &targets {
+        let r = store.delete_document(&d.id)?;
+        total.documents += r.documents;
+        total.chunks += r.chunks;
+        total.entities += r.entities;
+        total.facts += r.facts;
+        total.relations += r.relations;
+    }
+    let syn = if store.synonyms_dirty()? {
+        let c = &app.config.synonymy;
+        Some(store.rebuild_synonyms(c.top_k, c.threshold, &AtomicBool::new(false))?)
+    } else {
+        None
+    };
+    if app.json {
+        return print_json(&json!({"deleted": total, "synonym_edges": syn}));
+    }
+    println!(
+        "deleted {} document(s), {} chunks, {} entities, {} relations, {} facts",
+        total.documents, total.chunks, total.entities, total.relations, total.facts
+    );
+    Ok(())
+}
+
+pub fn models(app: App, what: ModelsCmd) -> Result<()> {
+    let dir = rhizome_embed::models_dir();
+    match what {
+        ModelsCmd::Fetch => {
+            for spec in rhizome_embed::models::ALL {
+                if !app.json {
+                    eprintln!("fetching {} into {} ...", spec.name, dir.display());
+                }
+                let p = rhizome_embed::fetch(spec, &dir)?;
+                if !app.json {
+                    println!("{}: {}", spec.name, p.display());
+                }
+            }
+            if app.json {
+                return models(app, ModelsCmd::List);
+            }
+            Ok(())
+        }
+        ModelsCmd::List => {
+            let rows: Vec<_> = rhizome_embed::models::ALL
+                .iter()
+                .map(|s| json!({"name": s.name, "installed": rhizome_embed::is_installed(s, &dir),
+                    "path": rhizome_embed::model_path(s, &dir)}))
+                .collect();
+            if app.json {
+                return print_json(&json!({"models_dir": dir, "models": rows}));
+            }
+            for r in rows {
+                println!("{:<24} {}", r["name"].as_str().unwrap_or(""),
+                    if r["installed"].as_bool() == Some(true) { "installed" } else { "missing (run `rhizome models fetch`)" });
+            }
+            Ok(())
+        }
+    }
+}

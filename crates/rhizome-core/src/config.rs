@@ -1,0 +1,247 @@
+//! Typed configuration: defaults -> TOML file -> `RHIZOME_*` environment -> flags.
+//!
+//! Every key is `section.key` in the file, `RHIZOME_SECTION_KEY` in the environment
+//! (e.g. `chunk.size` <-> `RHIZOME_CHUNK_SIZE`, `synonymy.top_k` <-> `RHIZOME_SYNONYMY_TOP_K`)
+//! and `--set section.key=value` on the command line.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Error, Result};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub chunk: ChunkConfig,
+    pub embed: EmbedConfig,
+    pub extract: ExtractConfig,
+    pub synonymy: SynonymyConfig,
+    pub similar: SimilarConfig,
+    pub retrieval: RetrievalConfig,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ChunkConfig {
+    /// Tokens per chunk.
+    pub size: usize,
+    /// Tokens shared by consecutive chunks.
+    pub overlap: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EmbedConfig {
+    /// Embedding model name (see `rhizome models list`).
+    pub model: String,
+    pub batch_size: usize,
+    /// Documents per ingestion batch (one transaction each).
+    pub docs_per_batch: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExtractConfig {
+    /// `nlp` (LLM-free, default).
+    pub extractor: String,
+    /// Most entities kept per chunk (prune step).
+    pub max_entities_per_chunk: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SynonymyConfig {
+    pub top_k: usize,
+    pub threshold: f32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SimilarConfig {
+    /// Cosine above which two chunks of one document get a SIMILAR_TO edge.
+    pub threshold: f32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetrievalConfig {
+    /// Contexts returned.
+    pub top_k: usize,
+    /// Candidates taken from each of dense and BM25 before fusion.
+    pub candidates: usize,
+    /// Reciprocal-rank-fusion constant.
+    pub rrf_k: f32,
+    /// How dense and BM25 results are fused: `score` (weighted cosine + max-normalised
+    /// BM25) or `rrf` (weighted reciprocal rank).
+    pub fusion: String,
+    /// Weight of the dense (embedding) ranking in the fusion.
+    pub dense_weight: f32,
+    /// Weight of the BM25 ranking in the fusion.
+    pub bm25_weight: f32,
+    /// Sentences in an extractive answer.
+    pub answer_sentences: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            chunk: ChunkConfig::default(),
+            embed: EmbedConfig::default(),
+            extract: ExtractConfig::default(),
+            synonymy: SynonymyConfig::default(),
+            similar: SimilarConfig::default(),
+            retrieval: RetrievalConfig::default(),
+        }
+    }
+}
+impl Default for ChunkConfig {
+    fn default() -> Self {
+        ChunkConfig { size: 256, overlap: 32 }
+    }
+}
+impl Default for EmbedConfig {
+    fn default() -> Self {
+        EmbedConfig { model: "all-MiniLM-L6-v2".into(), batch_size: 32, docs_per_batch: 64 }
+    }
+}
+impl Default for ExtractConfig {
+    fn default() -> Self {
+        ExtractConfig { extractor: "nlp".into(), max_entities_per_chunk: 40 }
+    }
+}
+impl Default for SynonymyConfig {
+    fn default() -> Self {
+        SynonymyConfig { top_k: 10, threshold: 0.8 }
+    }
+}
+impl Default for SimilarConfig {
+    fn default() -> Self {
+        SimilarConfig { threshold: 0.8 }
+    }
+}
+impl Default for RetrievalConfig {
+    fn default() -> Self {
+        RetrievalConfig {
+            top_k: 5,
+            candidates: 50,
+            rrf_k: 60.0,
+            fusion: "score".into(),
+            dense_weight: 1.0,
+            bm25_weight: 0.5,
+            answer_sentences: 3,
+        }
+    }
+}
+
+impl Config {
+    /// Defaults, then `file` if given (a missing explicit file is an error), then the
+    /// environment, then `overrides` (`section.key=value`).
+    pub fn load(
+        file: Option<&Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+        overrides: &[String],
+    ) -> Result<Config> {
+        let mut value = toml::Value::try_from(Config::default())
+            .map_err(|e| Error::Config(e.to_string()))?;
+        if let Some(path) = file {
+            let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+            let file_value: toml::Value = toml::from_str(&text).map_err(|e| {
+                Error::Config(format!("{}: {e}", path.display()))
+            })?;
+            merge(&mut value, file_value);
+        }
+        for (k, v) in env {
+            let Some(rest) = k.strip_prefix("RHIZOME_") else { continue };
+            if let Some((section, key)) = split_env_key(&value, &rest.to_lowercase()) {
+                set(&mut value, &section, &key, &v, &k)?;
+            }
+        }
+        for o in overrides {
+            let (path, v) = o.split_once('=').ok_or_else(|| {
+                Error::Config(format!("--set {o}: expected section.key=value"))
+            })?;
+            let (section, key) = path.split_once('.').ok_or_else(|| {
+                Error::Config(format!("--set {o}: expected section.key=value"))
+            })?;
+            set(&mut value, section, key, v, &format!("--set {o}"))?;
+        }
+        value.try_into().map_err(|e: toml::de::Error| Error::Config(e.to_string()))
+    }
+
+    /// The configuration as TOML (what `rhizome config` prints).
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).unwrap_or_default()
+    }
+}
+
+fn merge(base: &mut toml::Value, over: toml::Value) {
+    match (base, over) {
+        (toml::Value::Table(b), toml::Value::Table(o)) => {
+            for (k, v) in o {
+                match b.get_mut(&k) {
+                    Some(slot) => merge(slot, v),
+                    None => {
+                        b.insert(k, v);
+                    }
+                }
+            }
+        }
+        (slot, v) => *slot = v,
+    }
+}
+
+/// `synonymy_top_k` -> (`synonymy`, `top_k`) by matching known section names.
+fn split_env_key(value: &toml::Value, key: &str) -> Option<(String, String)> {
+    let table = value.as_table()?;
+    for (section, inner) in table {
+        if let Some(rest) = key.strip_prefix(&format!("{section}_")) {
+            if inner.as_table().is_some_and(|t| t.contains_key(rest)) {
+                return Some((section.clone(), rest.to_string()));
+            }
+        }
+    }
+    None
+}
+
+fn set(value: &mut toml::Value, section: &str, key: &str, raw: &str, origin: &str) -> Result<()> {
+    let slot = value
+        .get_mut(section)
+        .and_then(|s| s.get_mut(key))
+        .ok_or_else(|| Error::Config(format!("{origin}: unknown setting {section}.{key}")))?;
+    let bad = |what: &str| Error::Config(format!("{origin}: {section}.{key} expects {what}, got {raw:?}"));
+    *slot = match slot {
+        toml::Value::Integer(_) => toml::Value::Integer(raw.trim().parse().map_err(|_| bad("an integer"))?),
+        toml::Value::Float(_) => toml::Value::Float(raw.trim().parse().map_err(|_| bad("a number"))?),
+        toml::Value::Boolean(_) => toml::Value::Boolean(raw.trim().parse().map_err(|_| bad("true or false"))?),
+        _ => toml::Value::String(raw.to_string()),
+    };
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layers_apply_in_order() {
+        let dir = std::env::temp_dir().join(format!("rhizome-cfg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("rhizome.toml");
+        std::fs::write(&f, "[chunk]\nsize = 100\noverlap = 10\n[synonymy]\ntop_k = 3\n").unwrap();
+        let env = vec![
+            ("RHIZOME_CHUNK_OVERLAP".to_string(), "20".to_string()),
+            ("RHIZOME_SYNONYMY_THRESHOLD".to_string(), "0.9".to_string()),
+            ("RHIZOME_INDEX".to_string(), "/x".to_string()),
+        ];
+        let c = Config::load(Some(&f), env, &["synonymy.top_k=7".into()]).unwrap();
+        assert_eq!(c.chunk.size, 100);
+        assert_eq!(c.chunk.overlap, 20);
+        assert_eq!(c.synonymy.top_k, 7);
+        assert!((c.synonymy.threshold - 0.9).abs() < 1e-6);
+        let err = Config::load(None, vec![], &["chunk.size=big".into()]).unwrap_err();
+        assert!(err.to_string().contains("chunk.size expects an integer"), "{err}");
+        let err = Config::load(None, vec![], &["chunk.nope=1".into()]).unwrap_err();
+        assert!(err.to_string().contains("unknown setting"), "{err}");
+    }
+}

@@ -1,0 +1,39 @@
+//! The embedder contract.
+//!
+//! An [`Embedder`] turns texts into fixed-size vectors. Every vector it returns is
+//! L2-normalised, so cosine similarity is a dot product everywhere in Rhizome.
+//! `model_id` names the model and its pooling exactly: an index records it, and vectors
+//! of two different `model_id`s are never compared.
+
+use crate::Result;
+
+/// What a text is, for models that embed queries and passages differently
+/// (multilingual-e5 prefixes `query: ` / `passage: `; MiniLM ignores it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmbedKind {
+    Query,
+    Passage,
+}
+
+pub trait Embedder: Send + Sync {
+    /// Stable identifier of the model and pooling, e.g. `all-MiniLM-L6-v2`.
+    fn model_id(&self) -> &str;
+    /// Vector length.
+    fn dim(&self) -> usize;
+    /// Embed `texts` (any number; implementations batch internally). One L2-normalised
+    /// vector per input, in input order. An empty text gets a valid (zero or constant) vector.
+    fn embed(&self, texts: &[String], kind: EmbedKind) -> Result<Vec<Vec<f32>>>;
+}
+
+/// Dot product of two equal-length vectors (cosine for normalised vectors).
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Scale `v` to unit length in place (a zero vector stays zero).
+pub fn l2_normalize(v: &mut [f32]) {
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if n > 0.0 {
+        v.iter_mut().for_each(|x| *x /= n);
+    }
+}

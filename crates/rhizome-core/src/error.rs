@@ -1,0 +1,39 @@
+use std::path::PathBuf;
+
+/// Errors shared by every Rhizome library crate. Messages name the input and the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("model {name} is not installed at {path}; run `rhizome models fetch` first")]
+    ModelMissing { name: String, path: PathBuf },
+    #[error("embedding model error: {0}")]
+    Model(String),
+    #[error("index at {path}: {msg}")]
+    Index { path: PathBuf, msg: String },
+    #[error("store error: {0}")]
+    Store(String),
+    #[error("{input}: {msg}")]
+    BadInput { input: String, msg: String },
+    #[error("config: {0}")]
+    Config(String),
+    #[error("not found: {0}")]
+    NotFound(String),
+    #[error("cancelled")]
+    Cancelled,
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io { path: path.into(), source }
+    }
+    pub fn bad_input(input: impl Into<String>, msg: impl Into<String>) -> Self {
+        Error::BadInput { input: input.into(), msg: msg.into() }
+    }
+}

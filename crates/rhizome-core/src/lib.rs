@@ -1,0 +1,18 @@
+//! Rhizome's core: the data model, the contracts between parts (store, embedder,
+//! pipeline steps), configuration and shared text utilities. No I/O-heavy dependencies.
+
+pub mod config;
+pub mod embed;
+pub mod error;
+pub mod ids;
+pub mod model;
+pub mod steps;
+pub mod store;
+pub mod text;
+
+pub use config::Config;
+pub use embed::{dot, l2_normalize, EmbedKind, Embedder};
+pub use error::{Error, Result};
+pub use model::*;
+pub use steps::{Chunker, Extractor, Loader};
+pub use store::*;

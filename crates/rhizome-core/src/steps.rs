@@ -1,0 +1,27 @@
+//! One trait per ingestion step. The pipeline (in `rhizome-ingest`) is a sequence of
+//! these; each can be swapped (an LLM extractor for the NLP one, another chunker).
+
+use std::path::Path;
+
+use crate::model::{Chunk, Document, Extraction};
+use crate::Result;
+
+/// Turns one file into documents. A corpus file yields many.
+pub trait Loader: Send + Sync {
+    /// True if this loader handles `path` (by extension).
+    fn accepts(&self, path: &Path) -> bool;
+    /// Load documents. Errors name the file and what is wrong with it.
+    fn load(&self, path: &Path) -> Result<Vec<Document>>;
+}
+
+/// Splits a document into chunks.
+pub trait Chunker: Send + Sync {
+    fn chunk(&self, doc: &Document) -> Vec<Chunk>;
+}
+
+/// Finds entities, relations and facts in one chunk.
+pub trait Extractor: Send + Sync {
+    /// Name recorded with the index, e.g. `nlp`.
+    fn name(&self) -> &str;
+    fn extract(&self, chunk: &Chunk) -> Result<Extraction>;
+}

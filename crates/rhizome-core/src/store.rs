@@ -1,0 +1,147 @@
+//! The store contract, split like a database: [`StoreRead`] for queries, [`StoreWrite`]
+//! for ingestion. Retrieval code takes `&dyn StoreRead` only, so another backend
+//! (PostgreSQL + pgvector, FalkorDB) plugs in without touching it.
+//!
+//! Ownership rule every backend keeps: each derived record (mention, relation, fact,
+//! similarity edge) is *supported* by a document. Deleting a document removes its support;
+//! a node or edge left with no support is removed with its embedding and full-text entry.
+//! Hence "index A and B, delete B" equals "index A".
+
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Chunk, Document, Entity, Fact, Relation};
+use crate::Result;
+
+/// Which set of vectors a search runs over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum VectorKind {
+    Chunk,
+    Entity,
+    Fact,
+}
+
+impl VectorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VectorKind::Chunk => "chunk",
+            VectorKind::Entity => "entity",
+            VectorKind::Fact => "fact",
+        }
+    }
+}
+
+/// An id with a score, best first in every result list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scored {
+    pub id: String,
+    pub score: f32,
+}
+
+/// Node counts per label and edge counts per type.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stats {
+    pub nodes: BTreeMap<String, u64>,
+    pub edges: BTreeMap<String, u64>,
+}
+
+/// An entity occurrence supported by a document (and a chunk of it, when there is one).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MentionRecord {
+    pub entity_id: String,
+    pub name: String,
+    pub entity_type: String,
+    pub description: String,
+    pub doc_id: String,
+    pub chunk_id: Option<String>,
+    pub count: u32,
+}
+
+/// A relation supported by a document (and chunk).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RelationRecord {
+    pub relation: Relation,
+    pub doc_id: String,
+    pub chunk_id: Option<String>,
+}
+
+/// A fact supported by a document (and chunk).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FactRecord {
+    pub fact: Fact,
+    pub doc_id: String,
+    pub chunk_id: Option<String>,
+}
+
+/// A chunk with the document it belongs to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChunkWithDoc {
+    pub chunk: Chunk,
+    pub doc_title: String,
+    pub doc_source: String,
+}
+
+/// Everything one ingestion step commits at once. A backend writes a batch atomically:
+/// after a crash either all of it is there or none of it is.
+#[derive(Debug, Clone, Default)]
+pub struct WriteBatch {
+    pub documents: Vec<Document>,
+    pub chunks: Vec<Chunk>,
+    pub mentions: Vec<MentionRecord>,
+    pub relations: Vec<RelationRecord>,
+    pub facts: Vec<FactRecord>,
+    /// SIMILAR_TO edges between chunks of one document: (chunk a, chunk b, cosine), a < b.
+    pub similar: Vec<(String, String, f32)>,
+    /// New vectors, by kind and node id.
+    pub vectors: Vec<(VectorKind, String, Vec<f32>)>,
+}
+
+/// What a deletion removed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeleteReport {
+    pub documents: u64,
+    pub chunks: u64,
+    pub entities: u64,
+    pub facts: u64,
+    pub relations: u64,
+}
+
+/// Read side: everything retrieval, eval and stats need.
+pub trait StoreRead {
+    fn stats(&self) -> Result<Stats>;
+    /// The embedding model whose vectors this index holds, if any were written.
+    fn embedding_model(&self) -> Result<Option<String>>;
+    fn has_document(&self, doc_id: &str) -> Result<bool>;
+    /// A document by id, or by the exact source it was loaded from.
+    fn find_document(&self, id_or_source: &str) -> Result<Option<Document>>;
+    /// All documents whose source is `source` or starts with `source#` (entries of a corpus file).
+    fn documents_from_source(&self, source: &str) -> Result<Vec<Document>>;
+    /// Chunks by id, with their documents, in the order asked (unknown ids are skipped).
+    fn chunks(&self, ids: &[String]) -> Result<Vec<ChunkWithDoc>>;
+    fn entities(&self, ids: &[String]) -> Result<Vec<Entity>>;
+    fn facts(&self, ids: &[String]) -> Result<Vec<Fact>>;
+    /// Relations touching any of `entity_ids`.
+    fn relations_of(&self, entity_ids: &[String]) -> Result<Vec<Relation>>;
+    /// BM25 over chunk text, terms from [`crate::text::bm25_terms`]. Best `k`.
+    fn bm25(&self, query: &str, k: usize) -> Result<Vec<Scored>>;
+    /// Cosine nearest neighbours among vectors of `kind`. Best `k`.
+    fn vector_search(&self, kind: VectorKind, query: &[f32], k: usize) -> Result<Vec<Scored>>;
+    /// Of `ids`, those with no vector of `kind` yet.
+    fn missing_vectors(&self, kind: VectorKind, ids: &[String]) -> Result<Vec<String>>;
+    /// True when entities changed since synonymy edges were last rebuilt.
+    fn synonyms_dirty(&self) -> Result<bool>;
+}
+
+/// Write side: ingestion. Every method is atomic.
+pub trait StoreWrite: StoreRead {
+    /// Record the embedding model; an index holding vectors of another model refuses.
+    fn set_embedding_model(&mut self, model_id: &str, dim: usize) -> Result<()>;
+    fn write_batch(&mut self, batch: &WriteBatch) -> Result<()>;
+    fn delete_document(&mut self, doc_id: &str) -> Result<DeleteReport>;
+    /// Recompute SYNONYM edges: each entity to its `top_k` nearest entities with cosine
+    /// >= `threshold`. Returns the number of edges. Stops early when `cancel` is set.
+    fn rebuild_synonyms(&mut self, top_k: usize, threshold: f32, cancel: &AtomicBool)
+        -> Result<u64>;
+}

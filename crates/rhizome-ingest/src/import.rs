@@ -1,0 +1,214 @@
+//! Importers: other tools' outputs turned into [`Prepared`] documents for the pipeline.
+//!
+//! - HippoRAG OpenIE JSON: each passage becomes a document with one chunk; its named
+//!   entities become mentions; its triples become facts and RELATED edges.
+//! - Edge lists (`source,relation,target[,description]`), the multi-hop pipeline's input:
+//!   the file becomes one document (no chunks) supporting the entities, edges and facts.
+
+use std::path::Path;
+
+use rhizome_core::ids::{chunk_id, document_id};
+use rhizome_core::text::count_tokens;
+use rhizome_core::{
+    Chunk, Document, Error, ExtractedEntity, ExtractedFact, ExtractedRelation, Extraction, Result,
+};
+use serde_json::Value;
+
+use crate::pipeline::Prepared;
+
+/// What an import read, and what it had to drop (with reasons, for warnings).
+#[derive(Debug, Default)]
+pub struct Imported {
+    pub items: Vec<Prepared>,
+    pub dropped: Vec<String>,
+}
+
+fn read(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    String::from_utf8(bytes).map_err(|e| {
+        Error::bad_input(path.display().to_string(), format!("not valid UTF-8 ({e})"))
+    })
+}
+
+/// Read a HippoRAG OpenIE results file (`{"docs": [{title, text, passage,
+/// extracted_entities, extracted_triples}]}`; a bare list of such docs is accepted too).
+pub fn hipporag_openie(path: &Path) -> Result<Imported> {
+    let src = path.display().to_string();
+    let v: Value = serde_json::from_str(&read(path)?).map_err(|e| {
+        Error::bad_input(&src, format!("invalid JSON at line {} column {}: {e}", e.line(), e.column()))
+    })?;
+    let docs = match &v {
+        Value::Object(o) => o.get("docs").and_then(Value::as_array),
+        Value::Array(a) => Some(a),
+        _ => None,
+    }
+    .ok_or_else(|| {
+        Error::bad_input(&src, "expected a HippoRAG OpenIE file: an object with a \"docs\" list")
+    })?;
+    let mut out = Imported::default();
+    for (i, d) in docs.iter().enumerate() {
+        let title = d.get("title").and_then(Value::as_str).unwrap_or("").trim().to_string();
+        let text = d
+            .get("text")
+            .and_then(Value::as_str)
+            .or_else(|| d.get("passage").and_then(Value::as_str))
+            .unwrap_or("")
+            .trim()
+            .to_string();
+        if text.is_empty() {
+            out.dropped.push(format!("{src}: docs[{i}] has no text; skipped"));
+            continue;
+        }
+        let doc = Document {
+            id: document_id(&title, &text),
+            source: format!("{src}#{i}"),
+            title,
+            text: text.clone(),
+        };
+        let chunk = Chunk {
+            id: chunk_id(&doc.id, 0, &text),
+            doc_id: doc.id.clone(),
+            ordinal: 0,
+            tokens: count_tokens(&text) as u32,
+            text,
+        };
+        let mut ex = Extraction::default();
+        for e in d.get("extracted_entities").and_then(Value::as_array).into_iter().flatten() {
+            match e.as_str().map(str::trim) {
+                Some(name) if !name.is_empty() => ex.entities.push(ExtractedEntity {
+                    name: name.to_string(),
+                    entity_type: "ENTITY".into(),
+                    description: String::new(),
+                    count: 1,
+                }),
+                _ => out.dropped.push(format!("{src}: docs[{i}]: entity {e} is not a name")),
+            }
+        }
+        for t in d.get("extracted_triples").and_then(Value::as_array).into_iter().flatten() {
+            let parts: Option<Vec<String>> = t
+                .as_array()
+                .filter(|a| a.len() == 3)
+                .map(|a| a.iter().map(scalar_text).collect::<Option<Vec<_>>>())
+                .unwrap_or(None);
+            let Some(p) = parts.filter(|p| p.iter().all(|x| !x.trim().is_empty())) else {
+                out.dropped.push(format!("{src}: docs[{i}]: triple {t} is not [subject, predicate, object]"));
+                continue;
+            };
+            ex.relations.push(ExtractedRelation {
+                source: p[0].clone(),
+                target: p[2].clone(),
+                rel_type: p[1].clone(),
+                description: format!("{} {} {}", p[0], p[1], p[2]),
+                weight: 1.0,
+            });
+            ex.facts.push(ExtractedFact {
+                subject: p[0].clone(),
+                predicate: p[1].clone(),
+                object: p[2].clone(),
+            });
+        }
+        out.items.push(Prepared {
+            doc,
+            chunks: vec![chunk],
+            extractions: vec![ex],
+            doc_extraction: Extraction::default(),
+        });
+    }
+    Ok(out)
+}
+
+/// Strings as they are; numbers (OpenIE sometimes emits them) as text.
+fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// Split one CSV line into fields (RFC 4180 quoting: "a, b" and "" for a quote).
+pub fn csv_fields(line: &str) -> Vec<String> {
+    let mut fields = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            ('"', true) => quoted = false,
+            ('"', false) if cur.trim().is_empty() => {
+                cur.clear();
+                quoted = true;
+            }
+            (',', false) => fields.push(std::mem::take(&mut cur)),
+            _ => cur.push(c),
+        }
+    }
+    fields.push(cur);
+    fields.into_iter().map(|f| f.trim().to_string()).collect()
+}
+
+/// Read an edge list: `source,relation,target[,description]`, with or without that header.
+pub fn edges_csv(path: &Path) -> Result<Imported> {
+    let src = path.display().to_string();
+    let text = read(path)?;
+    let mut ex = Extraction::default();
+    let mut out = Imported::default();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim_start_matches('\u{feff}');
+        if line.trim().is_empty() {
+            continue;
+        }
+        let f = csv_fields(line);
+        if n == 0 && f.first().map(|x| x.to_lowercase()) == Some("source".into()) {
+            continue;
+        }
+        if f.len() < 3 || f[..3].iter().any(|x| x.is_empty()) {
+            out.dropped.push(format!(
+                "{src}:{}: expected source,relation,target[,description]; skipped",
+                n + 1
+            ));
+            continue;
+        }
+        let description = f.get(3).filter(|d| !d.is_empty()).cloned()
+            .unwrap_or_else(|| format!("{} {} {}", f[0], f[1], f[2]));
+        for name in [&f[0], &f[2]] {
+            ex.entities.push(ExtractedEntity {
+                name: name.clone(),
+                entity_type: "ENTITY".into(),
+                description: String::new(),
+                count: 1,
+            });
+        }
+        ex.relations.push(ExtractedRelation {
+            source: f[0].clone(),
+            target: f[2].clone(),
+            rel_type: f[1].clone(),
+            description,
+            weight: 1.0,
+        });
+        ex.facts.push(ExtractedFact { subject: f[0].clone(), predicate: f[1].clone(), object: f[2].clone() });
+    }
+    if ex.relations.is_empty() {
+        return Err(Error::bad_input(&src, "no edges found; expected lines of source,relation,target"));
+    }
+    let title = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+    let doc = Document { id: document_id(&title, &text), source: src, title, text };
+    out.items.push(Prepared { doc, chunks: vec![], extractions: vec![], doc_extraction: ex });
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_quoting() {
+        assert_eq!(csv_fields(r#"a,"b, c","say ""hi""""#), vec!["a", "b, c", "say \"hi\""]);
+        assert_eq!(csv_fields("Aage Bohr,đoạt giải,Giải Nobel Vật lý 1975"),
+            vec!["Aage Bohr", "đoạt giải", "Giải Nobel Vật lý 1975"]);
+    }
+}

@@ -1,0 +1,8 @@
+//! Ingestion: loaders, chunking, LLM-free extraction (the pipeline's steps) and the
+//! pipeline that runs them into a store, plus importers of other tools' outputs.
+
+pub mod chunk;
+pub mod extract;
+pub mod load;
+pub mod pipeline;
+pub mod import;

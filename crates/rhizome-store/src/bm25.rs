@@ -1,0 +1,110 @@
+//! BM25 over chunks (k1 = 1.2, b = 0.75), with an inverted index in SQLite.
+//! Terms come from [`rhizome_core::text::bm25_terms`], so Chinese, Vietnamese and English
+//! are all matched.
+
+use std::collections::HashMap;
+
+use rhizome_core::{text::bm25_terms, Result, Scored};
+use rusqlite::{params, Connection};
+
+use crate::sql;
+
+const K1: f32 = 1.2;
+const B: f32 = 0.75;
+
+/// Length of every indexed chunk, loaded once per store generation.
+#[derive(Debug, Default)]
+pub struct DocLengths {
+    pub len: HashMap<i64, u32>,
+    pub avg: f32,
+}
+
+impl DocLengths {
+    pub fn load(conn: &Connection) -> Result<Self> {
+        let mut stmt = conn.prepare("SELECT chunk_rowid, len FROM bm25_docs").map_err(sql)?;
+        let len: HashMap<i64, u32> = stmt
+            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, u32>(1)?)))
+            .map_err(sql)?
+            .collect::<Result<_, _>>()
+            .map_err(sql)?;
+        let total: u64 = len.values().map(|&x| x as u64).sum();
+        let avg = if len.is_empty() { 1.0 } else { total as f32 / len.len() as f32 };
+        Ok(DocLengths { len, avg })
+    }
+}
+
+/// Add one chunk's postings.
+pub fn index_chunk(conn: &Connection, rowid: i64, text: &str) -> Result<()> {
+    let terms = bm25_terms(text);
+    let mut tf: HashMap<&str, u32> = HashMap::new();
+    for t in &terms {
+        *tf.entry(t.as_str()).or_default() += 1;
+    }
+    let mut ins = conn
+        .prepare_cached("INSERT INTO bm25_postings(term, chunk_rowid, tf) VALUES (?1, ?2, ?3)")
+        .map_err(sql)?;
+    let mut keys: Vec<_> = tf.into_iter().collect();
+    keys.sort();
+    for (term, n) in keys {
+        ins.execute(params![term, rowid, n]).map_err(sql)?;
+    }
+    conn.execute(
+        "INSERT OR REPLACE INTO bm25_docs(chunk_rowid, len) VALUES (?1, ?2)",
+        params![rowid, terms.len() as u32],
+    )
+    .map_err(sql)?;
+    Ok(())
+}
+
+/// Remove one chunk's postings.
+pub fn unindex_chunk(conn: &Connection, rowid: i64) -> Result<()> {
+    conn.execute("DELETE FROM bm25_postings WHERE chunk_rowid = ?1", [rowid]).map_err(sql)?;
+    conn.execute("DELETE FROM bm25_docs WHERE chunk_rowid = ?1", [rowid]).map_err(sql)?;
+    Ok(())
+}
+
+/// Score chunks for `query`; returns (chunk rowid, score), best first, at most `k`.
+pub fn search(conn: &Connection, lengths: &DocLengths, query: &str, k: usize)
+    -> Result<Vec<(i64, f32)>> {
+    let mut terms = bm25_terms(query);
+    terms.sort();
+    terms.dedup();
+    let n = lengths.len.len() as f32;
+    let mut scores: HashMap<i64, f32> = HashMap::new();
+    let mut stmt = conn
+        .prepare_cached("SELECT chunk_rowid, tf FROM bm25_postings WHERE term = ?1")
+        .map_err(sql)?;
+    for term in &terms {
+        let postings: Vec<(i64, u32)> = stmt
+            .query_map([term], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(sql)?
+            .collect::<Result<_, _>>()
+            .map_err(sql)?;
+        if postings.is_empty() {
+            continue;
+        }
+        let df = postings.len() as f32;
+        let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+        for (rowid, tf) in postings {
+            let dl = *lengths.len.get(&rowid).unwrap_or(&0) as f32;
+            let tf = tf as f32;
+            let s = idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl / lengths.avg));
+            *scores.entry(rowid).or_default() += s;
+        }
+    }
+    let mut out: Vec<(i64, f32)> = scores.into_iter().collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    out.truncate(k);
+    Ok(out)
+}
+
+/// Map rowids to chunk ids, keeping order.
+pub fn to_scored(conn: &Connection, hits: Vec<(i64, f32)>) -> Result<Vec<Scored>> {
+    let mut stmt = conn.prepare_cached("SELECT id FROM chunks WHERE rowid = ?1").map_err(sql)?;
+    let mut out = Vec::with_capacity(hits.len());
+    for (rowid, score) in hits {
+        let id: String = stmt.query_row([rowid], |r| r.get(0)).map_err(sql)?;
+        out.push(Scored { id, score });
+    }
+    Ok(out)
+}

@@ -1,0 +1,101 @@
+//! The embedded store: one SQLite file (`rhizome.sqlite`) in the index directory holding
+//! documents, chunks, the graph (entities, relations, facts, mentions, SYNONYM and
+//! SIMILAR_TO edges), embeddings and a BM25 inverted index.
+//!
+//! Crash safety comes from SQLite's write-ahead log: every [`WriteBatch`] is one
+//! transaction, so a process killed at any point leaves an index that opens with every
+//! committed batch intact. Vector search is exact (brute force over an in-memory matrix
+//! loaded on first use), which is both the fastest and the most accurate choice at the
+//! sizes an embedded index holds (up to a few hundred thousand vectors).
+//!
+//! [`WriteBatch`]: rhizome_core::WriteBatch
+
+mod bm25;
+mod schema;
+mod sqlite_read;
+mod sqlite_write;
+pub mod vectors;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rhizome_core::{Error, Result, VectorKind};
+use rusqlite::Connection;
+
+/// File name of the database inside an index directory.
+pub const DB_FILE: &str = "rhizome.sqlite";
+
+/// The SQLite-backed store. Implements [`rhizome_core::StoreRead`] and
+/// [`rhizome_core::StoreWrite`].
+pub struct SqliteStore {
+    conn: Connection,
+    dir: PathBuf,
+    vector_cache: RefCell<HashMap<VectorKind, Arc<vectors::VectorMatrix>>>,
+    bm25_cache: RefCell<Option<Arc<bm25::DocLengths>>>,
+}
+
+impl SqliteStore {
+    /// Open the index in `dir`, creating it when `create` is true. Without `create`, a
+    /// missing index is an error that says how to make one.
+    pub fn open(dir: &Path, create: bool) -> Result<Self> {
+        let db = dir.join(DB_FILE);
+        if !db.exists() {
+            if !create {
+                return Err(Error::Index {
+                    path: dir.to_path_buf(),
+                    msg: "no Rhizome index here; create one with `rhizome index PATH` or an \
+                          import, or point --index / RHIZOME_INDEX at an existing index"
+                        .into(),
+                });
+            }
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        let conn = Connection::open(&db).map_err(|e| index_err(dir, e))?;
+        schema::prepare(&conn).map_err(|e| match e {
+            Error::Store(msg) => Error::Index {
+                path: dir.to_path_buf(),
+                msg: format!(
+                    "cannot open the index ({msg}); it is corrupt or not a Rhizome index: \
+                     move it away and re-index"
+                ),
+            },
+            other => other,
+        })?;
+        Ok(SqliteStore {
+            conn,
+            dir: dir.to_path_buf(),
+            vector_cache: RefCell::new(HashMap::new()),
+            bm25_cache: RefCell::new(None),
+        })
+    }
+
+    /// The index directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Read a free-form metadata value (e.g. the extractor used, token accounting).
+    pub fn meta(&self, key: &str) -> Result<Option<String>> {
+        schema::get_meta(&self.conn, key)
+    }
+
+    /// Write a free-form metadata value.
+    pub fn set_meta(&mut self, key: &str, value: &str) -> Result<()> {
+        schema::set_meta(&self.conn, key, value)
+    }
+
+    fn invalidate_caches(&self) {
+        self.vector_cache.borrow_mut().clear();
+        *self.bm25_cache.borrow_mut() = None;
+    }
+}
+
+pub(crate) fn sql(e: rusqlite::Error) -> Error {
+    Error::Store(e.to_string())
+}
+
+fn index_err(dir: &Path, e: rusqlite::Error) -> Error {
+    Error::Index { path: dir.to_path_buf(), msg: e.to_string() }
+}

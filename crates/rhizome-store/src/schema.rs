@@ -1,0 +1,89 @@
+//! Schema creation and metadata.
+
+use rhizome_core::{Error, Result};
+use rusqlite::{Connection, OptionalExtension};
+
+use crate::sql;
+
+pub const SCHEMA_VERSION: &str = "1";
+
+const SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents(
+    id TEXT PRIMARY KEY, source TEXT NOT NULL, title TEXT NOT NULL, text TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS documents_source ON documents(source);
+CREATE TABLE IF NOT EXISTS chunks(
+    rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, doc_id TEXT NOT NULL,
+    ordinal INTEGER NOT NULL, text TEXT NOT NULL, tokens INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id, ordinal);
+CREATE TABLE IF NOT EXISTS entities(
+    id TEXT PRIMARY KEY, name TEXT NOT NULL, entity_type TEXT NOT NULL, description TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS entity_support(
+    entity_id TEXT NOT NULL, doc_id TEXT NOT NULL, chunk_id TEXT, name TEXT NOT NULL,
+    entity_type TEXT NOT NULL, description TEXT NOT NULL, count INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS entity_support_entity ON entity_support(entity_id);
+CREATE INDEX IF NOT EXISTS entity_support_doc ON entity_support(doc_id);
+CREATE INDEX IF NOT EXISTS entity_support_chunk ON entity_support(chunk_id);
+CREATE TABLE IF NOT EXISTS relations(
+    id TEXT PRIMARY KEY, source_id TEXT NOT NULL, target_id TEXT NOT NULL,
+    rel_type TEXT NOT NULL, description TEXT NOT NULL, weight REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS relations_source ON relations(source_id);
+CREATE INDEX IF NOT EXISTS relations_target ON relations(target_id);
+CREATE TABLE IF NOT EXISTS relation_support(
+    relation_id TEXT NOT NULL, doc_id TEXT NOT NULL, chunk_id TEXT, source_id TEXT NOT NULL,
+    target_id TEXT NOT NULL, rel_type TEXT NOT NULL, description TEXT NOT NULL, weight REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS relation_support_rel ON relation_support(relation_id);
+CREATE INDEX IF NOT EXISTS relation_support_doc ON relation_support(doc_id);
+CREATE TABLE IF NOT EXISTS facts(
+    id TEXT PRIMARY KEY, subject TEXT NOT NULL, predicate TEXT NOT NULL, object TEXT NOT NULL,
+    subject_id TEXT NOT NULL, object_id TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS fact_support(
+    fact_id TEXT NOT NULL, doc_id TEXT NOT NULL, chunk_id TEXT, subject TEXT NOT NULL,
+    predicate TEXT NOT NULL, object TEXT NOT NULL, subject_id TEXT NOT NULL, object_id TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS fact_support_fact ON fact_support(fact_id);
+CREATE INDEX IF NOT EXISTS fact_support_doc ON fact_support(doc_id);
+CREATE INDEX IF NOT EXISTS fact_support_chunk ON fact_support(chunk_id);
+CREATE TABLE IF NOT EXISTS similar(
+    a TEXT NOT NULL, b TEXT NOT NULL, score REAL NOT NULL, doc_id TEXT NOT NULL, PRIMARY KEY(a, b));
+CREATE INDEX IF NOT EXISTS similar_doc ON similar(doc_id);
+CREATE TABLE IF NOT EXISTS synonyms(a TEXT NOT NULL, b TEXT NOT NULL, score REAL NOT NULL,
+    PRIMARY KEY(a, b));
+CREATE TABLE IF NOT EXISTS vectors(kind TEXT NOT NULL, id TEXT NOT NULL, vec BLOB NOT NULL,
+    PRIMARY KEY(kind, id));
+CREATE TABLE IF NOT EXISTS bm25_postings(term TEXT NOT NULL, chunk_rowid INTEGER NOT NULL,
+    tf INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS bm25_postings_term ON bm25_postings(term);
+CREATE INDEX IF NOT EXISTS bm25_postings_chunk ON bm25_postings(chunk_rowid);
+CREATE TABLE IF NOT EXISTS bm25_docs(chunk_rowid INTEGER PRIMARY KEY, len INTEGER NOT NULL);
+"#;
+
+/// Set pragmas, create tables, check the schema version.
+pub fn prepare(conn: &Connection) -> Result<()> {
+    conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(sql)?;
+    conn.pragma_update(None, "journal_mode", "WAL").map_err(sql)?;
+    conn.pragma_update(None, "synchronous", "NORMAL").map_err(sql)?;
+    conn.execute_batch(SCHEMA).map_err(sql)?;
+    match get_meta(conn, "schema_version")? {
+        None => set_meta(conn, "schema_version", SCHEMA_VERSION),
+        Some(v) if v == SCHEMA_VERSION => Ok(()),
+        Some(v) => Err(Error::Store(format!(
+            "index schema version {v}, this rhizome reads version {SCHEMA_VERSION}"
+        ))),
+    }
+}
+
+pub fn get_meta(conn: &Connection, key: &str) -> Result<Option<String>> {
+    conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+        .optional()
+        .map_err(sql)
+}
+
+pub fn set_meta(conn: &Connection, key: &str, value: &str) -> Result<()> {
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES (?1, ?2)
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        [key, value],
+    )
+    .map(|_| ())
+    .map_err(sql)
+}

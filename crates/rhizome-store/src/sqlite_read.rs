@@ -1,0 +1,302 @@
+//! [`StoreRead`] for [`SqliteStore`].
+
+use std::sync::Arc;
+
+use rhizome_core::{
+    Chunk, ChunkWithDoc, Document, Entity, Fact, Relation, Result, Scored, Stats, StoreRead,
+    VectorKind,
+};
+use rusqlite::{params, OptionalExtension, Row};
+
+use crate::vectors::{decode, VectorMatrix};
+use crate::{bm25, schema, sql, SqliteStore};
+
+fn document_row(r: &Row) -> rusqlite::Result<Document> {
+    Ok(Document { id: r.get(0)?, source: r.get(1)?, title: r.get(2)?, text: r.get(3)? })
+}
+
+fn count(conn: &rusqlite::Connection, q: &str) -> Result<u64> {
+    conn.query_row(q, [], |r| r.get::<_, i64>(0)).map(|n| n as u64).map_err(sql)
+}
+
+impl SqliteStore {
+    pub(crate) fn matrix(&self, kind: VectorKind) -> Result<Arc<VectorMatrix>> {
+        if let Some(m) = self.vector_cache.borrow().get(&kind) {
+            return Ok(m.clone());
+        }
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, vec FROM vectors WHERE kind = ?1 ORDER BY id")
+            .map_err(sql)?;
+        let mut m = VectorMatrix::default();
+        let rows = stmt
+            .query_map([kind.as_str()], |r| Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?)))
+            .map_err(sql)?;
+        for row in rows {
+            let (id, blob) = row.map_err(sql)?;
+            let v = decode(&blob);
+            if m.dim == 0 {
+                m.dim = v.len();
+            }
+            if v.len() == m.dim {
+                m.ids.push(id);
+                m.data.extend_from_slice(&v);
+            }
+        }
+        let m = Arc::new(m);
+        self.vector_cache.borrow_mut().insert(kind, m.clone());
+        Ok(m)
+    }
+
+    fn lengths(&self) -> Result<Arc<bm25::DocLengths>> {
+        if let Some(l) = self.bm25_cache.borrow().as_ref() {
+            return Ok(l.clone());
+        }
+        let l = Arc::new(bm25::DocLengths::load(&self.conn)?);
+        *self.bm25_cache.borrow_mut() = Some(l.clone());
+        Ok(l)
+    }
+
+    /// Ids of the chunks of a document, in order.
+    pub fn chunk_ids_of(&self, doc_id: &str) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT id FROM chunks WHERE doc_id = ?1 ORDER BY ordinal")
+            .map_err(sql)?;
+        let ids = stmt
+            .query_map([doc_id], |r| r.get(0))
+            .map_err(sql)?
+            .collect::<Result<Vec<String>, _>>()
+            .map_err(sql)?;
+        Ok(ids)
+    }
+
+    /// All documents (id, source, title), ordered by source.
+    pub fn list_documents(&self) -> Result<Vec<(String, String, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, source, title FROM documents ORDER BY source, id")
+            .map_err(sql)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .map_err(sql)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(sql)?;
+        Ok(rows)
+    }
+}
+
+impl StoreRead for SqliteStore {
+    fn stats(&self) -> Result<Stats> {
+        let c = &self.conn;
+        let mut s = Stats::default();
+        s.nodes.insert("Document".into(), count(c, "SELECT COUNT(*) FROM documents")?);
+        s.nodes.insert("Chunk".into(), count(c, "SELECT COUNT(*) FROM chunks")?);
+        s.nodes.insert("Entity".into(), count(c, "SELECT COUNT(*) FROM entities")?);
+        s.nodes.insert("Fact".into(), count(c, "SELECT COUNT(*) FROM facts")?);
+        s.edges.insert("PART_OF".into(), count(c, "SELECT COUNT(*) FROM chunks")?);
+        s.edges.insert(
+            "NEXT_CHUNK".into(),
+            count(c, "SELECT COUNT(*) FROM chunks WHERE ordinal > 0")?,
+        );
+        s.edges.insert(
+            "MENTIONED_IN".into(),
+            count(
+                c,
+                "SELECT COUNT(*) FROM (SELECT DISTINCT entity_id, chunk_id FROM entity_support
+                 WHERE chunk_id IS NOT NULL)",
+            )?,
+        );
+        s.edges.insert("RELATED".into(), count(c, "SELECT COUNT(*) FROM relations")?);
+        s.edges.insert("SYNONYM".into(), count(c, "SELECT COUNT(*) FROM synonyms")?);
+        s.edges.insert("SIMILAR_TO".into(), count(c, "SELECT COUNT(*) FROM similar")?);
+        Ok(s)
+    }
+
+    fn embedding_model(&self) -> Result<Option<String>> {
+        schema::get_meta(&self.conn, "embedding_model")
+    }
+
+    fn has_document(&self, doc_id: &str) -> Result<bool> {
+        let found: Option<i64> = self
+            .conn
+            .query_row("SELECT 1 FROM documents WHERE id = ?1", [doc_id], |r| r.get(0))
+            .optional()
+            .map_err(sql)?;
+        Ok(found.is_some())
+    }
+
+    fn find_document(&self, id_or_source: &str) -> Result<Option<Document>> {
+        self.conn
+            .query_row(
+                "SELECT id, source, title, text FROM documents WHERE id = ?1 OR source = ?1
+                 ORDER BY id LIMIT 1",
+                [id_or_source],
+                document_row,
+            )
+            .optional()
+            .map_err(sql)
+    }
+
+    fn documents_from_source(&self, source: &str) -> Result<Vec<Document>> {
+        let prefix = format!("{source}#");
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, source, title, text FROM documents
+                 WHERE source = ?1 OR substr(source, 1, length(?2)) = ?2 ORDER BY source, id",
+            )
+            .map_err(sql)?;
+        let docs = stmt
+            .query_map(params![source, prefix], document_row)
+            .map_err(sql)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(sql)?;
+        Ok(docs)
+    }
+
+    fn chunks(&self, ids: &[String]) -> Result<Vec<ChunkWithDoc>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT c.id, c.doc_id, c.ordinal, c.text, c.tokens, d.title, d.source
+                 FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id = ?1",
+            )
+            .map_err(sql)?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            let row = stmt
+                .query_row([id], |r| {
+                    Ok(ChunkWithDoc {
+                        chunk: Chunk {
+                            id: r.get(0)?,
+                            doc_id: r.get(1)?,
+                            ordinal: r.get(2)?,
+                            text: r.get(3)?,
+                            tokens: r.get(4)?,
+                        },
+                        doc_title: r.get(5)?,
+                        doc_source: r.get(6)?,
+                    })
+                })
+                .optional()
+                .map_err(sql)?;
+            out.extend(row);
+        }
+        Ok(out)
+    }
+
+    fn entities(&self, ids: &[String]) -> Result<Vec<Entity>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT id, name, entity_type, description FROM entities WHERE id = ?1")
+            .map_err(sql)?;
+        let mut out = Vec::new();
+        for id in ids {
+            let e = stmt
+                .query_row([id], |r| {
+                    Ok(Entity {
+                        id: r.get(0)?,
+                        name: r.get(1)?,
+                        entity_type: r.get(2)?,
+                        description: r.get(3)?,
+                    })
+                })
+                .optional()
+                .map_err(sql)?;
+            out.extend(e);
+        }
+        Ok(out)
+    }
+
+    fn facts(&self, ids: &[String]) -> Result<Vec<Fact>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, subject, predicate, object, subject_id, object_id FROM facts
+                 WHERE id = ?1",
+            )
+            .map_err(sql)?;
+        let mut out = Vec::new();
+        for id in ids {
+            let f = stmt
+                .query_row([id], |r| {
+                    Ok(Fact {
+                        id: r.get(0)?,
+                        subject: r.get(1)?,
+                        predicate: r.get(2)?,
+                        object: r.get(3)?,
+                        subject_id: r.get(4)?,
+                        object_id: r.get(5)?,
+                    })
+                })
+                .optional()
+                .map_err(sql)?;
+            out.extend(f);
+        }
+        Ok(out)
+    }
+
+    fn relations_of(&self, entity_ids: &[String]) -> Result<Vec<Relation>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id, source_id, target_id, rel_type, description, weight FROM relations
+                 WHERE source_id = ?1 OR target_id = ?1",
+            )
+            .map_err(sql)?;
+        let mut out: Vec<Relation> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for id in entity_ids {
+            let rows = stmt
+                .query_map([id], |r| {
+                    Ok(Relation {
+                        id: r.get(0)?,
+                        source_id: r.get(1)?,
+                        target_id: r.get(2)?,
+                        rel_type: r.get(3)?,
+                        description: r.get(4)?,
+                        weight: r.get(5)?,
+                    })
+                })
+                .map_err(sql)?;
+            for r in rows {
+                let r = r.map_err(sql)?;
+                if seen.insert(r.id.clone()) {
+                    out.push(r);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn bm25(&self, query: &str, k: usize) -> Result<Vec<Scored>> {
+        let lengths = self.lengths()?;
+        let hits = bm25::search(&self.conn, &lengths, query, k)?;
+        bm25::to_scored(&self.conn, hits)
+    }
+
+    fn vector_search(&self, kind: VectorKind, query: &[f32], k: usize) -> Result<Vec<Scored>> {
+        Ok(self.matrix(kind)?.search(query, k))
+    }
+
+    fn missing_vectors(&self, kind: VectorKind, ids: &[String]) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT 1 FROM vectors WHERE kind = ?1 AND id = ?2")
+            .map_err(sql)?;
+        let mut out = Vec::new();
+        for id in ids {
+            let found: Option<i64> =
+                stmt.query_row(params![kind.as_str(), id], |r| r.get(0)).optional().map_err(sql)?;
+            if found.is_none() {
+                out.push(id.clone());
+            }
+        }
+        Ok(out)
+    }
+
+    fn synonyms_dirty(&self) -> Result<bool> {
+        Ok(schema::get_meta(&self.conn, "synonyms_dirty")?.as_deref() == Some("1"))
+    }
+}

@@ -1,0 +1,322 @@
+//! [`StoreWrite`] for [`SqliteStore`]: batches in one transaction each; deletion by
+//! support counting (a node or edge with no supporting document left is removed).
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::atomic::AtomicBool;
+
+use rhizome_core::{
+    DeleteReport, Error, Result, StoreRead, StoreWrite, VectorKind, WriteBatch,
+};
+use rusqlite::{params, Connection, OptionalExtension};
+
+use crate::vectors::encode;
+use crate::{bm25, schema, sql, SqliteStore};
+
+/// How a refresh of an aggregated node or edge ended.
+#[derive(PartialEq)]
+enum Refreshed {
+    Kept,
+    Created,
+    Removed,
+}
+
+/// Pick the value with the largest weight; ties go to the smallest value.
+fn majority(votes: &BTreeMap<String, u64>) -> String {
+    let mut best: Option<(&String, u64)> = None;
+    for (k, &v) in votes {
+        if best.is_none_or(|(_, bv)| v > bv) {
+            best = Some((k, v));
+        }
+    }
+    best.map(|(k, _)| k.clone()).unwrap_or_default()
+}
+
+fn refresh_entity(conn: &Connection, id: &str) -> Result<Refreshed> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT name, entity_type, description, count FROM entity_support
+             WHERE entity_id = ?1 ORDER BY doc_id, coalesce(chunk_id, ''), name",
+        )
+        .map_err(sql)?;
+    let rows: Vec<(String, String, String, i64)> = stmt
+        .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .map_err(sql)?
+        .collect::<Result<_, _>>()
+        .map_err(sql)?;
+    let existed: bool = conn
+        .query_row("SELECT 1 FROM entities WHERE id = ?1", [id], |_| Ok(()))
+        .optional()
+        .map_err(sql)?
+        .is_some();
+    if rows.is_empty() {
+        conn.execute("DELETE FROM entities WHERE id = ?1", [id]).map_err(sql)?;
+        conn.execute("DELETE FROM vectors WHERE kind = 'entity' AND id = ?1", [id]).map_err(sql)?;
+        conn.execute("DELETE FROM synonyms WHERE a = ?1 OR b = ?1", [id]).map_err(sql)?;
+        return Ok(if existed { Refreshed::Removed } else { Refreshed::Kept });
+    }
+    let (mut names, mut types) = (BTreeMap::new(), BTreeMap::new());
+    let mut descriptions: Vec<&str> = Vec::new();
+    for (name, ty, desc, n) in &rows {
+        *names.entry(name.clone()).or_insert(0) += (*n).max(1) as u64;
+        *types.entry(ty.clone()).or_insert(0) += (*n).max(1) as u64;
+        if !desc.is_empty() && !descriptions.contains(&desc.as_str()) && descriptions.len() < 3 {
+            descriptions.push(desc);
+        }
+    }
+    conn.execute(
+        "INSERT INTO entities(id, name, entity_type, description) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT(id) DO UPDATE SET name = excluded.name, entity_type = excluded.entity_type,
+         description = excluded.description",
+        params![id, majority(&names), majority(&types), descriptions.join("\n")],
+    )
+    .map_err(sql)?;
+    Ok(if existed { Refreshed::Kept } else { Refreshed::Created })
+}
+
+fn refresh_relation(conn: &Connection, id: &str) -> Result<Refreshed> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT source_id, target_id, rel_type, description, weight FROM relation_support
+             WHERE relation_id = ?1 ORDER BY doc_id, coalesce(chunk_id, ''), rel_type",
+        )
+        .map_err(sql)?;
+    let rows: Vec<(String, String, String, String, f64)> = stmt
+        .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+        .map_err(sql)?
+        .collect::<Result<_, _>>()
+        .map_err(sql)?;
+    let Some(first) = rows.first() else {
+        let n = conn.execute("DELETE FROM relations WHERE id = ?1", [id]).map_err(sql)?;
+        return Ok(if n > 0 { Refreshed::Removed } else { Refreshed::Kept });
+    };
+    let weight: f64 = rows.iter().map(|r| r.4).sum();
+    let description = rows.iter().map(|r| r.3.as_str()).find(|d| !d.is_empty()).unwrap_or("");
+    conn.execute(
+        "INSERT INTO relations(id, source_id, target_id, rel_type, description, weight)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT(id) DO UPDATE SET description = excluded.description, weight = excluded.weight",
+        params![id, first.0, first.1, first.2, description, weight],
+    )
+    .map_err(sql)?;
+    Ok(Refreshed::Kept)
+}
+
+fn refresh_fact(conn: &Connection, id: &str) -> Result<Refreshed> {
+    let row: Option<(String, String, String, String, String)> = conn
+        .query_row(
+            "SELECT subject, predicate, object, subject_id, object_id FROM fact_support
+             WHERE fact_id = ?1 ORDER BY doc_id, coalesce(chunk_id, '') LIMIT 1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )
+        .optional()
+        .map_err(sql)?;
+    let Some((s, p, o, sid, oid)) = row else {
+        conn.execute("DELETE FROM vectors WHERE kind = 'fact' AND id = ?1", [id]).map_err(sql)?;
+        let n = conn.execute("DELETE FROM facts WHERE id = ?1", [id]).map_err(sql)?;
+        return Ok(if n > 0 { Refreshed::Removed } else { Refreshed::Kept });
+    };
+    conn.execute(
+        "INSERT INTO facts(id, subject, predicate, object, subject_id, object_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT(id) DO UPDATE SET subject = excluded.subject, predicate = excluded.predicate,
+         object = excluded.object",
+        params![id, s, p, o, sid, oid],
+    )
+    .map_err(sql)?;
+    Ok(Refreshed::Kept)
+}
+
+impl StoreWrite for SqliteStore {
+    fn set_embedding_model(&mut self, model_id: &str, dim: usize) -> Result<()> {
+        match self.embedding_model()? {
+            Some(m) if m == model_id => Ok(()),
+            Some(m) => Err(Error::Index {
+                path: self.dir.clone(),
+                msg: format!(
+                    "this index holds vectors of embedding model {m}, not {model_id}; vectors of \
+                     different models are never mixed: use --set embed.model={m}, or index into \
+                     a new --index directory"
+                ),
+            }),
+            None => {
+                schema::set_meta(&self.conn, "embedding_model", model_id)?;
+                schema::set_meta(&self.conn, "embedding_dim", &dim.to_string())
+            }
+        }
+    }
+
+    fn write_batch(&mut self, batch: &WriteBatch) -> Result<()> {
+        let tx = self.conn.transaction().map_err(sql)?;
+        let mut skip: HashSet<&str> = HashSet::new();
+        let titles: std::collections::HashMap<&str, &str> =
+            batch.documents.iter().map(|d| (d.id.as_str(), d.title.as_str())).collect();
+        for d in &batch.documents {
+            let n = tx
+                .execute(
+                    "INSERT OR IGNORE INTO documents(id, source, title, text) VALUES (?1, ?2, ?3, ?4)",
+                    params![d.id, d.source, d.title, d.text],
+                )
+                .map_err(sql)?;
+            if n == 0 {
+                skip.insert(d.id.as_str());
+            }
+        }
+        for c in batch.chunks.iter().filter(|c| !skip.contains(c.doc_id.as_str())) {
+            let n = tx
+                .execute(
+                    "INSERT OR IGNORE INTO chunks(id, doc_id, ordinal, text, tokens)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![c.id, c.doc_id, c.ordinal, c.text, c.tokens],
+                )
+                .map_err(sql)?;
+            if n > 0 {
+                // Titles are searchable too (a corpus passage's title often names its subject).
+                let title = titles.get(c.doc_id.as_str()).copied().unwrap_or("");
+                let text = if c.text.starts_with(title) { c.text.clone() } else { format!("{title}\n{}", c.text) };
+                bm25::index_chunk(&tx, tx.last_insert_rowid(), &text)?;
+            }
+        }
+        let mut entities = BTreeSet::new();
+        for m in batch.mentions.iter().filter(|m| !skip.contains(m.doc_id.as_str())) {
+            tx.execute(
+                "INSERT INTO entity_support(entity_id, doc_id, chunk_id, name, entity_type,
+                 description, count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![m.entity_id, m.doc_id, m.chunk_id, m.name, m.entity_type, m.description, m.count],
+            )
+            .map_err(sql)?;
+            entities.insert(m.entity_id.as_str());
+        }
+        let mut relations = BTreeSet::new();
+        for r in batch.relations.iter().filter(|r| !skip.contains(r.doc_id.as_str())) {
+            let x = &r.relation;
+            tx.execute(
+                "INSERT INTO relation_support(relation_id, doc_id, chunk_id, source_id, target_id,
+                 rel_type, description, weight) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![x.id, r.doc_id, r.chunk_id, x.source_id, x.target_id, x.rel_type,
+                        x.description, x.weight as f64],
+            )
+            .map_err(sql)?;
+            relations.insert(x.id.as_str());
+        }
+        let mut facts = BTreeSet::new();
+        for f in batch.facts.iter().filter(|f| !skip.contains(f.doc_id.as_str())) {
+            let x = &f.fact;
+            tx.execute(
+                "INSERT INTO fact_support(fact_id, doc_id, chunk_id, subject, predicate, object,
+                 subject_id, object_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![x.id, f.doc_id, f.chunk_id, x.subject, x.predicate, x.object,
+                        x.subject_id, x.object_id],
+            )
+            .map_err(sql)?;
+            facts.insert(x.id.as_str());
+        }
+        for (a, b, score) in &batch.similar {
+            tx.execute(
+                "INSERT OR REPLACE INTO similar(a, b, score, doc_id)
+                 SELECT ?1, ?2, ?3, doc_id FROM chunks WHERE id = ?1",
+                params![a, b, *score as f64],
+            )
+            .map_err(sql)?;
+        }
+        for (kind, id, v) in &batch.vectors {
+            tx.execute(
+                "INSERT OR REPLACE INTO vectors(kind, id, vec) VALUES (?1, ?2, ?3)",
+                params![kind.as_str(), id, encode(v)],
+            )
+            .map_err(sql)?;
+        }
+        let mut created = false;
+        for id in entities {
+            created |= refresh_entity(&tx, id)? == Refreshed::Created;
+        }
+        for id in relations {
+            refresh_relation(&tx, id)?;
+        }
+        for id in facts {
+            refresh_fact(&tx, id)?;
+        }
+        if created {
+            schema::set_meta(&tx, "synonyms_dirty", "1")?;
+        }
+        tx.commit().map_err(sql)?;
+        self.invalidate_caches();
+        Ok(())
+    }
+
+    fn delete_document(&mut self, doc_id: &str) -> Result<DeleteReport> {
+        let tx = self.conn.transaction().map_err(sql)?;
+        let mut report = DeleteReport::default();
+        let ids = |q: &str| -> Result<Vec<String>> {
+            let mut stmt = tx.prepare(q).map_err(sql)?;
+            let v = stmt
+                .query_map([doc_id], |r| r.get(0))
+                .map_err(sql)?
+                .collect::<Result<Vec<String>, _>>()
+                .map_err(sql)?;
+            Ok(v)
+        };
+        let entity_ids = ids("SELECT DISTINCT entity_id FROM entity_support WHERE doc_id = ?1")?;
+        let relation_ids = ids("SELECT DISTINCT relation_id FROM relation_support WHERE doc_id = ?1")?;
+        let fact_ids = ids("SELECT DISTINCT fact_id FROM fact_support WHERE doc_id = ?1")?;
+        let chunks: Vec<(i64, String)> = {
+            let mut stmt = tx.prepare("SELECT rowid, id FROM chunks WHERE doc_id = ?1").map_err(sql)?;
+            let v = stmt
+                .query_map([doc_id], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(sql)?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(sql)?;
+            v
+        };
+        for (rowid, id) in &chunks {
+            bm25::unindex_chunk(&tx, *rowid)?;
+            tx.execute("DELETE FROM vectors WHERE kind = 'chunk' AND id = ?1", [id]).map_err(sql)?;
+        }
+        report.chunks = tx.execute("DELETE FROM chunks WHERE doc_id = ?1", [doc_id]).map_err(sql)? as u64;
+        for table in ["entity_support", "relation_support", "fact_support", "similar"] {
+            tx.execute(&format!("DELETE FROM {table} WHERE doc_id = ?1"), [doc_id]).map_err(sql)?;
+        }
+        for id in &entity_ids {
+            if refresh_entity(&tx, id)? == Refreshed::Removed {
+                report.entities += 1;
+            }
+        }
+        for id in &relation_ids {
+            if refresh_relation(&tx, id)? == Refreshed::Removed {
+                report.relations += 1;
+            }
+        }
+        for id in &fact_ids {
+            if refresh_fact(&tx, id)? == Refreshed::Removed {
+                report.facts += 1;
+            }
+        }
+        report.documents =
+            tx.execute("DELETE FROM documents WHERE id = ?1", [doc_id]).map_err(sql)? as u64;
+        if report.entities > 0 {
+            schema::set_meta(&tx, "synonyms_dirty", "1")?;
+        }
+        tx.commit().map_err(sql)?;
+        self.invalidate_caches();
+        Ok(report)
+    }
+
+    fn rebuild_synonyms(&mut self, top_k: usize, threshold: f32, cancel: &AtomicBool)
+        -> Result<u64> {
+        let m = self.matrix(VectorKind::Entity)?;
+        let pairs = m.knn_pairs(top_k, threshold, cancel).ok_or(Error::Cancelled)?;
+        let tx = self.conn.transaction().map_err(sql)?;
+        tx.execute("DELETE FROM synonyms", []).map_err(sql)?;
+        {
+            let mut ins = tx
+                .prepare("INSERT OR IGNORE INTO synonyms(a, b, score) VALUES (?1, ?2, ?3)")
+                .map_err(sql)?;
+            for (i, j, s) in &pairs {
+                ins.execute(params![m.ids[*i], m.ids[*j], *s as f64]).map_err(sql)?;
+            }
+        }
+        schema::set_meta(&tx, "synonyms_dirty", "0")?;
+        tx.commit().map_err(sql)?;
+        Ok(pairs.len() as u64)
+    }
+}

@@ -1,0 +1,175 @@
+//! Exact vector search over an in-memory matrix, and all-pairs kNN for synonymy edges.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rhizome_core::Scored;
+
+/// Row-major matrix of L2-normalised vectors with their node ids.
+#[derive(Debug, Default)]
+pub struct VectorMatrix {
+    pub ids: Vec<String>,
+    pub data: Vec<f32>,
+    pub dim: usize,
+}
+
+/// Little-endian f32 bytes, the BLOB format of the `vectors` table.
+pub fn encode(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Inverse of [`encode`].
+pub fn decode(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+/// Dot product written so the compiler vectorises it (8 independent accumulators).
+#[inline]
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let ca = a.chunks_exact(8);
+    let cb = b.chunks_exact(8);
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for i in 0..8 {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    let mut s: f32 = acc.iter().sum();
+    for (x, y) in ra.iter().zip(rb) {
+        s += x * y;
+    }
+    s
+}
+
+/// Keeps the best `k` (score, index) pairs seen.
+struct TopK {
+    k: usize,
+    items: Vec<(f32, usize)>,
+    floor: f32,
+}
+
+impl TopK {
+    fn new(k: usize) -> Self {
+        TopK { k, items: Vec::with_capacity(k + 1), floor: f32::NEG_INFINITY }
+    }
+    #[inline]
+    fn push(&mut self, score: f32, i: usize) {
+        if self.k == 0 || (self.items.len() == self.k && score <= self.floor) {
+            return;
+        }
+        self.items.push((score, i));
+        if self.items.len() > self.k {
+            self.sort();
+            self.items.truncate(self.k);
+        }
+        if self.items.len() == self.k {
+            self.floor = self.items.iter().map(|x| x.0).fold(f32::INFINITY, f32::min);
+        }
+    }
+    fn sort(&mut self) {
+        // Best first; ties by index so results are deterministic.
+        self.items.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    }
+    fn into_sorted(mut self) -> Vec<(f32, usize)> {
+        self.sort();
+        self.items
+    }
+}
+
+impl VectorMatrix {
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+    pub fn row(&self, i: usize) -> &[f32] {
+        &self.data[i * self.dim..(i + 1) * self.dim]
+    }
+
+    /// The `k` rows most similar to `query` (cosine), best first.
+    pub fn search(&self, query: &[f32], k: usize) -> Vec<Scored> {
+        if self.dim == 0 || query.len() != self.dim {
+            return Vec::new();
+        }
+        let mut top = TopK::new(k);
+        for i in 0..self.len() {
+            top.push(dot(self.row(i), query), i);
+        }
+        top.into_sorted()
+            .into_iter()
+            .map(|(s, i)| Scored { id: self.ids[i].clone(), score: s })
+            .collect()
+    }
+
+    /// For every row, its `top_k` nearest other rows with cosine >= `threshold`, as
+    /// undirected pairs (i < j) with their score, sorted. Returns `None` if cancelled.
+    pub fn knn_pairs(&self, top_k: usize, threshold: f32, cancel: &AtomicBool)
+        -> Option<Vec<(usize, usize, f32)>> {
+        let n = self.len();
+        let threads = std::thread::available_parallelism().map(|x| x.get()).unwrap_or(1);
+        let per = n.div_ceil(threads.max(1)).max(1);
+        let results: Vec<Option<Vec<(usize, usize, f32)>>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..n)
+                .step_by(per)
+                .map(|start| {
+                    s.spawn(move || {
+                        let mut out = Vec::new();
+                        for i in start..(start + per).min(n) {
+                            if i % 256 == 0 && cancel.load(Ordering::Relaxed) {
+                                return None;
+                            }
+                            let mut top = TopK::new(top_k);
+                            let q = self.row(i);
+                            for j in 0..n {
+                                if j != i {
+                                    let sc = dot(q, self.row(j));
+                                    if sc >= threshold {
+                                        top.push(sc, j);
+                                    }
+                                }
+                            }
+                            for (sc, j) in top.into_sorted() {
+                                out.push((i.min(j), i.max(j), sc));
+                            }
+                        }
+                        Some(out)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap_or(None)).collect()
+        });
+        let mut pairs = Vec::new();
+        for r in results {
+            pairs.extend(r?);
+        }
+        pairs.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        pairs.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
+        Some(pairs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(rows: &[[f32; 2]]) -> VectorMatrix {
+        VectorMatrix {
+            ids: (0..rows.len()).map(|i| format!("n{i}")).collect(),
+            data: rows.iter().flatten().copied().collect(),
+            dim: 2,
+        }
+    }
+
+    #[test]
+    fn search_and_knn() {
+        let s = 0.5f32.sqrt();
+        let mat = m(&[[1.0, 0.0], [s, s], [0.0, 1.0], [0.99, 0.141]]);
+        let r = mat.search(&[1.0, 0.0], 2);
+        assert_eq!(r.iter().map(|x| x.id.as_str()).collect::<Vec<_>>(), ["n0", "n3"]);
+        let pairs = mat.knn_pairs(10, 0.9, &AtomicBool::new(false)).unwrap();
+        assert_eq!(pairs.iter().map(|p| (p.0, p.1)).collect::<Vec<_>>(), [(0, 3)]);
+        assert!(mat.knn_pairs(10, 0.9, &AtomicBool::new(true)).is_none());
+        assert_eq!(decode(&encode(&[1.5, -2.0])), vec![1.5, -2.0]);
+    }
+}

@@ -1,0 +1,135 @@
+//! One contract suite, run against every store backend (today: SQLite).
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use rhizome_core::ids::{chunk_id, document_id, entity_id, fact_id, relation_id};
+use rhizome_core::*;
+use rhizome_store::SqliteStore;
+
+fn unit(v: &[f32]) -> Vec<f32> {
+    let mut v = v.to_vec();
+    l2_normalize(&mut v);
+    v
+}
+
+/// A document with one chunk per text, entities named in `ents`, a relation and a fact
+/// between the first two entities, and vectors for all of them.
+fn batch(title: &str, texts: &[&str], ents: &[&str]) -> WriteBatch {
+    let body = texts.join(" ");
+    let doc = Document { id: document_id(title, &body), source: format!("{title}.txt"), title: title.into(), text: body };
+    let mut b = WriteBatch::default();
+    for (i, t) in texts.iter().enumerate() {
+        let c = Chunk { id: chunk_id(&doc.id, i as u32, t), doc_id: doc.id.clone(), ordinal: i as u32, text: t.to_string(), tokens: 3 };
+        b.vectors.push((VectorKind::Chunk, c.id.clone(), unit(&[1.0, i as f32, title.len() as f32])));
+        for e in ents {
+            b.mentions.push(MentionRecord {
+                entity_id: entity_id(e), name: e.to_string(), entity_type: "ENTITY".into(),
+                description: format!("{e} in {title}"), doc_id: doc.id.clone(), chunk_id: Some(c.id.clone()), count: 1,
+            });
+        }
+        b.chunks.push(c);
+    }
+    for (i, e) in ents.iter().enumerate() {
+        b.vectors.push((VectorKind::Entity, entity_id(e), unit(&[1.0, 0.01 * i as f32, 0.0])));
+    }
+    if ents.len() >= 2 {
+        let (s, o) = (entity_id(ents[0]), entity_id(ents[1]));
+        b.relations.push(RelationRecord {
+            relation: Relation { id: relation_id(&s, "CO_OCCURS", &o), source_id: s.clone(), target_id: o.clone(),
+                rel_type: "CO_OCCURS".into(), description: title.into(), weight: 1.0 },
+            doc_id: doc.id.clone(), chunk_id: Some(b.chunks[0].id.clone()),
+        });
+        let f = Fact { id: fact_id(ents[0], "knows", ents[1]), subject: ents[0].into(), predicate: "knows".into(),
+            object: ents[1].into(), subject_id: s, object_id: o };
+        b.vectors.push((VectorKind::Fact, f.id.clone(), unit(&[0.0, 1.0, 0.0])));
+        b.facts.push(FactRecord { fact: f, doc_id: doc.id.clone(), chunk_id: Some(b.chunks[0].id.clone()) });
+    }
+    if b.chunks.len() >= 2 {
+        b.similar.push((b.chunks[0].id.clone(), b.chunks[1].id.clone(), 0.9));
+    }
+    b.documents.push(doc);
+    b
+}
+
+fn contract<S: StoreWrite>(open: &dyn Fn(&Path) -> S) {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = batch("alpha", &["Aage Bohr won the Nobel Prize", "Copenhagen physics"], &["Aage Bohr", "Nobel Prize"]);
+    let b = batch("beta", &["微软向OpenAI投资", "Sam Altman领导OpenAI"], &["OpenAI", "Aage Bohr", "Microsoft"]);
+
+    // A alone.
+    let only_a = tmp.path().join("a");
+    let mut s = open(&only_a);
+    s.set_embedding_model("m", 3).unwrap();
+    s.write_batch(&a).unwrap();
+    s.rebuild_synonyms(10, 0.8, &AtomicBool::new(false)).unwrap();
+    let stats_a = s.stats().unwrap();
+    assert_eq!(stats_a.nodes["Document"], 1);
+    assert_eq!(stats_a.nodes["Chunk"], 2);
+    assert_eq!(stats_a.nodes["Entity"], 2);
+    assert_eq!(stats_a.nodes["Fact"], 1);
+    assert_eq!(stats_a.edges["PART_OF"], 2);
+    assert_eq!(stats_a.edges["NEXT_CHUNK"], 1);
+    assert_eq!(stats_a.edges["MENTIONED_IN"], 4);
+    assert_eq!(stats_a.edges["RELATED"], 1);
+    assert_eq!(stats_a.edges["SIMILAR_TO"], 1);
+    assert_eq!(stats_a.edges["SYNONYM"], 1);
+    let q = "Who won the Nobel Prize?";
+    let bm_a = s.bm25(q, 5).unwrap();
+    assert_eq!(bm_a.len(), 1);
+    let v = unit(&[1.0, 0.0, 5.0]);
+    let vs_a = s.vector_search(VectorKind::Chunk, &v, 5).unwrap();
+    drop(s);
+
+    // A and B, then delete B.
+    let ab = tmp.path().join("ab");
+    let mut s = open(&ab);
+    s.set_embedding_model("m", 3).unwrap();
+    s.write_batch(&a).unwrap();
+    s.write_batch(&b).unwrap();
+    // Writing the same batch again changes nothing.
+    s.write_batch(&b).unwrap();
+    assert!(s.synonyms_dirty().unwrap());
+    s.rebuild_synonyms(10, 0.8, &AtomicBool::new(false)).unwrap();
+    let st = s.stats().unwrap();
+    assert_eq!(st.nodes["Document"], 2);
+    assert_eq!(st.nodes["Entity"], 4, "Aage Bohr is shared");
+    let zh = s.bm25("OpenAI投资", 5).unwrap();
+    assert_eq!(s.chunks(&[zh[0].id.clone()]).unwrap()[0].doc_title, "beta");
+    let bohr = s.entities(&[entity_id("aage bohr")]).unwrap();
+    assert_eq!(bohr[0].name, "Aage Bohr");
+    assert_eq!(s.relations_of(&[entity_id("OpenAI")]).unwrap().len(), 1);
+    assert!(s.set_embedding_model("other", 3).unwrap_err().to_string().contains("never mixed"));
+
+    let beta = s.find_document("beta.txt").unwrap().unwrap();
+    let rep = s.delete_document(&beta.id).unwrap();
+    assert_eq!((rep.documents, rep.chunks, rep.entities, rep.facts), (1, 2, 2, 1));
+    s.rebuild_synonyms(10, 0.8, &AtomicBool::new(false)).unwrap();
+    assert_eq!(s.stats().unwrap(), stats_a);
+    assert_eq!(s.bm25(q, 5).unwrap(), bm_a);
+    assert_eq!(s.vector_search(VectorKind::Chunk, &v, 5).unwrap(), vs_a);
+    assert!(s.bm25("OpenAI投资", 5).unwrap().is_empty());
+    assert_eq!(s.entities(&[entity_id("aage bohr")]).unwrap()[0].description, "Aage Bohr in alpha");
+    drop(s);
+
+    // Reopening keeps everything.
+    let s = open(&ab);
+    assert_eq!(s.stats().unwrap(), stats_a);
+}
+
+#[test]
+fn sqlite_store_meets_the_contract() {
+    contract(&|p: &Path| SqliteStore::open(p, true).unwrap());
+}
+
+#[test]
+fn missing_and_corrupt_indexes_give_clear_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let err = SqliteStore::open(&tmp.path().join("none"), false).err().unwrap().to_string();
+    assert!(err.contains("no Rhizome index here"), "{err}");
+    let bad = tmp.path().join("bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(bad.join(rhizome_store::DB_FILE), vec![7u8; 4096]).unwrap();
+    let err = SqliteStore::open(&bad, false).err().unwrap().to_string();
+    assert!(err.contains("corrupt"), "{err}");
+}
