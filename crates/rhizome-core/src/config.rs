@@ -128,7 +128,7 @@ impl Default for RetrievalConfig {
             rrf_k: 60.0,
             fusion: "score".into(),
             dense_weight: 1.0,
-            bm25_weight: 0.5,
+            bm25_weight: 0.1,
             answer_sentences: 3,
         }
     }

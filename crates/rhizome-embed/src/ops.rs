@@ -25,14 +25,18 @@ fn exp_f32(x_in: f32) -> f32 {
     const LN2_LO: f32 = 1.428_606_8e-6;
     const ROUND: f32 = 12_582_912.0; // 1.5 * 2^23: adding and subtracting rounds to integer
     let x = if x_in < -87.0 { -87.0 } else if x_in > 88.0 { 88.0 } else { x_in };
-    let n = (x * LOG2E + ROUND) - ROUND;
+    // n = round(x / ln 2), as a float and (from the same sum's low mantissa bits) as an
+    // integer: no float-to-int cast, which would not vectorise.
+    let v = x * LOG2E + ROUND;
+    let n = v - ROUND;
+    let n_int = v.to_bits() as i32 - ROUND.to_bits() as i32;
     let r = x - n * LN2_HI - n * LN2_LO;
     // Taylor polynomial of e^r on |r| <= ln2/2 (error < 2e-7 relative).
     let p = 1.0
         + r * (1.0
             + r * (0.5
                 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0))))));
-    let y = p * f32::from_bits(((n as i32 + 127) as u32) << 23);
+    let y = p * f32::from_bits(((n_int + 127) as u32) << 23);
     if x_in < -87.0 {
         0.0
     } else {

@@ -34,7 +34,7 @@ fn read(path: &Path) -> Result<String> {
 /// extracted_entities, extracted_triples}]}`; a bare list of such docs is accepted too).
 pub fn hipporag_openie(path: &Path) -> Result<Imported> {
     let src = path.display().to_string();
-    let v: Value = serde_json::from_str(&read(path)?).map_err(|e| {
+    let v: Value = serde_json::from_str(&python_json_to_json(&read(path)?)).map_err(|e| {
         Error::bad_input(&src, format!("invalid JSON at line {} column {}: {e}", e.line(), e.column()))
     })?;
     let docs = match &v {
@@ -115,6 +115,41 @@ pub fn hipporag_openie(path: &Path) -> Result<Imported> {
         });
     }
     Ok(out)
+}
+
+/// Python's `json.dump` writes `NaN`, `Infinity` and `-Infinity`, which JSON lacks
+/// (HippoRAG's OpenIE files carry `"avg_ent_chars": NaN`). Replace them, outside strings,
+/// with `null`.
+pub fn python_json_to_json(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("NaN") && !text.contains("Infinity") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let (mut in_str, mut escaped) = (false, false);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if in_str {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_str = false;
+            }
+        } else if c == '"' {
+            in_str = true;
+        } else {
+            let token = ["-Infinity", "Infinity", "NaN"].into_iter().find(|t| rest.starts_with(t));
+            if let Some(t) = token {
+                out.push_str("null");
+                rest = &rest[t.len()..];
+                continue;
+            }
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Strings as they are; numbers (OpenIE sometimes emits them) as text.
@@ -204,6 +239,15 @@ pub fn edges_csv(path: &Path) -> Result<Imported> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn python_nan_becomes_null() {
+        let t = r#"{"a": NaN, "b": "NaN \" Infinity", "c": [-Infinity, 1]}"#;
+        let v: Value = serde_json::from_str(&python_json_to_json(t)).unwrap();
+        assert!(v["a"].is_null());
+        assert_eq!(v["b"], "NaN \" Infinity");
+        assert!(v["c"][0].is_null());
+    }
 
     #[test]
     fn csv_quoting() {

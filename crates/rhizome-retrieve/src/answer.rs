@@ -25,7 +25,12 @@ pub fn extractive_answer(embedder: &dyn Embedder, question: &str, contexts: &[Co
     }
     let q_terms = bm25_terms(question);
     let mut texts = vec![question.to_string()];
-    texts.extend(cands.iter().map(|(_, s)| s.clone()));
+    // Each sentence is embedded with its document's title: "The current editor is X" is
+    // about the journal named in the title, not about editors in general.
+    texts.extend(cands.iter().map(|(i, s)| {
+        let title = &contexts[*i].title;
+        if title.is_empty() { s.clone() } else { format!("{title}: {s}") }
+    }));
     let q = embedder.embed(&texts[..1], EmbedKind::Query)?.remove(0);
     let vecs = embedder.embed(&texts[1..], EmbedKind::Passage)?;
     let mut scored: Vec<(f32, usize)> = vecs
@@ -40,7 +45,9 @@ pub fn extractive_answer(embedder: &dyn Embedder, question: &str, contexts: &[Co
             };
             // Earlier contexts are better supported: a small rank prior breaks near-ties.
             let prior = 0.02 * (max_contexts.saturating_sub(cands[k].0)) as f32;
-            (dot(&q, v) + 0.5 * overlap + prior, k)
+            // An answer adds something the question lacks: a name or number it doesn't have.
+            let novel = if adds_information(question, &q_terms, &cands[k].1) { 0.15 } else { 0.0 };
+            (dot(&q, v) + 0.5 * overlap + prior + novel, k)
         })
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -49,4 +56,44 @@ pub fn extractive_answer(embedder: &dyn Embedder, question: &str, contexts: &[Co
     let parts: Vec<String> =
         picked.iter().map(|&k| format!("{} [{}]", cands[k].1, cands[k].0 + 1)).collect();
     Ok(parts.join(" "))
+}
+
+/// True when `sentence` carries a name or number that the question does not: the kind of
+/// sentence that answers rather than restates. For "when / what year" questions the new
+/// token must be a number.
+fn adds_information(question: &str, q_terms: &[String], sentence: &str) -> bool {
+    let ql = question.to_lowercase();
+    let wants_number = ["when", "what year", "how many", "how much", "how long", "bao giờ",
+        "khi nào", "năm nào", "bao nhiêu", "何时", "哪一年", "多少", "几"]
+        .iter()
+        .any(|w| ql.contains(w));
+    sentence
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .any(|w| {
+            let lower = w.to_lowercase();
+            if q_terms.contains(&lower) {
+                return false;
+            }
+            let number = w.chars().all(|c| c.is_ascii_digit());
+            let name = w.chars().next().is_some_and(char::is_uppercase) && w.chars().count() > 1;
+            if wants_number { number } else { number || name }
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn novelty_prefers_sentences_that_answer() {
+        let q = "Who is the current editor of the Journal of Mathematical Physics?";
+        let terms = bm25_terms(q);
+        assert!(adds_information(q, &terms, "The current editor is Jan Philip Solovej."));
+        assert!(!adds_information(q, &terms, "the journal of mathematical physics is a journal."));
+        let q = "When was the journal first published?";
+        let terms = bm25_terms(q);
+        assert!(adds_information(q, &terms, "It was first published in 1960."));
+        assert!(!adds_information(q, &terms, "It was first published by Springer."));
+    }
 }

@@ -41,6 +41,9 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     s
 }
 
+/// Rows per matrix product in all-pairs kNN.
+const BLOCK: usize = 256;
+
 /// Keeps the best `k` (score, index) pairs seen.
 struct TopK {
     k: usize,
@@ -102,6 +105,25 @@ impl VectorMatrix {
             .collect()
     }
 
+    /// Cosines of rows `first..first + rows` against every row, into `out` (rows x len),
+    /// as one matrix product.
+    fn block_scores(&self, first: usize, rows: usize, out: &mut [f32]) {
+        let (n, d) = (self.len(), self.dim);
+        assert!(out.len() >= rows * n && self.data.len() >= n * d);
+        // SAFETY: dst is rows x n row-major inside `out`; lhs is rows x d row-major inside
+        // `data`; rhs is the transpose of the whole matrix (d x n, column stride d). All
+        // extents are checked by the assertion above.
+        unsafe {
+            gemm::gemm(
+                rows, n, d,
+                out.as_mut_ptr(), 1, n as isize, false,
+                self.data.as_ptr().add(first * d), 1, d as isize,
+                self.data.as_ptr(), d as isize, 1,
+                0.0, 1.0, false, false, false, gemm::Parallelism::None,
+            );
+        }
+    }
+
     /// For every row, its `top_k` nearest other rows with cosine >= `threshold`, as
     /// undirected pairs (i < j) with their score, sorted. Returns `None` if cancelled.
     pub fn knn_pairs(&self, top_k: usize, threshold: f32, cancel: &AtomicBool)
@@ -115,22 +137,25 @@ impl VectorMatrix {
                 .map(|start| {
                     s.spawn(move || {
                         let mut out = Vec::new();
-                        for i in start..(start + per).min(n) {
-                            if i % 256 == 0 && cancel.load(Ordering::Relaxed) {
+                        let end = (start + per).min(n);
+                        let mut scores = vec![0f32; BLOCK * n];
+                        for b0 in (start..end).step_by(BLOCK) {
+                            if cancel.load(Ordering::Relaxed) {
                                 return None;
                             }
-                            let mut top = TopK::new(top_k);
-                            let q = self.row(i);
-                            for j in 0..n {
-                                if j != i {
-                                    let sc = dot(q, self.row(j));
-                                    if sc >= threshold {
+                            let rows = BLOCK.min(end - b0);
+                            self.block_scores(b0, rows, &mut scores[..rows * n]);
+                            for r in 0..rows {
+                                let i = b0 + r;
+                                let mut top = TopK::new(top_k);
+                                for (j, &sc) in scores[r * n..(r + 1) * n].iter().enumerate() {
+                                    if j != i && sc >= threshold {
                                         top.push(sc, j);
                                     }
                                 }
-                            }
-                            for (sc, j) in top.into_sorted() {
-                                out.push((i.min(j), i.max(j), sc));
+                                for (sc, j) in top.into_sorted() {
+                                    out.push((i.min(j), i.max(j), sc));
+                                }
                             }
                         }
                         Some(out)
