@@ -63,10 +63,22 @@ pub fn bind_embedder(store: &mut SqliteStore, e: &MiniLmEmbedder) -> Result<()> 
 pub fn run(cli: Cli) -> Result<()> {
     let default_file = Path::new("rhizome.toml");
     let file = cli.config.clone().or_else(|| default_file.exists().then(|| default_file.to_path_buf()));
-    let config = Config::load(file.as_deref(), std::env::vars(), &cli.sets)?;
+    let mut config = Config::load(file.as_deref(), std::env::vars(), &cli.sets)?;
+    // Flags come last: they override file and environment.
+    if let Some(p) = &cli.llm_provider {
+        config.llm.provider = p.clone();
+    }
+    if let Some(u) = &cli.llm_base_url {
+        config.llm.base_url = u.clone();
+    }
+    if let Some(m) = &cli.llm_model {
+        config.llm.model = m.clone();
+    }
     let app = App { cli_index: cli.index.clone(), json: cli.json, config };
     match cli.command {
-        Command::Index { paths, extractor } => cmd_index::index(app, &paths, extractor),
+        Command::Index { paths, extractor, dry_run } => {
+            cmd_index::index(app, &paths, extractor, dry_run)
+        }
         Command::Import { what } => cmd_index::import(app, what),
         Command::Query { question, method, top_k } => cmd_query::query(app, &question, &method, top_k),
         Command::Eval { questions, method, k, answers, limit } => {

@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
-use anyhow::{bail, Result};
-use rhizome_core::Loader;
+use anyhow::{bail, Context as _, Result};
+use rhizome_core::{Extractor, Loader};
+use rhizome_llm::{LlmExtractor, StageUsage};
 use rhizome_ingest::chunk::TokenChunker;
 use rhizome_ingest::extract::NlpExtractor;
 use rhizome_ingest::import;
@@ -25,23 +26,51 @@ enum Input {
     Prepared(Vec<Prepared>),
 }
 
-fn run_pipeline(app: &App, input: Input, skipped: Skips) -> Result<()> {
-    let extractor_name = app.config.extract.extractor.as_str();
-    if extractor_name != "nlp" {
-        bail!("extract.extractor = {extractor_name:?} is not available; use --extractor nlp");
+fn llm_extractor(app: &App, llm: &crate::llm::Llm) -> LlmExtractor {
+    let c = &app.config.llm;
+    LlmExtractor {
+        provider: llm.provider(),
+        prompts: llm.prompts.clone(),
+        schema: c.schema.clone(),
+        gleanings: c.gleanings,
+        temperature: c.temperature,
+        max_tokens: c.max_tokens,
+        runtime: llm.runtime.handle().clone(),
+        parse_warnings: Default::default(),
     }
+}
+
+/// The configured extractor, and the LLM behind it when it has one.
+fn make_extractor(app: &App) -> Result<(Box<dyn Extractor>, Option<crate::llm::Llm>)> {
+    match app.config.extract.extractor.as_str() {
+        "nlp" => Ok((Box::new(NlpExtractor::new(app.config.extract.max_entities_per_chunk)), None)),
+        "llm" => {
+            let Some(llm) = crate::llm::build(&app.config, &app.cli_index)? else {
+                bail!(
+                    "--extractor llm needs an LLM: set --llm-provider openai|local and --llm-model \
+                     (or RHIZOME_LLM_PROVIDER / RHIZOME_LLM_MODEL)"
+                );
+            };
+            Ok((Box::new(llm_extractor(app, &llm)), Some(llm)))
+        }
+        other => bail!("extract.extractor = {other:?}: use --extractor nlp or --extractor llm"),
+    }
+}
+
+fn run_pipeline(app: &App, input: Input, skipped: Skips) -> Result<()> {
+    let (extractor, llm) = make_extractor(app)?;
+    let extractor_name = extractor.name().to_string();
     let mut store = app.open_store(true)?;
     let embedder = app.embedder_for(&store)?;
     bind_embedder(&mut store, &embedder)?;
     let chunker = TokenChunker { size: app.config.chunk.size, overlap: app.config.chunk.overlap };
-    let extractor = NlpExtractor::new(app.config.extract.max_entities_per_chunk);
     let progress = app.progress();
     for (path, reason) in &skipped {
         progress.warn(&format!("skipped {path}: {reason}"));
     }
     let pipeline = Pipeline {
         chunker: &chunker,
-        extractor: &extractor,
+        extractor: extractor.as_ref(),
         embedder: &embedder,
         config: &app.config,
         progress: &progress,
@@ -53,17 +82,41 @@ fn run_pipeline(app: &App, input: Input, skipped: Skips) -> Result<()> {
         Input::Prepared(p) => pipeline.index_prepared(&mut store, p)?,
     };
     report.timings_ms.insert("total".into(), t.elapsed().as_secs_f64() * 1e3);
-    store.set_meta("extractor", extractor_name)?;
-    print_report(app, &store, &report, &skipped)
+    store.set_meta("extractor", &extractor_name)?;
+    let usage = match &llm {
+        Some(l) => Some(record_usage(&mut store, l)?),
+        None => None,
+    };
+    print_report(app, &store, &report, &skipped, usage)
 }
 
-fn print_report(app: &App, store: &rhizome_store::SqliteStore, r: &IndexReport, skipped: &Skips)
-    -> Result<()> {
+/// Add this run's LLM usage to the totals kept in the index; returns this run's.
+fn record_usage(store: &mut rhizome_store::SqliteStore, llm: &crate::llm::Llm)
+    -> Result<std::collections::BTreeMap<String, StageUsage>> {
+    let run = llm.stack.usage();
+    let mut total: std::collections::BTreeMap<String, StageUsage> = store
+        .meta("llm_usage")?
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or_default();
+    for (stage, u) in &run {
+        let t = total.entry(stage.clone()).or_default();
+        t.calls += u.calls;
+        t.cached_calls += u.cached_calls;
+        t.failed_calls += u.failed_calls;
+        t.prompt_tokens += u.prompt_tokens;
+        t.completion_tokens += u.completion_tokens;
+    }
+    store.set_meta("llm_usage", &serde_json::to_string(&total)?)?;
+    Ok(run)
+}
+
+fn print_report(app: &App, store: &rhizome_store::SqliteStore, r: &IndexReport, skipped: &Skips,
+    usage: Option<std::collections::BTreeMap<String, StageUsage>>) -> Result<()> {
     use rhizome_core::StoreRead;
     let stats = store.stats()?;
     if app.json {
         let skipped: Vec<_> = skipped.iter().map(|(p, why)| json!({"path": p, "reason": why})).collect();
-        return print_json(&json!({"report": r, "skipped": skipped, "stats": stats}));
+        return print_json(&json!({"report": r, "skipped": skipped, "stats": stats, "llm_usage": usage}));
     }
     println!(
         "indexed {} new document(s) ({} unchanged, {} replaced, {} skipped): {} chunks, {} mentions, {} relations, {} facts",
@@ -76,10 +129,17 @@ fn print_report(app: &App, store: &rhizome_store::SqliteStore, r: &IndexReport, 
     let t: Vec<String> = r.timings_ms.iter().map(|(k, v)| format!("{k} {:.1}s", v / 1e3)).collect();
     println!("time: {}", t.join(", "));
     println!("index {}: {}", app.cli_index.display(), crate::cmd_misc::stats_line(&stats));
+    for (stage, u) in usage.iter().flatten() {
+        println!(
+            "llm {stage}: {} calls ({} cached, {} failed), {} prompt + {} completion tokens",
+            u.calls, u.cached_calls, u.failed_calls, u.prompt_tokens, u.completion_tokens
+        );
+    }
     Ok(())
 }
 
-pub fn index(mut app: App, paths: &[PathBuf], extractor: Option<String>) -> Result<()> {
+pub fn index(mut app: App, paths: &[PathBuf], extractor: Option<String>, dry_run: bool)
+    -> Result<()> {
     if let Some(x) = extractor {
         app.config.extract.extractor = x;
     }
@@ -97,7 +157,56 @@ pub fn index(mut app: App, paths: &[PathBuf], extractor: Option<String>) -> Resu
         }
         bail!("nothing to index: every input was skipped");
     }
+    if dry_run {
+        return dry_run_report(&app, docs, skipped);
+    }
     run_pipeline(&app, Input::Documents(docs), skipped)
+}
+
+/// What `index` would do: new documents, chunks, and the LLM calls and tokens it would
+/// spend (cached calls excluded). Writes nothing but the (empty) LLM cache table.
+fn dry_run_report(app: &App, docs: Vec<rhizome_core::Document>, skipped: Skips) -> Result<()> {
+    use rhizome_core::{Chunker, StoreRead};
+    let existing = rhizome_store::SqliteStore::open(&app.cli_index, false).ok();
+    let mut new_docs = Vec::new();
+    for d in docs {
+        let known = match &existing {
+            Some(s) => s.has_document(&d.id)?,
+            None => false,
+        };
+        if !known {
+            new_docs.push(d);
+        }
+    }
+    let chunker = TokenChunker { size: app.config.chunk.size, overlap: app.config.chunk.overlap };
+    let chunks: Vec<rhizome_core::Chunk> = new_docs.iter().flat_map(|d| chunker.chunk(d)).collect();
+    let refs: Vec<&rhizome_core::Chunk> = chunks.iter().collect();
+    let plan = match app.config.extract.extractor.as_str() {
+        "llm" => {
+            let llm = crate::llm::build(&app.config, &app.cli_index)?
+                .context("--extractor llm needs an LLM: set --llm-provider and --llm-model")?;
+            let planner = llm_extractor(app, &llm);
+            planner.plan(&refs, Some(llm.cache.as_ref()))?
+        }
+        _ => rhizome_llm::ExtractionPlan { chunks: chunks.len() as u64, ..Default::default() },
+    };
+    let out = json!({
+        "dry_run": true,
+        "documents_new": new_docs.len(),
+        "chunks": chunks.len(),
+        "extractor": app.config.extract.extractor,
+        "llm": plan,
+        "skipped": skipped.iter().map(|(p, w)| json!({"path": p, "reason": w})).collect::<Vec<_>>(),
+    });
+    if app.json {
+        return print_json(&out);
+    }
+    println!(
+        "dry run: {} new document(s), {} chunks; extractor {}: {} LLM calls ({} already cached), ~{} prompt + ~{} completion tokens",
+        new_docs.len(), chunks.len(), app.config.extract.extractor, plan.calls, plan.cached_calls,
+        plan.estimated_prompt_tokens, plan.estimated_completion_tokens
+    );
+    Ok(())
 }
 
 pub fn import(app: App, what: ImportKind) -> Result<()> {

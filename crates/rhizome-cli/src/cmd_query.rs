@@ -2,6 +2,7 @@
 
 use anyhow::Result;
 use rhizome_retrieve::{extractive_answer, retriever, Method, QueryEnv, INSUFFICIENT_EVIDENCE};
+use rhizome_llm::answer::{generate_answer, Evidence};
 use serde_json::json;
 
 use crate::app::{print_json, App};
@@ -25,10 +26,29 @@ pub fn query(mut app: App, question: &str, method: &str, top_k: Option<usize>) -
     let mut r = retriever(method).retrieve(&env, question)?;
     r.timings_ms.insert("retrieve".into(), t.elapsed().as_secs_f64() * 1e3);
     let t = std::time::Instant::now();
-    let answer = if r.contexts.is_empty() {
-        INSUFFICIENT_EVIDENCE.to_string()
+    let llm = crate::llm::build(&app.config, &app.cli_index)?;
+    let mut streamed = false;
+    let (answer, answer_kind) = if r.contexts.is_empty() {
+        (INSUFFICIENT_EVIDENCE.to_string(), "none")
+    } else if let Some(llm) = &llm {
+        let evidence: Vec<Evidence> =
+            r.contexts.iter().map(|c| Evidence { source: &c.source, text: &c.text }).collect();
+        // Stream to the terminal as the model writes, unless JSON was asked for.
+        let print = |piece: &str| {
+            use std::io::Write;
+            print!("{piece}");
+            let _ = std::io::stdout().flush();
+        };
+        let sink: Option<&rhizome_core::llm::TokenSink> = if app.json { None } else { Some(&print) };
+        streamed = sink.is_some();
+        let c = &app.config.llm;
+        let resp = llm.runtime.block_on(generate_answer(
+            llm.stack.as_ref(), &llm.prompts, question, &evidence, sink, c.temperature, c.max_tokens,
+        ))?;
+        (resp.text, "llm")
     } else {
-        extractive_answer(&embedder, question, &r.contexts, app.config.retrieval.answer_sentences, 3)?
+        let a = extractive_answer(&embedder, question, &r.contexts, app.config.retrieval.answer_sentences, 3)?;
+        (a, "extractive")
     };
     r.timings_ms.insert("answer".into(), t.elapsed().as_secs_f64() * 1e3);
     if app.json {
@@ -36,12 +56,17 @@ pub fn query(mut app: App, question: &str, method: &str, top_k: Option<usize>) -
             "question": question,
             "method": method,
             "answer": answer,
+            "answer_kind": answer_kind,
             "contexts": r.contexts,
             "paths": r.paths,
             "timings_ms": r.timings_ms,
         }));
     }
-    println!("{answer}\n");
+    if streamed {
+        println!("\n");
+    } else {
+        println!("{answer}\n");
+    }
     for (i, c) in r.contexts.iter().enumerate() {
         let snippet: String = c.text.chars().take(160).collect();
         let title = if c.title.is_empty() { String::new() } else { format!("{} — ", c.title) };

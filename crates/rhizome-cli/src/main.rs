@@ -6,6 +6,8 @@ mod cmd_eval;
 mod cmd_index;
 mod cmd_misc;
 mod cmd_query;
+mod llm;
+mod llm_local;
 mod progress;
 
 use std::path::PathBuf;
@@ -29,6 +31,15 @@ pub struct Cli {
     /// Print one JSON object instead of text (no progress bars).
     #[arg(long, global = true)]
     pub json: bool,
+    /// LLM provider: none, openai (any OpenAI-compatible API) or local (GGUF). [llm.provider]
+    #[arg(long, global = true, value_name = "PROVIDER")]
+    pub llm_provider: Option<String>,
+    /// OpenAI-compatible base URL, e.g. http://localhost:11434/v1. [llm.base_url]
+    #[arg(long, global = true, value_name = "URL")]
+    pub llm_base_url: Option<String>,
+    /// Model name. [llm.model]
+    #[arg(long, global = true, value_name = "MODEL")]
+    pub llm_model: Option<String>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -39,9 +50,12 @@ pub enum Command {
     Index {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
-        /// Extractor: nlp (LLM-free).
+        /// Extractor: nlp (LLM-free, default) or llm. [extract.extractor]
         #[arg(long)]
         extractor: Option<String>,
+        /// Estimate the LLM calls and tokens the run would make, and stop.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Import another tool's output.
     Import {

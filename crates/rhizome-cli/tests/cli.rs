@@ -257,6 +257,20 @@ fn adding_files_processes_only_new_ones_and_a_missing_model_is_explained() {
     let second = json(c);
     assert_eq!(second["report"]["documents_indexed"], 2, "{second}");
     assert_eq!(second["report"]["documents_unchanged"], 1);
+    // A file whose content changed replaces its old version.
+    let note = tmp.path().join("note.txt");
+    std::fs::write(&note, "Rosalind Franklin photographed DNA in 1952.").unwrap();
+    let mut c = rz(&idx);
+    c.arg("index").arg(&note);
+    ok(c);
+    std::fs::write(&note, "Rosalind Franklin took Photo 51 of DNA in May 1952.").unwrap();
+    let mut c = rz(&idx);
+    c.arg("index").arg(&note);
+    let third = json(c);
+    assert_eq!(third["report"]["documents_replaced"], 1, "{third}");
+    assert_eq!(stats(&idx)["nodes"]["Document"], 4);
+    let r = query(&idx, "What did Rosalind Franklin photograph?");
+    assert!(r["contexts"][0]["text"].as_str().unwrap().contains("Photo 51"), "{r:#}");
     let r = query(&idx, "When did Google introduce its Knowledge Graph?");
     assert_eq!(r["contexts"][0]["title"], "Knowledge graphs", "{r:#}");
 

@@ -19,6 +19,78 @@ pub struct Config {
     pub synonymy: SynonymyConfig,
     pub similar: SimilarConfig,
     pub retrieval: RetrievalConfig,
+    pub llm: LlmConfig,
+}
+
+/// The LLM used for extraction and answers. `provider = "none"` (the default) keeps
+/// everything LLM-free.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmConfig {
+    /// `none`, `openai` (any OpenAI-compatible endpoint) or `local` (a GGUF model).
+    pub provider: String,
+    /// OpenAI-compatible base URL (…/v1, or an Azure deployment URL).
+    pub base_url: String,
+    /// Model name (`openai`) or local model name (`local`: see `rhizome models list`).
+    pub model: String,
+    /// Name of the environment variable holding the API key.
+    pub api_key_env: String,
+    /// Azure-style endpoints: the `api-version` query parameter (empty: not Azure).
+    pub azure_api_version: String,
+    pub timeout_s: f64,
+    pub max_retries: u32,
+    pub retry_base_ms: u64,
+    pub retry_max_ms: u64,
+    /// Calls in flight at once.
+    pub concurrency: usize,
+    /// 0: unlimited.
+    pub requests_per_minute: u32,
+    /// 0: unlimited.
+    pub tokens_per_minute: u64,
+    pub temperature: f32,
+    pub max_tokens: u32,
+    /// Directory of prompt files overriding the built-in ones (`NAME.txt`); empty: none.
+    pub prompts_dir: String,
+    /// Extra "anything missed?" passes per chunk.
+    pub gleanings: u32,
+    /// Entity types the LLM extractor keeps (others become CONCEPT or are dropped).
+    pub schema: Vec<String>,
+    /// Entities described in at least this many chunks get an LLM summary (0: never).
+    pub summarize_min_descriptions: usize,
+    /// Context size for local models, in tokens.
+    pub context_tokens: u32,
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        LlmConfig {
+            provider: "none".into(),
+            base_url: "http://localhost:11434/v1".into(),
+            model: String::new(),
+            api_key_env: "RHIZOME_LLM_API_KEY".into(),
+            azure_api_version: String::new(),
+            timeout_s: 120.0,
+            max_retries: 5,
+            retry_base_ms: 500,
+            retry_max_ms: 30_000,
+            concurrency: 8,
+            requests_per_minute: 0,
+            tokens_per_minute: 0,
+            temperature: 0.0,
+            max_tokens: 1024,
+            prompts_dir: String::new(),
+            gleanings: 0,
+            schema: [
+                "PERSON", "ORGANIZATION", "LOCATION", "EVENT", "CONCEPT", "TECHNOLOGY",
+                "PRODUCT", "DATE", "MONEY",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+            summarize_min_descriptions: 0,
+            context_tokens: 4096,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -92,6 +164,7 @@ impl Default for Config {
             synonymy: SynonymyConfig::default(),
             similar: SimilarConfig::default(),
             retrieval: RetrievalConfig::default(),
+            llm: LlmConfig::default(),
         }
     }
 }
@@ -214,6 +287,13 @@ fn set(value: &mut toml::Value, section: &str, key: &str, raw: &str, origin: &st
         toml::Value::Integer(_) => toml::Value::Integer(raw.trim().parse().map_err(|_| bad("an integer"))?),
         toml::Value::Float(_) => toml::Value::Float(raw.trim().parse().map_err(|_| bad("a number"))?),
         toml::Value::Boolean(_) => toml::Value::Boolean(raw.trim().parse().map_err(|_| bad("true or false"))?),
+        toml::Value::Array(_) => toml::Value::Array(
+            raw.split(',')
+                .map(str::trim)
+                .filter(|x| !x.is_empty())
+                .map(|x| toml::Value::String(x.to_string()))
+                .collect(),
+        ),
         _ => toml::Value::String(raw.to_string()),
     };
     Ok(())

@@ -23,6 +23,13 @@ pub enum Error {
     Config(String),
     #[error("not found: {0}")]
     NotFound(String),
+    /// An LLM call failed after retries: the provider, what happened, and what to check.
+    #[error("LLM {provider}: {msg}")]
+    Llm { provider: String, msg: String },
+    /// A transient LLM failure (rate limit, 5xx, timeout, malformed body): worth retrying,
+    /// after `retry_after_ms` when the server said so.
+    #[error("LLM {provider}: {msg}")]
+    LlmTransient { provider: String, msg: String, retry_after_ms: Option<u64> },
     #[error("cancelled")]
     Cancelled,
 }

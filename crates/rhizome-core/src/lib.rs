@@ -5,6 +5,7 @@ pub mod config;
 pub mod embed;
 pub mod error;
 pub mod ids;
+pub mod llm;
 pub mod model;
 pub mod steps;
 pub mod store;

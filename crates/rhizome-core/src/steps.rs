@@ -24,4 +24,9 @@ pub trait Extractor: Send + Sync {
     /// Name recorded with the index, e.g. `nlp`.
     fn name(&self) -> &str;
     fn extract(&self, chunk: &Chunk) -> Result<Extraction>;
+    /// Extract many chunks; one result per chunk, in order. Extractors that wait on I/O
+    /// (an LLM) override this to work on the chunks concurrently.
+    fn extract_batch(&self, chunks: &[&Chunk]) -> Vec<Result<Extraction>> {
+        chunks.iter().map(|c| self.extract(c)).collect()
+    }
 }

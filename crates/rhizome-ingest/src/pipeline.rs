@@ -159,24 +159,31 @@ impl Pipeline<'_> {
         let all: Vec<&Chunk> = chunked.iter().flat_map(|(_, c)| c.iter()).collect();
         let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
         let per = all.len().div_ceil(threads).max(1);
-        let parts: Vec<Result<Vec<Extraction>>> = std::thread::scope(|s| {
+        let parts: Vec<Vec<Result<Extraction>>> = std::thread::scope(|s| {
             let hs: Vec<_> = all
                 .chunks(per)
-                .map(|part| s.spawn(move || part.iter().map(|c| self.extractor.extract(c)).collect()))
+                .map(|part| s.spawn(move || self.extractor.extract_batch(part)))
                 .collect();
             hs.into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err(Error::Store("extractor panicked".into()))))
+                .zip(all.chunks(per))
+                .map(|(h, part)| {
+                    h.join().unwrap_or_else(|_| {
+                        part.iter().map(|_| Err(Error::Store("extractor panicked".into()))).collect()
+                    })
+                })
                 .collect()
         });
         let mut extractions = Vec::with_capacity(all.len());
-        for (p, c) in parts.into_iter().zip(all.chunks(per)) {
-            match p {
-                Ok(v) => extractions.extend(v),
-                Err(e) => {
-                    // An extractor failure costs the chunk its graph, never the chunk itself.
-                    self.progress.warn(&format!("extraction failed for {} chunk(s): {e}", c.len()));
-                    extractions.extend(c.iter().map(|_| Extraction::default()));
-                }
+        for (results, part) in parts.into_iter().zip(all.chunks(per)) {
+            for (r, c) in results.into_iter().zip(part) {
+                extractions.push(r.unwrap_or_else(|e| {
+                    // A failed extraction costs the chunk its graph, never the chunk itself.
+                    self.progress.warn(&format!(
+                        "extraction failed for chunk {} of {}: {e}",
+                        c.ordinal, c.doc_id
+                    ));
+                    Extraction::default()
+                }));
             }
         }
         let mut ex = extractions.into_iter();

@@ -11,6 +11,7 @@
 //! [`WriteBatch`]: rhizome_core::WriteBatch
 
 mod bm25;
+mod llm_cache;
 mod schema;
 mod sqlite_read;
 mod sqlite_write;
@@ -23,6 +24,8 @@ use std::sync::Arc;
 
 use rhizome_core::{Error, Result, VectorKind};
 use rusqlite::Connection;
+
+pub use llm_cache::SqliteLlmCache;
 
 /// File name of the database inside an index directory.
 pub const DB_FILE: &str = "rhizome.sqlite";

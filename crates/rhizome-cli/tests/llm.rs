@@ -1,0 +1,130 @@
+//! `rhizome` with an OpenAI-compatible LLM: the loopback server (real HTTP) scripts
+//! answers and failures; the binary indexes, caches, accounts and answers.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use rhizome_llm::testing::{Fault, MockOpenAi};
+use serde_json::Value;
+
+fn docs() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/docs")
+}
+
+fn rz(index: &Path, server: &MockOpenAi) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rhizome"));
+    c.arg("--index").arg(index)
+        .args(["--llm-provider", "openai", "--llm-model", "mock-model", "--llm-base-url"])
+        .arg(server.base_url())
+        .args(["--set", "llm.retry_base_ms=10", "--set", "llm.timeout_s=1", "--set", "llm.concurrency=1"])
+        .env_remove("RHIZOME_INDEX")
+        .env_remove("RHIZOME_CONFIG")
+        .env("RHIZOME_LLM_API_KEY", "sk-loopback");
+    c
+}
+
+fn run_json(mut c: Command) -> Value {
+    c.arg("--json");
+    let out: Output = c.output().unwrap();
+    assert!(out.status.success(), "failed: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn llm_extraction_survives_failures_and_never_pays_twice() {
+    let server = MockOpenAi::start().unwrap();
+    server.push_faults([
+        Fault::RateLimited { retry_after_s: 0 },
+        Fault::ServerError,
+        Fault::Slow(std::time::Duration::from_millis(2500)),
+        Fault::Malformed,
+        Fault::Truncated,
+        Fault::Chatty,
+    ]);
+    let tmp = tempfile::tempdir().unwrap();
+    let idx = tmp.path().join("idx");
+
+    // Dry run first: it estimates and spends nothing.
+    let mut c = rz(&idx, &server);
+    c.args(["index", "--extractor", "llm", "--dry-run"]).arg(docs());
+    let plan = run_json(c);
+    assert_eq!(plan["documents_new"], 3);
+    assert_eq!(plan["llm"]["calls"], plan["chunks"]);
+    assert!(plan["llm"]["estimated_prompt_tokens"].as_u64().unwrap() > 500, "{plan}");
+    assert_eq!(server.request_count(), 0);
+
+    let mut c = rz(&idx, &server);
+    c.args(["index", "--extractor", "llm"]).arg(docs());
+    let first = run_json(c);
+    assert_eq!(first["report"]["documents_indexed"], 3, "{first}");
+    let usage = &first["llm_usage"]["extract"];
+    assert_eq!(usage["failed_calls"], 0, "all faults were retried: {first}");
+    assert!(usage["calls"].as_u64().unwrap() >= 3);
+    assert!(usage["prompt_tokens"].as_u64().unwrap() > 0);
+    let stats = &first["stats"];
+    assert!(stats["nodes"]["Entity"].as_u64().unwrap() >= 5, "{stats}");
+    assert!(stats["nodes"]["Fact"].as_u64().unwrap() >= 2, "{stats}");
+    assert!(stats["edges"]["RELATED"].as_u64().unwrap() >= 2, "{stats}");
+    let calls_after_first = server.request_count();
+    // 3 chunks + 6 faulted attempts (the truncated and chatty answers are parsed, not retried).
+    assert_eq!(calls_after_first, 3 + 4, "requests seen");
+
+    // Same input again: nothing new to do, zero calls.
+    let mut c = rz(&idx, &server);
+    c.args(["index", "--extractor", "llm"]).arg(docs());
+    run_json(c);
+    assert_eq!(server.request_count(), calls_after_first);
+
+    // Delete everything and index again: every response comes from the cache.
+    for f in ["copenhagen-physics.txt", "knowledge-graphs.html", "rhizome-plants.md"] {
+        let mut c = rz(&idx, &server);
+        c.arg("delete").arg(docs().join(f));
+        run_json(c);
+    }
+    let mut c = rz(&idx, &server);
+    c.args(["index", "--extractor", "llm"]).arg(docs());
+    let again = run_json(c);
+    assert_eq!(server.request_count(), calls_after_first, "zero LLM calls on re-index");
+    assert_eq!(again["llm_usage"]["extract"]["cached_calls"], 3);
+    assert_eq!(again["stats"], first["stats"]);
+}
+
+#[test]
+fn a_chunk_whose_calls_keep_failing_is_kept_and_reported() {
+    let server = MockOpenAi::start().unwrap();
+    server.push_faults([Fault::ServerError; 3]);
+    let tmp = tempfile::tempdir().unwrap();
+    let idx = tmp.path().join("idx");
+    let mut c = rz(&idx, &server);
+    c.args(["index", "--extractor", "llm", "--set", "llm.max_retries=2"]).arg(docs().join("rhizome-plants.md"));
+    c.arg("--json");
+    let out = c.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("extraction failed for chunk") && err.contains("gave up after 3 attempts"), "{err}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["stats"]["nodes"]["Chunk"], 1, "the chunk is kept");
+    assert_eq!(v["llm_usage"]["extract"]["failed_calls"], 1);
+}
+
+#[test]
+fn answers_with_the_llm_and_citations() {
+    let server = MockOpenAi::with_responder(Box::new(|req: &Value| {
+        let text = rhizome_llm::testing::last_user_text(req);
+        assert!(text.contains("[1]"), "contexts are numbered");
+        "Ben Mottelson and James Rainwater shared it with him [1].".to_string()
+    }))
+    .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let idx = tmp.path().join("idx");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rhizome"));
+    c.arg("--index").arg(&idx).arg("index").arg(docs()).env_remove("RHIZOME_INDEX");
+    assert!(c.output().unwrap().status.success());
+    let mut c = rz(&idx, &server);
+    c.args(["query", "Who shared the Nobel Prize in Physics with Aage Bohr?"]);
+    let r = run_json(c);
+    assert_eq!(r["answer_kind"], "llm");
+    assert!(r["answer"].as_str().unwrap().contains("[1]"));
+    let prompt = server.requests()[0].to_string();
+    assert!(prompt.contains("Aage Bohr") && prompt.contains("insufficient"), "answer prompt: {prompt}");
+}

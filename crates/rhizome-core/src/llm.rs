@@ -1,0 +1,132 @@
+//! The LLM provider contracts: one async method each, so that caching, retries,
+//! concurrency and rate limits are wrapper types around any provider, not code repeated
+//! in every provider.
+//!
+//! Futures are boxed (`BoxFuture`) so providers can be used as trait objects and so this
+//! crate needs no async runtime: the runtime is the caller's.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde::{Deserialize, Serialize};
+
+use crate::Result;
+
+/// A boxed, sendable future.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: Role,
+    pub content: String,
+}
+
+impl ChatMessage {
+    pub fn system(c: impl Into<String>) -> Self {
+        ChatMessage { role: Role::System, content: c.into() }
+    }
+    pub fn user(c: impl Into<String>) -> Self {
+        ChatMessage { role: Role::User, content: c.into() }
+    }
+    pub fn assistant(c: impl Into<String>) -> Self {
+        ChatMessage { role: Role::Assistant, content: c.into() }
+    }
+}
+
+/// A chat completion request. Everything that changes the answer is here, so the request
+/// (with the provider and model) is the cache key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    pub messages: Vec<ChatMessage>,
+    pub temperature: f32,
+    pub max_tokens: Option<u32>,
+    /// Ask for a JSON object where the provider supports it.
+    pub json_mode: bool,
+    pub stop: Vec<String>,
+    pub seed: Option<u64>,
+    /// Pipeline stage this call belongs to (for token accounting; not sent).
+    #[serde(skip)]
+    pub stage: String,
+}
+
+impl Default for ChatRequest {
+    fn default() -> Self {
+        ChatRequest {
+            messages: Vec::new(),
+            temperature: 0.0,
+            max_tokens: None,
+            json_mode: false,
+            stop: Vec::new(),
+            seed: Some(0),
+            stage: String::new(),
+        }
+    }
+}
+
+/// Token counts of one call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatResponse {
+    pub text: String,
+    pub usage: Usage,
+    /// True when the response came from the cache (no call was made).
+    #[serde(default)]
+    pub cached: bool,
+}
+
+/// Receives streamed text as it is generated.
+pub type TokenSink = dyn Fn(&str) + Send + Sync;
+
+/// A chat-completion provider (OpenAI-compatible HTTP, local GGUF, ...).
+pub trait ChatProvider: Send + Sync {
+    /// `provider/model`, e.g. `openai/gpt-4o-mini` or `local/qwen2.5-0.5b`: part of the
+    /// cache key.
+    fn id(&self) -> String;
+    /// Complete `req`. With `stream`, text is also passed to it as it is generated.
+    fn chat<'a>(&'a self, req: &'a ChatRequest, stream: Option<&'a TokenSink>)
+        -> BoxFuture<'a, Result<ChatResponse>>;
+}
+
+/// Forwarding through shared pointers, so wrappers can hold `Arc<dyn ChatProvider>`.
+impl<P: ChatProvider + ?Sized> ChatProvider for std::sync::Arc<P> {
+    fn id(&self) -> String {
+        (**self).id()
+    }
+    fn chat<'a>(&'a self, req: &'a ChatRequest, stream: Option<&'a TokenSink>)
+        -> BoxFuture<'a, Result<ChatResponse>> {
+        (**self).chat(req, stream)
+    }
+}
+
+/// An embeddings provider reached asynchronously (e.g. an OpenAI-compatible endpoint).
+pub trait EmbeddingProvider: Send + Sync {
+    fn id(&self) -> String;
+    fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>>>;
+}
+
+/// A persistent store of LLM responses, keyed by a hash of provider, model, parameters and
+/// prompt. Shared by concurrent calls.
+pub trait LlmCache: Send + Sync {
+    fn get(&self, key: &str) -> Result<Option<ChatResponse>>;
+    fn put(&self, key: &str, provider: &str, response: &ChatResponse) -> Result<()>;
+}
+
+/// The cache key of a request to a provider: SHA-256 over the provider id and the request
+/// as JSON (messages, temperature, max tokens, JSON mode, stop, seed).
+pub fn cache_key(provider_id: &str, req: &ChatRequest) -> String {
+    let body = serde_json::to_string(req).unwrap_or_default();
+    crate::ids::content_id("llm_", &[provider_id, &body])
+}
