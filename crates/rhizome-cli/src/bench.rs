@@ -27,6 +27,7 @@ pub fn peak_rss_mib() -> Option<f64> {
 pub fn run(app: App, what: BenchCmd) -> Result<()> {
     match what {
         BenchCmd::Ingest { corpus, baseline_sample } => ingest(app, &corpus, baseline_sample),
+        BenchCmd::Llm { prompt_tokens, gen_tokens } => llm(app, prompt_tokens, gen_tokens),
     }
 }
 
@@ -116,5 +117,20 @@ fn ingest(app: App, corpus: &std::path::Path, baseline_sample: usize) -> Result<
     if let Some(m) = peak_rss_mib() {
         println!("peak memory: {m:.0} MiB");
     }
+    Ok(())
+}
+
+/// Local model throughput: prompt processing and generation tokens/s.
+fn llm(app: App, prompt_tokens: usize, gen_tokens: usize) -> Result<()> {
+    let t = Instant::now();
+    let chat = crate::llm_local::load_chat(&app.config)?;
+    let load_s = t.elapsed().as_secs_f64();
+    let r = rhizome_llm_local::bench(&chat, prompt_tokens, gen_tokens)?;
+    if app.json {
+        return print_json(&json!({"load_s": load_s, "bench": r, "peak_rss_mib": peak_rss_mib()}));
+    }
+    println!("{} ({} threads, loaded in {:.1} s)", r.model, r.threads, load_s);
+    println!("prompt: {} tokens at {:.1} tokens/s", r.prompt_tokens, r.prompt_tok_per_s);
+    println!("generation: {} tokens at {:.1} tokens/s", r.gen_tokens, r.gen_tok_per_s);
     Ok(())
 }

@@ -72,8 +72,15 @@ pub fn delete(app: App, doc: &str) -> Result<()> {
 pub fn models(app: App, what: ModelsCmd) -> Result<()> {
     let dir = rhizome_embed::models_dir();
     match what {
-        ModelsCmd::Fetch => {
-            for spec in rhizome_embed::models::ALL {
+        ModelsCmd::Fetch { llm } => {
+            let mut specs: Vec<&rhizome_embed::ModelSpec> = rhizome_embed::models::ALL.to_vec();
+            for name in &llm {
+                specs.push(rhizome_embed::models::find_llm(name).ok_or_else(|| {
+                    let known: Vec<_> = rhizome_embed::models::LLMS.iter().map(|s| s.name).collect();
+                    anyhow::anyhow!("unknown local model {name:?}; known: {}", known.join(", "))
+                })?);
+            }
+            for spec in specs {
                 if !app.json {
                     eprintln!("fetching {} into {} ...", spec.name, dir.display());
                 }
@@ -90,6 +97,7 @@ pub fn models(app: App, what: ModelsCmd) -> Result<()> {
         ModelsCmd::List => {
             let rows: Vec<_> = rhizome_embed::models::ALL
                 .iter()
+                .chain(rhizome_embed::models::LLMS.iter())
                 .map(|s| json!({"name": s.name, "installed": rhizome_embed::is_installed(s, &dir),
                     "path": rhizome_embed::model_path(s, &dir)}))
                 .collect();

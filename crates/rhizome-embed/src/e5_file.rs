@@ -240,7 +240,8 @@ impl E5File {
             if offset.checked_add(expected).is_none_or(|end| end > data.len()) || bytes < expected {
                 return Err(format!("tensor {name}: data lies outside the file"));
             }
-            tensors.insert(name, TensorEntry { q4: dtype == 1, elements, offset, bytes: expected });
+            // The first entry of a name wins, as in the reference loader.
+            tensors.entry(name).or_insert(TensorEntry { q4: dtype == 1, elements, offset, bytes: expected });
         }
         Ok(E5File { header, vocab, norm, tensors, data })
     }

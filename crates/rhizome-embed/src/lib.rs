@@ -28,12 +28,13 @@ pub mod e5_file;
 pub mod minilm;
 pub mod models;
 mod ops;
+pub mod q8q4;
 pub mod spm;
 pub mod xlmr;
 
 pub use minilm::{MiniLmEmbedder, DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, MINILM_MODEL_ID};
 pub use models::{fetch, is_installed, load_default, model_path, models_dir, require, ModelSpec, MINILM};
-pub use e5::{E5Embedder, E5_MODEL_ID};
+pub use e5::{E5Embedder, E5Matmul, E5_MODEL_ID};
 pub use models::E5_SMALL;
 
 /// Load the embedder called `name` (`all-MiniLM-L6-v2` or `multilingual-e5-small`) from the

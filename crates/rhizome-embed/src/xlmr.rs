@@ -1,14 +1,15 @@
 //! The XLM-R (BERT-architecture) encoder of multilingual-e5-small, loaded from an `E5S1`
 //! file (see [`crate::e5_file`]).
 //!
-//! The Q4_0 layer weights are dequantised to f32 once at load time and the forward pass is
-//! the f32 one of [`crate::bert`]: packed batches, gemm matmuls and the fused kernels of
-//! `ops` (fused, pre-scaled QKV; bias+GELU; bias+residual+LayerNorm; per-sequence attention).
-//! Measured on this project's 2-core AVX-512 machine, that is faster than int8 x int4
-//! matmuls (see the `E5Embedder` docs), and it keeps activations in full precision.
+//! The forward pass is the one of [`crate::bert`]: packed batches (no padding), a fused QKV
+//! projection with `1/sqrt(head_dim)` folded into the query weights, and the fused kernels of
+//! `ops` (bias+GELU, bias+residual+LayerNorm, per-sequence attention). The dense layers run
+//! either as f32 gemm on weights dequantised once at load time, or as int8 x int4 matmuls on
+//! the 4-bit weights ([`crate::q8q4`], AVX-512 VNNI); see [`crate::e5::E5Matmul`].
 //!
 //! The word-embedding table (250k rows, 3/4 of the file) stays 4-bit: rows are dequantised
-//! as tokens are looked up, which keeps the resident model at ~140 MB instead of ~470 MB.
+//! as tokens are looked up, which keeps the resident model at ~80 MB (int8 matmuls) or
+//! ~140 MB (f32) instead of ~470 MB.
 //! Positions follow XLM-R (ids start at `padding_idx + 1 = 2`; the file's table already
 //! starts there) and the single token type 0 is added to every token.
 
@@ -17,16 +18,47 @@ use rayon::prelude::*;
 
 use crate::e5_file::{dequantize_q4, E5File, E5Header, Q4_BLOCK, Q4_BLOCK_BYTES};
 use crate::ops::{Attention, BiasAdd, BiasGelu, BiasResidualNorm, NormParams};
+use crate::q8q4::Q4Matrix;
 
-/// One encoder layer: weights `[in, out]` contiguous f32, biases applied by `ops` kernels.
+/// A dense layer without bias: f32 `[in, out]` weights (gemm), or 4-bit ones (int8 kernel).
+enum Linear {
+    F32(Tensor),
+    Q4(Q4Matrix),
+}
+
+impl Linear {
+    /// Load `[out, in]` Q4_0 matrices stacked along the output dimension, each with a factor
+    /// on its weights.
+    fn load(f: &E5File, parts: &[(&str, usize, f32)], n_in: usize, q4: bool) -> Result<Self, String> {
+        if q4 {
+            let blocks: Vec<(&[u8], usize, f32)> = parts
+                .iter()
+                .map(|&(name, n_out, s)| Ok((f.q4_tensor(name, n_out, n_in)?, n_out, s)))
+                .collect::<Result<_, String>>()?;
+            return Ok(Linear::Q4(Q4Matrix::from_q4(&blocks, n_in)?));
+        }
+        let ts: Vec<Tensor> =
+            parts.iter().map(|&(name, n_out, s)| linear(f, name, n_out, n_in, s)).collect::<Result<_, _>>()?;
+        Ok(Linear::F32(Tensor::cat(&ts, 1).and_then(|t| t.contiguous()).map_err(ce)?))
+    }
+
+    fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        match self {
+            Linear::F32(w) => x.matmul(w),
+            Linear::Q4(m) => x.apply_op1_no_bwd(m),
+        }
+    }
+}
+
+/// One encoder layer; biases are applied by the fused `ops` kernels.
 struct Layer {
-    qkv_w: Tensor,
+    qkv: Linear,
     qkv_b: Vec<f32>,
-    attn_out_w: Tensor,
+    attn_out: Linear,
     attn_norm: NormParams,
-    inter_w: Tensor,
+    inter: Linear,
     inter_b: Vec<f32>,
-    out_w: Tensor,
+    out: Linear,
     out_norm: NormParams,
 }
 
@@ -40,6 +72,7 @@ pub struct XlmrEncoder {
     emb_gamma: Vec<f32>,
     emb_beta: Vec<f32>,
     layers: Vec<Layer>,
+    int8: bool,
     device: Device,
 }
 
@@ -59,8 +92,13 @@ fn linear(f: &E5File, name: &str, n_out: usize, n_in: usize, scale: f32) -> Resu
 }
 
 impl XlmrEncoder {
-    /// Build the encoder from a parsed file.
-    pub fn from_file(f: &E5File) -> Result<Self, String> {
+    /// Build the encoder from a parsed file: with int8 x int4 matmuls on the 4-bit weights
+    /// if `int8` (the caller checks [`Q4Matrix::available`]), else f32 matmuls on dequantised
+    /// weights.
+    pub fn from_file(f: &E5File, int8: bool) -> Result<Self, String> {
+        if int8 && !Q4Matrix::available() {
+            return Err("int8 matmuls need a CPU with AVX-512 VNNI".into());
+        }
         let hd = f.header.clone();
         let (h, ff) = (hd.hidden, hd.intermediate);
         let word_q4 = f.q4_tensor("emb.word", hd.vocab_rows, h)?.to_vec();
@@ -84,25 +122,28 @@ impl XlmrEncoder {
         let mut layers = Vec::with_capacity(hd.layers);
         for l in 0..hd.layers {
             let p = |s: &str| format!("l{l}.{s}");
-            let q = linear(f, &p("q.w"), h, h, scale)?;
-            let k = linear(f, &p("k.w"), h, h, 1.0)?;
-            let v = linear(f, &p("v.w"), h, h, 1.0)?;
-            let qkv_w = Tensor::cat(&[&q, &k, &v], 1).and_then(|t| t.contiguous()).map_err(ce)?;
+            let (qn, kn, vn) = (p("q.w"), p("k.w"), p("v.w"));
+            let qkv = Linear::load(f, &[(&qn, h, scale), (&kn, h, 1.0), (&vn, h, 1.0)], h, int8)?;
             let mut qkv_b: Vec<f32> = f.f32_tensor(&p("q.b"), h)?.iter().map(|b| b * scale).collect();
             qkv_b.extend(f.f32_tensor(&p("k.b"), h)?);
             qkv_b.extend(f.f32_tensor(&p("v.b"), h)?);
             layers.push(Layer {
-                qkv_w,
+                qkv,
                 qkv_b,
-                attn_out_w: linear(f, &p("ao.w"), h, h, 1.0)?,
+                attn_out: Linear::load(f, &[(&p("ao.w"), h, 1.0)], h, int8)?,
                 attn_norm: norm("ao", "aln", l)?,
-                inter_w: linear(f, &p("fi.w"), ff, h, 1.0)?,
+                inter: Linear::load(f, &[(&p("fi.w"), ff, 1.0)], h, int8)?,
                 inter_b: f.f32_tensor(&p("fi.b"), ff)?,
-                out_w: linear(f, &p("fo.w"), h, ff, 1.0)?,
+                out: Linear::load(f, &[(&p("fo.w"), h, 1.0)], ff, int8)?,
                 out_norm: norm("fo", "oln", l)?,
             });
         }
-        Ok(XlmrEncoder { header: hd, word_q4, pos_type, emb_gamma, emb_beta, layers, device: Device::Cpu })
+        Ok(XlmrEncoder { header: hd, word_q4, pos_type, emb_gamma, emb_beta, layers, int8, device: Device::Cpu })
+    }
+
+    /// Whether the matmuls are int8 x int4 (else f32 on dequantised weights).
+    pub fn int8(&self) -> bool {
+        self.int8
     }
 
     /// Dimensions and constants of the model.
@@ -150,15 +191,15 @@ impl XlmrEncoder {
         let mut x = Tensor::from_vec(self.embed_tokens(ids, lens), (n, h), &self.device)?;
         let attention = Attention { lens, heads: self.header.heads, head_dim: h / self.header.heads };
         for layer in &self.layers {
-            let qkv = x.matmul(&layer.qkv_w)?; // (n, 3h)
+            let qkv = layer.qkv.forward(&x)?; // (n, 3h)
             qkv.inplace_op1(&BiasAdd(&layer.qkv_b))?;
             let ctx = qkv.apply_op1_no_bwd(&attention)?; // (n, h)
-            let attn = ctx.matmul(&layer.attn_out_w)?;
+            let attn = layer.attn_out.forward(&ctx)?;
             attn.inplace_op2(&x, &BiasResidualNorm(&layer.attn_norm))?;
             x = attn;
-            let inter = x.matmul(&layer.inter_w)?; // (n, intermediate)
+            let inter = layer.inter.forward(&x)?; // (n, intermediate)
             inter.inplace_op1(&BiasGelu(&layer.inter_b))?;
-            let out = inter.matmul(&layer.out_w)?;
+            let out = layer.out.forward(&inter)?;
             out.inplace_op2(&x, &BiasResidualNorm(&layer.out_norm))?;
             x = out;
         }

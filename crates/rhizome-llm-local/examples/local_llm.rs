@@ -1,4 +1,4 @@
-//! Try a local model: `local_llm <model> [bench <prompt_tokens> <gen_tokens> | <prompt>]`.
+//! Try a local model: `local_llm <model> [bench <prompt_tokens> <gen_tokens> | [json:]<prompt>]`.
 //! The model is fetched into the models dir if missing. `RHIZOME_LLAMA_THREADS` sets threads.
 
 use rhizome_core::llm::{ChatMessage, ChatRequest, TokenSink};
@@ -12,8 +12,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = models::models_dir();
     models::fetch(spec, &dir)?;
     let t = std::time::Instant::now();
-    let n_ctx = std::env::var("NCTX").ok().and_then(|t| t.parse().ok()).unwrap_or(4096);
-    let chat = LocalChat::load_installed(name, &dir, LocalOptions { n_ctx, ..LocalOptions::default() })?;
+    let chat = LocalChat::load_installed(name, &dir, LocalOptions::default())?;
     eprintln!("loaded {name} in {:.2}s ({} threads)", t.elapsed().as_secs_f64(), chat.threads());
     if args.get(1).map(String::as_str) == Some("bench") {
         let p = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(512);
@@ -23,20 +22,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Ok(());
     }
     let prompt = args.get(1).cloned().unwrap_or_else(|| "Reply with the word hello.".into());
-    let req = ChatRequest { messages: vec![ChatMessage::user(prompt)], max_tokens: Some(256), ..Default::default() };
+    // A `json:` prefix asks for JSON mode.
+    let (json_mode, prompt) = match prompt.strip_prefix("json:") {
+        Some(p) => (true, p.to_string()),
+        None => (false, prompt),
+    };
+    let req = ChatRequest { messages: vec![ChatMessage::user(prompt)], max_tokens: Some(256), json_mode, ..Default::default() };
     let sink = |s: &str| {
         use std::io::Write;
         print!("{s}");
         let _ = std::io::stdout().flush();
     };
     let t = std::time::Instant::now();
-    let r = futures_lite_block_on(rhizome_core::llm::ChatProvider::chat(&chat, &req, Some(&sink as &TokenSink)))?;
+    let r = block_on(rhizome_core::llm::ChatProvider::chat(&chat, &req, Some(&sink as &TokenSink)))?;
     println!("\n-- {:?} in {:.2}s", r.usage, t.elapsed().as_secs_f64());
     Ok(())
 }
 
 /// The future decodes synchronously and never pends: one poll completes it.
-fn futures_lite_block_on<F: std::future::Future>(fut: F) -> F::Output {
+fn block_on<F: std::future::Future>(fut: F) -> F::Output {
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
     match std::pin::pin!(fut).poll(&mut cx) {
         std::task::Poll::Ready(v) => v,

@@ -16,8 +16,11 @@
 //! - A prompt that does not fit the context (leaving room for at least one generated
 //!   token) is an [`Error::Llm`]: nothing is silently dropped from it.
 //! - Calls are serialised (one llama.cpp context decodes at a time); each call decodes
-//!   synchronously inside its future (no runtime is assumed), starting from an empty KV
-//!   cache so that results never depend on earlier calls.
+//!   synchronously inside its future, which completes on its first poll (no runtime is
+//!   assumed; it blocks the polling thread meanwhile), starting from an empty KV cache so
+//!   that results never depend on earlier calls.
+//! - The rendered prompt is tokenized with special tokens parsed, so template markers
+//!   (e.g. `<|im_end|>`) inside message text act as markers, as in llama.cpp's server.
 //!
 //! llama.cpp's own logging is silenced unless `RHIZOME_LLAMA_LOG=1`;
 //! `RHIZOME_LLAMA_THREADS` sets the default thread count.

@@ -126,7 +126,10 @@ fn parse_inner(text: &str, schema: &[String]) -> ParseOutcome {
         return assemble::finish(col, schema);
     }
 
-    let found = json_repair::find_values(text, json_records::is_extraction);
+    let (found, gave_up) = json_repair::find_values(text, json_records::is_extraction);
+    if gave_up {
+        col.notes.add("stopped looking for JSON: too many broken brackets in the output");
+    }
     let mut rest = String::with_capacity(text.len());
     let mut last = 0;
     for f in &found {

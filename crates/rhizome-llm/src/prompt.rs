@@ -39,7 +39,9 @@ const BUILTIN: [(&str, &str); 5] = [
 /// Where a prompt's text came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PromptSource {
+    /// The text shipped in `prompts/` (embedded at compile time).
     BuiltIn,
+    /// An override: the file it was read from (or `<set in code>` for [`Prompts::set`]).
     File(PathBuf),
 }
 

@@ -237,6 +237,13 @@ fn garbage_never_panics() {
         let o = parse(text);
         assert!(o.extraction.entities.len() <= 1, "{text:?}: {o:?}");
     }
+    // Pathological inputs of realistic size still finish (quickly: see the test time).
+    for unit in ["[a", "{\"a\": [", "(\"entity\"<|>", "[{\"name\": \"x", "\"", "(\"entity\"<|>\"A\"<|>\"B\"<|>\"("] {
+        let started = std::time::Instant::now();
+        let o = parse(&unit.repeat(20_000 / unit.len()));
+        eprintln!("{unit:?} x {}: {:?}", 20_000 / unit.len(), started.elapsed());
+        assert!(!o.warnings.iter().any(|w| w.contains("internal error")));
+    }
     let deep = "[".repeat(100_000);
     let o = parse(&deep);
     assert!(o.extraction.entities.is_empty());
@@ -324,6 +331,10 @@ fn schema_pruning() {
     assert_eq!(entity(&o, "Jazz").entity_type, "CONCEPT");
     assert_eq!(o.stats.retyped, 1);
     assert!(o.warnings.iter().any(|w| w.contains("genre -> CONCEPT")), "{:?}", o.warnings);
+    // A copied list of types: the first that fits.
+    let o = parse(r#"{"entities": [{"name": "Ann", "type": "PERSON|ORGANIZATION"}, {"name": "Oslo", "type": "city/place"}]}"#);
+    assert_eq!(entity(&o, "Ann").entity_type, "PERSON");
+    assert_eq!(entity(&o, "Oslo").entity_type, "LOCATION");
     // An empty schema keeps every type.
     let o = parse_extraction(r#"{"entities": [{"name": "Jazz", "type": "genre"}]}"#, &[]);
     assert_eq!(entity(&o, "Jazz").entity_type, "GENRE");

@@ -283,7 +283,19 @@ pub(crate) fn fit_type(label: &str, schema: &[String]) -> TypeFit {
     let synonym = TYPE_SYNONYMS.iter().find(|(k, _)| *k == upper).map(|(_, v)| *v);
     // Plural forms: PERSONS, ORGANIZATIONS, EVENTS.
     let singular = upper.strip_suffix('S').and_then(|s| find(s));
-    match synonym.and_then(|t| find(t)).or(singular) {
+    // "PERSON|ORGANIZATION", "person/character": the first alternative that fits.
+    let alternative = || {
+        let parts = label.split(['|', '/', ',']).map(str::trim).filter(|p| !p.is_empty());
+        let parts: Vec<&str> = parts.collect();
+        if parts.len() < 2 {
+            return None;
+        }
+        parts.into_iter().find_map(|p| match fit_type(p, schema) {
+            TypeFit::Known(t) => Some(t),
+            _ => None,
+        })
+    };
+    match synonym.and_then(|t| find(t)).or(singular).or_else(alternative) {
         Some(s) => TypeFit::Known(s.trim().to_string()),
         None if find("CONCEPT").is_some() => TypeFit::Concept,
         None => TypeFit::Rejected,

@@ -29,18 +29,28 @@ pub(crate) struct Found {
 
 /// Find the JSON objects/arrays in `text` that `accept` wants, left to right, not
 /// overlapping. A candidate starts at every `{` or `[` not inside an accepted value.
-pub(crate) fn find_values(text: &str, accept: impl Fn(&Value) -> bool) -> Vec<Found> {
+///
+/// Rejected candidates cost a rescan; the total is capped (about 64 reads of the text),
+/// so pathological text stays fast. The flag says whether the search stopped at the cap.
+pub(crate) fn find_values(text: &str, accept: impl Fn(&Value) -> bool) -> (Vec<Found>, bool) {
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let byte_at = |i: usize| chars.get(i).map_or(text.len(), |&(b, _)| b);
+    let budget = 64 * chars.len() + 100_000;
+    let mut spent = 0usize;
     let mut found = Vec::new();
     let mut i = 0;
     while i < chars.len() {
+        if spent > budget {
+            return (found, true);
+        }
         if !matches!(chars[i].1, '{' | '[') {
             i += 1;
             continue;
         }
         let mut r = Reader { chars: &chars, pos: i, depth: 0, repairs: Vec::new() };
-        let (value, truncated) = match r.value() {
+        let got = r.value();
+        spent += r.pos.saturating_sub(i) + 1;
+        let (value, truncated) = match got {
             Got::Ok(v) => (v, false),
             Got::Truncated(v) => (v, true),
             Got::Fail => (Value::Null, false),
@@ -61,7 +71,7 @@ pub(crate) fn find_values(text: &str, accept: impl Fn(&Value) -> bool) -> Vec<Fo
         }
         i += 1;
     }
-    found
+    (found, false)
 }
 
 /// Parse one whole text leniently (used for Python-style tuples turned into arrays).
