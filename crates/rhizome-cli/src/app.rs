@@ -4,7 +4,8 @@ use std::path::Path;
 
 use anyhow::{Context as _, Result};
 use rhizome_core::{Config, StoreRead, StoreWrite};
-use rhizome_embed::MiniLmEmbedder;
+use rhizome_core::Embedder;
+use rhizome_embed::{E5Embedder, MiniLmEmbedder};
 use rhizome_store::SqliteStore;
 
 use crate::{cmd_eval, cmd_index, cmd_misc, cmd_query, bench, Cli, Command};
@@ -21,12 +22,12 @@ impl App {
     }
 
     /// The configured embedder, loaded from the model cache.
-    pub fn embedder(&self) -> Result<MiniLmEmbedder> {
+    pub fn embedder(&self) -> Result<Box<dyn Embedder>> {
         load_embedder(&self.config)
     }
 
     /// An embedder matching the index: refuses when the index holds another model's vectors.
-    pub fn embedder_for(&self, store: &SqliteStore) -> Result<MiniLmEmbedder> {
+    pub fn embedder_for(&self, store: &SqliteStore) -> Result<Box<dyn Embedder>> {
         if let Some(m) = store.embedding_model()? {
             if m != self.config.embed.model {
                 anyhow::bail!(
@@ -44,18 +45,29 @@ impl App {
     }
 }
 
-pub fn load_embedder(config: &Config) -> Result<MiniLmEmbedder> {
-    let spec = rhizome_embed::models::find(&config.embed.model).with_context(|| {
-        format!("embed.model = {:?} is not a known embedding model (see `rhizome models list`)", config.embed.model)
-    })?;
+/// The embedder named by `embed.model` (all-MiniLM-L6-v2 or multilingual-e5-small),
+/// loaded from the model cache with the configured batch size.
+pub fn load_embedder(config: &Config) -> Result<Box<dyn Embedder>> {
     let dir = rhizome_embed::models_dir();
-    let path = rhizome_embed::require(spec, &dir)?;
-    Ok(MiniLmEmbedder::load(&path)?.with_batch_size(config.embed.batch_size))
+    let b = config.embed.batch_size;
+    let name = config.embed.model.as_str();
+    Ok(match name {
+        rhizome_embed::MINILM_MODEL_ID => {
+            let path = rhizome_embed::require(&rhizome_embed::MINILM, &dir)?;
+            Box::new(MiniLmEmbedder::load(&path)?.with_batch_size(b))
+        }
+        rhizome_embed::E5_MODEL_ID => {
+            let path = rhizome_embed::require(&rhizome_embed::models::E5_SMALL, &dir)?;
+            Box::new(E5Embedder::load(&path)?.with_batch_size(b))
+        }
+        _ => rhizome_embed::load_embedder(name, &dir).with_context(|| {
+            format!("embed.model = {name:?} (see `rhizome models list`)")
+        })?,
+    })
 }
 
 /// Record the embedder in a store (refusing a mismatch) before writing vectors.
-pub fn bind_embedder(store: &mut SqliteStore, e: &MiniLmEmbedder) -> Result<()> {
-    use rhizome_core::Embedder;
+pub fn bind_embedder(store: &mut SqliteStore, e: &dyn Embedder) -> Result<()> {
     store.set_embedding_model(e.model_id(), e.dim())?;
     Ok(())
 }

@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use anyhow::Result;
-use rhizome_core::{Chunker, EmbedKind, Embedder, Extractor, Loader};
+use rhizome_core::{Chunker, EmbedKind, Extractor, Loader};
 use rhizome_ingest::chunk::TokenChunker;
 use rhizome_ingest::extract::NlpExtractor;
 use rhizome_ingest::load::CorpusLoader;
@@ -67,12 +67,12 @@ fn ingest(app: App, corpus: &std::path::Path, baseline_sample: usize) -> Result<
     let dir = std::env::temp_dir().join(format!("rhizome-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let mut store = rhizome_store::SqliteStore::open(&dir, true)?;
-    bind_embedder(&mut store, &embedder)?;
+    bind_embedder(&mut store, embedder.as_ref())?;
     let cancel = AtomicBool::new(false);
     let pipeline = Pipeline {
         chunker: &chunker,
         extractor: &extractor,
-        embedder: &embedder,
+        embedder: embedder.as_ref(),
         config: &app.config,
         progress: &NoProgress,
         cancel: &cancel,

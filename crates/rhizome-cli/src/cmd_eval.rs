@@ -28,7 +28,7 @@ pub fn eval(mut app: App, questions: &Path, method: &str, ks: &[usize], answers:
     let max_k = *ks.iter().max().unwrap_or(&5);
     // Retrieve more chunks than the largest k: several chunks can share a document.
     app.config.retrieval.top_k = app.config.retrieval.top_k.max(max_k * 3);
-    let env = QueryEnv { store: &store, embedder: &embedder, config: &app.config };
+    let env = QueryEnv { store: &store, embedder: embedder.as_ref(), config: &app.config };
     let r = retriever(method);
     let progress = app.progress();
     progress.start("eval", qs.len() as u64);
@@ -57,7 +57,7 @@ pub fn eval(mut app: App, questions: &Path, method: &str, ks: &[usize], answers:
             recalls.entry(k).or_default().push(recall_at_k(&q.supporting, &ranked, k));
         }
         if answers {
-            let a = extractive_answer(&embedder, &q.question, &got.contexts,
+            let a = extractive_answer(embedder.as_ref(), &q.question, &got.contexts,
                 app.config.retrieval.answer_sentences, 3)?;
             ems.push(exact_match(&a, &q.answers));
             f1s.push(f1(&a, &q.answers));

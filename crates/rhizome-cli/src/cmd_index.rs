@@ -62,7 +62,7 @@ fn run_pipeline(app: &App, input: Input, skipped: Skips) -> Result<()> {
     let extractor_name = extractor.name().to_string();
     let mut store = app.open_store(true)?;
     let embedder = app.embedder_for(&store)?;
-    bind_embedder(&mut store, &embedder)?;
+    bind_embedder(&mut store, embedder.as_ref())?;
     let chunker = TokenChunker { size: app.config.chunk.size, overlap: app.config.chunk.overlap };
     let progress = app.progress();
     for (path, reason) in &skipped {
@@ -71,7 +71,7 @@ fn run_pipeline(app: &App, input: Input, skipped: Skips) -> Result<()> {
     let pipeline = Pipeline {
         chunker: &chunker,
         extractor: extractor.as_ref(),
-        embedder: &embedder,
+        embedder: embedder.as_ref(),
         config: &app.config,
         progress: &progress,
         cancel: &CANCEL,

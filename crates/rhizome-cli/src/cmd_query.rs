@@ -21,7 +21,7 @@ pub fn query(mut app: App, question: &str, method: &str, top_k: Option<usize>) -
     }
     let store = app.open_store(false)?;
     let embedder = app.embedder_for(&store)?;
-    let env = QueryEnv { store: &store, embedder: &embedder, config: &app.config };
+    let env = QueryEnv { store: &store, embedder: embedder.as_ref(), config: &app.config };
     let t = std::time::Instant::now();
     let mut r = retriever(method).retrieve(&env, question)?;
     r.timings_ms.insert("retrieve".into(), t.elapsed().as_secs_f64() * 1e3);
@@ -47,7 +47,7 @@ pub fn query(mut app: App, question: &str, method: &str, top_k: Option<usize>) -
         ))?;
         (resp.text, "llm")
     } else {
-        let a = extractive_answer(&embedder, question, &r.contexts, app.config.retrieval.answer_sentences, 3)?;
+        let a = extractive_answer(embedder.as_ref(), question, &r.contexts, app.config.retrieval.answer_sentences, 3)?;
         (a, "extractive")
     };
     r.timings_ms.insert("answer".into(), t.elapsed().as_secs_f64() * 1e3);
