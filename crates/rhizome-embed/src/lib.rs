@@ -51,3 +51,16 @@ pub fn load_embedder(name: &str, dir: &std::path::Path) -> rhizome_core::Result<
         ))),
     }
 }
+
+/// Run `f`; nothing in it is expected to panic, but a panic in a dependency still becomes
+/// an [`rhizome_core::Error::Model`] instead of taking the caller down.
+pub(crate) fn guard<T>(f: impl FnOnce() -> rhizome_core::Result<T>) -> rhizome_core::Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        let msg = p
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| p.downcast_ref::<&str>().copied())
+            .unwrap_or("unknown panic");
+        Err(rhizome_core::Error::Model(format!("embedding panicked: {msg}")))
+    })
+}

@@ -1,6 +1,5 @@
 //! `all-MiniLM-L6-v2`: a 6-layer, 384-wide BERT sentence embedder (mean pooling + L2).
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use rhizome_core::{l2_normalize, EmbedKind, Embedder, Error, Result};
@@ -177,16 +176,7 @@ impl Embedder for MiniLmEmbedder {
 
     /// `kind` is ignored: MiniLM embeds queries and passages alike.
     fn embed(&self, texts: &[String], _kind: EmbedKind) -> Result<Vec<Vec<f32>>> {
-        // Nothing here is expected to panic; a panic in a dependency still becomes an error
-        // instead of taking the caller down.
-        catch_unwind(AssertUnwindSafe(|| self.embed_texts(texts))).unwrap_or_else(|p| {
-            let msg = p
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| p.downcast_ref::<&str>().copied())
-                .unwrap_or("unknown panic");
-            Err(Error::Model(format!("embedding panicked: {msg}")))
-        })
+        crate::guard(|| self.embed_texts(texts))
     }
 }
 
