@@ -76,6 +76,8 @@ fn ingest(app: App, corpus: &std::path::Path, baseline_sample: usize) -> Result<
         config: &app.config,
         progress: &NoProgress,
         cancel: &cancel,
+        summarizer: None,
+        summarize_min: 0,
     };
     let t = Instant::now();
     let report = pipeline.index_documents(&mut store, docs)?;

@@ -64,6 +64,21 @@ fn run_pipeline(app: &App, input: Input, skipped: Skips) -> Result<()> {
     let embedder = app.embedder_for(&store)?;
     bind_embedder(&mut store, embedder.as_ref())?;
     let chunker = TokenChunker { size: app.config.chunk.size, overlap: app.config.chunk.overlap };
+    // Entity summaries need an LLM: the extractor's, or the configured one.
+    let llm = match llm {
+        Some(l) => Some(l),
+        None if app.config.llm.summarize_min_descriptions > 0 => {
+            crate::llm::build(&app.config, &app.cli_index)?
+        }
+        None => None,
+    };
+    let summarizer = llm.as_ref().map(|l| rhizome_llm::LlmSummarizer {
+        provider: l.provider(),
+        prompts: l.prompts.clone(),
+        temperature: app.config.llm.temperature,
+        max_tokens: app.config.llm.max_tokens,
+        runtime: l.runtime.handle().clone(),
+    });
     let progress = app.progress();
     for (path, reason) in &skipped {
         progress.warn(&format!("skipped {path}: {reason}"));
@@ -75,6 +90,8 @@ fn run_pipeline(app: &App, input: Input, skipped: Skips) -> Result<()> {
         config: &app.config,
         progress: &progress,
         cancel: &CANCEL,
+        summarizer: summarizer.as_ref().map(|s| s as &dyn rhizome_core::Summarizer),
+        summarize_min: app.config.llm.summarize_min_descriptions,
     };
     let t = std::time::Instant::now();
     let mut report = match input {

@@ -128,3 +128,32 @@ fn answers_with_the_llm_and_citations() {
     let prompt = server.requests()[0].to_string();
     assert!(prompt.contains("Aage Bohr") && prompt.contains("insufficient"), "answer prompt: {prompt}");
 }
+
+#[test]
+fn entities_described_in_several_chunks_get_one_llm_summary() {
+    let server = MockOpenAi::with_responder(Box::new(|req: &Value| {
+        let text = rhizome_llm::testing::last_user_text(req);
+        if text.contains("Combined description") {
+            return "Ada Lovelace was a mathematician who wrote about the Analytical Engine.".into();
+        }
+        let doc = text.rsplit_once("Text:").map(|x| x.1.to_string()).unwrap_or(text);
+        let n = doc.len();
+        serde_json::json!({"entities": [
+            {"name": "Ada Lovelace", "type": "PERSON", "description": format!("Seen in a text of {n} characters."), "importance": 1.0}
+        ], "relations": [], "facts": []}).to_string()
+    }))
+    .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    std::fs::write(input.join("a.txt"), "Ada Lovelace wrote notes on the Analytical Engine.").unwrap();
+    std::fs::write(input.join("b.txt"), "In 1843 Ada Lovelace published the first algorithm for a machine.").unwrap();
+    let idx = tmp.path().join("idx");
+    let mut c = rz(&idx, &server);
+    c.args(["index", "--extractor", "llm", "--set", "llm.summarize_min_descriptions=2"]).arg(&input);
+    let r = run_json(c);
+    assert_eq!(r["report"]["entities_summarized"], 1, "{r}");
+    assert_eq!(r["llm_usage"]["summarize"]["calls"], 1, "{r}");
+    let summary_req = server.requests().last().unwrap().to_string();
+    assert!(summary_req.contains("Seen in a text of"), "both descriptions are given: {summary_req}");
+}

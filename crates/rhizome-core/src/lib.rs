@@ -15,5 +15,5 @@ pub use config::Config;
 pub use embed::{dot, l2_normalize, EmbedKind, Embedder};
 pub use error::{Error, Result};
 pub use model::*;
-pub use steps::{Chunker, Extractor, Loader};
+pub use steps::{Chunker, Extractor, Loader, Summarizer};
 pub use store::*;

@@ -30,3 +30,9 @@ pub trait Extractor: Send + Sync {
         chunks.iter().map(|c| self.extract(c)).collect()
     }
 }
+
+/// Writes one description from several (an LLM, typically).
+pub trait Summarizer: Send + Sync {
+    /// One summary per task, in order.
+    fn summarize_batch(&self, tasks: &[crate::store::SummaryTask]) -> Vec<Result<String>>;
+}

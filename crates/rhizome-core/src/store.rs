@@ -98,6 +98,17 @@ pub struct WriteBatch {
     pub vectors: Vec<(VectorKind, String, Vec<f32>)>,
 }
 
+/// An entity described in several chunks, whose descriptions want one summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SummaryTask {
+    pub entity_id: String,
+    pub name: String,
+    /// Distinct descriptions, in document order.
+    pub descriptions: Vec<String>,
+    /// Identifies this set of descriptions: a summary is used only while it still matches.
+    pub fingerprint: String,
+}
+
 /// What a deletion removed.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DeleteReport {
@@ -132,6 +143,9 @@ pub trait StoreRead {
     fn missing_vectors(&self, kind: VectorKind, ids: &[String]) -> Result<Vec<String>>;
     /// True when entities changed since synonymy edges were last rebuilt.
     fn synonyms_dirty(&self) -> Result<bool>;
+    /// Entities with at least `min_descriptions` distinct descriptions and no summary of
+    /// exactly those descriptions yet.
+    fn summary_tasks(&self, min_descriptions: usize) -> Result<Vec<SummaryTask>>;
 }
 
 /// Write side: ingestion. Every method is atomic.
@@ -140,6 +154,10 @@ pub trait StoreWrite: StoreRead {
     fn set_embedding_model(&mut self, model_id: &str, dim: usize) -> Result<()>;
     fn write_batch(&mut self, batch: &WriteBatch) -> Result<()>;
     fn delete_document(&mut self, doc_id: &str) -> Result<DeleteReport>;
+    /// Store a summary of an entity's descriptions; the entity's description becomes the
+    /// summary for as long as its descriptions keep this fingerprint.
+    fn set_entity_summary(&mut self, entity_id: &str, fingerprint: &str, summary: &str)
+        -> Result<()>;
     /// Recompute SYNONYM edges: each entity to its `top_k` nearest entities with cosine
     /// >= `threshold`. Returns the number of edges. Stops early when `cancel` is set.
     fn rebuild_synonyms(&mut self, top_k: usize, threshold: f32, cancel: &AtomicBool)

@@ -12,7 +12,7 @@ use std::time::Instant;
 use rhizome_core::ids::{entity_id, fact_id, normalize_name, relation_id};
 use rhizome_core::{
     Chunk, Chunker, Config, Document, EmbedKind, Embedder, Error, Extraction, Extractor, Fact,
-    FactRecord, MentionRecord, Relation, RelationRecord, Result, StoreWrite, VectorKind,
+    FactRecord, MentionRecord, Relation, RelationRecord, Result, StoreWrite, Summarizer, VectorKind,
     WriteBatch,
 };
 use serde::Serialize;
@@ -62,6 +62,7 @@ pub struct IndexReport {
     pub facts: u64,
     pub vectors: u64,
     pub synonym_edges: Option<u64>,
+    pub entities_summarized: u64,
     pub timings_ms: BTreeMap<String, f64>,
 }
 
@@ -79,6 +80,9 @@ pub struct Pipeline<'a> {
     pub config: &'a Config,
     pub progress: &'a dyn Progress,
     pub cancel: &'a AtomicBool,
+    /// Summarises entities described in at least `summarize_min` chunks (None: never).
+    pub summarizer: Option<&'a dyn Summarizer>,
+    pub summarize_min: usize,
 }
 
 impl Pipeline<'_> {
@@ -273,8 +277,31 @@ impl Pipeline<'_> {
         Ok(())
     }
 
-    /// After all batches: rebuild synonymy edges if entities changed.
+    /// After all batches: summarise entities described in many chunks (failures are
+    /// warnings: the joined descriptions stay), then rebuild synonymy edges if entities
+    /// changed.
     fn finish(&self, store: &mut dyn StoreWrite, report: &mut IndexReport) -> Result<()> {
+        if let Some(summarizer) = self.summarizer.filter(|_| self.summarize_min > 0) {
+            let t = Instant::now();
+            let tasks = store.summary_tasks(self.summarize_min)?;
+            self.progress.start("summaries", tasks.len() as u64);
+            for part in tasks.chunks(32) {
+                self.check_cancel()?;
+                for (task, r) in part.iter().zip(summarizer.summarize_batch(part)) {
+                    match r {
+                        Ok(s) if !s.trim().is_empty() => {
+                            store.set_entity_summary(&task.entity_id, &task.fingerprint, s.trim())?;
+                            report.entities_summarized += 1;
+                        }
+                        Ok(_) => self.progress.warn(&format!("empty summary for entity {:?}", task.name)),
+                        Err(e) => self.progress.warn(&format!("summary of entity {:?} failed: {e}", task.name)),
+                    }
+                }
+                self.progress.advance(part.len() as u64);
+            }
+            self.progress.finish();
+            report.time("summarize", t);
+        }
         if store.synonyms_dirty()? {
             let t = Instant::now();
             self.progress.start("synonymy", 1);

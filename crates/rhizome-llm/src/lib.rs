@@ -11,9 +11,11 @@ pub mod extractor;
 pub mod openai;
 pub mod parse;
 pub mod prompt;
+pub mod summarize;
 pub mod testing;
 pub mod wrappers;
 
 pub use extractor::{ExtractionPlan, LlmExtractor};
+pub use summarize::LlmSummarizer;
 pub use openai::{OpenAiConfig, OpenAiProvider};
 pub use wrappers::{estimate_tokens, Cached, Limited, Metered, Retry, StageUsage};

@@ -54,6 +54,8 @@ CREATE TABLE IF NOT EXISTS bm25_postings(term TEXT NOT NULL, chunk_rowid INTEGER
     tf INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS bm25_postings_term ON bm25_postings(term);
 CREATE INDEX IF NOT EXISTS bm25_postings_chunk ON bm25_postings(chunk_rowid);
+CREATE TABLE IF NOT EXISTS entity_summaries(entity_id TEXT PRIMARY KEY,
+    fingerprint TEXT NOT NULL, summary TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS llm_cache(key TEXT PRIMARY KEY, provider TEXT NOT NULL,
     response TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS bm25_docs(chunk_rowid INTEGER PRIMARY KEY, len INTEGER NOT NULL);

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use rhizome_core::{
     Chunk, ChunkWithDoc, Document, Entity, Fact, Relation, Result, Scored, Stats, StoreRead,
-    VectorKind,
+    SummaryTask, VectorKind,
 };
 use rusqlite::{params, OptionalExtension, Row};
 
@@ -292,6 +292,43 @@ impl StoreRead for SqliteStore {
             if found.is_none() {
                 out.push(id.clone());
             }
+        }
+        Ok(out)
+    }
+
+    fn summary_tasks(&self, min_descriptions: usize) -> Result<Vec<SummaryTask>> {
+        if min_descriptions == 0 {
+            return Ok(Vec::new());
+        }
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT entity_id FROM entity_support WHERE description != ''
+                 GROUP BY entity_id HAVING COUNT(DISTINCT description) >= ?1 ORDER BY entity_id",
+            )
+            .map_err(sql)?;
+        let ids: Vec<String> = stmt
+            .query_map([min_descriptions as i64], |r| r.get(0))
+            .map_err(sql)?
+            .collect::<Result<_, _>>()
+            .map_err(sql)?;
+        let mut out = Vec::new();
+        for id in ids {
+            let (descriptions, fingerprint) = crate::sqlite_write::entity_descriptions(&self.conn, &id)?;
+            let done: Option<i64> = self
+                .conn
+                .query_row(
+                    "SELECT 1 FROM entity_summaries WHERE entity_id = ?1 AND fingerprint = ?2",
+                    params![id, fingerprint],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(sql)?;
+            if done.is_some() {
+                continue;
+            }
+            let name = self.entities(std::slice::from_ref(&id))?.pop().map(|e| e.name).unwrap_or_default();
+            out.push(SummaryTask { entity_id: id, name, descriptions, fingerprint });
         }
         Ok(out)
     }

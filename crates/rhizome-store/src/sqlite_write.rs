@@ -31,15 +31,35 @@ fn majority(votes: &BTreeMap<String, u64>) -> String {
     best.map(|(k, _)| k.clone()).unwrap_or_default()
 }
 
+/// Distinct non-empty descriptions of an entity, in document order, and their fingerprint.
+pub fn entity_descriptions(conn: &Connection, id: &str) -> Result<(Vec<String>, String)> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT description FROM entity_support WHERE entity_id = ?1 AND description != ''
+             ORDER BY doc_id, coalesce(chunk_id, ''), name",
+        )
+        .map_err(sql)?;
+    let mut out: Vec<String> = Vec::new();
+    for d in stmt.query_map([id], |r| r.get::<_, String>(0)).map_err(sql)? {
+        let d = d.map_err(sql)?;
+        if !out.contains(&d) {
+            out.push(d);
+        }
+    }
+    let refs: Vec<&str> = out.iter().map(String::as_str).collect();
+    let fp = rhizome_core::ids::content_id("sum_", &refs);
+    Ok((out, fp))
+}
+
 fn refresh_entity(conn: &Connection, id: &str) -> Result<Refreshed> {
     let mut stmt = conn
         .prepare_cached(
-            "SELECT name, entity_type, description, count FROM entity_support
+            "SELECT name, entity_type, count FROM entity_support
              WHERE entity_id = ?1 ORDER BY doc_id, coalesce(chunk_id, ''), name",
         )
         .map_err(sql)?;
-    let rows: Vec<(String, String, String, i64)> = stmt
-        .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+    let rows: Vec<(String, String, i64)> = stmt
+        .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .map_err(sql)?
         .collect::<Result<_, _>>()
         .map_err(sql)?;
@@ -52,22 +72,32 @@ fn refresh_entity(conn: &Connection, id: &str) -> Result<Refreshed> {
         conn.execute("DELETE FROM entities WHERE id = ?1", [id]).map_err(sql)?;
         conn.execute("DELETE FROM vectors WHERE kind = 'entity' AND id = ?1", [id]).map_err(sql)?;
         conn.execute("DELETE FROM synonyms WHERE a = ?1 OR b = ?1", [id]).map_err(sql)?;
+        conn.execute("DELETE FROM entity_summaries WHERE entity_id = ?1", [id]).map_err(sql)?;
         return Ok(if existed { Refreshed::Removed } else { Refreshed::Kept });
     }
     let (mut names, mut types) = (BTreeMap::new(), BTreeMap::new());
-    let mut descriptions: Vec<&str> = Vec::new();
-    for (name, ty, desc, n) in &rows {
+    for (name, ty, n) in &rows {
         *names.entry(name.clone()).or_insert(0) += (*n).max(1) as u64;
         *types.entry(ty.clone()).or_insert(0) += (*n).max(1) as u64;
-        if !desc.is_empty() && !descriptions.contains(&desc.as_str()) && descriptions.len() < 3 {
-            descriptions.push(desc);
-        }
     }
+    // A summary stands in for the descriptions it was made from, and only for those.
+    let (descriptions, fp) = entity_descriptions(conn, id)?;
+    let summary: Option<String> = conn
+        .query_row(
+            "SELECT summary FROM entity_summaries WHERE entity_id = ?1 AND fingerprint = ?2",
+            params![id, fp],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(sql)?;
+    let description = summary.unwrap_or_else(|| {
+        descriptions.iter().take(3).cloned().collect::<Vec<_>>().join("\n")
+    });
     conn.execute(
         "INSERT INTO entities(id, name, entity_type, description) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT(id) DO UPDATE SET name = excluded.name, entity_type = excluded.entity_type,
          description = excluded.description",
-        params![id, majority(&names), majority(&types), descriptions.join("\n")],
+        params![id, majority(&names), majority(&types), description],
     )
     .map_err(sql)?;
     Ok(if existed { Refreshed::Kept } else { Refreshed::Created })
@@ -299,6 +329,20 @@ impl StoreWrite for SqliteStore {
         tx.commit().map_err(sql)?;
         self.invalidate_caches();
         Ok(report)
+    }
+
+    fn set_entity_summary(&mut self, entity_id: &str, fingerprint: &str, summary: &str)
+        -> Result<()> {
+        let tx = self.conn.transaction().map_err(sql)?;
+        tx.execute(
+            "INSERT OR REPLACE INTO entity_summaries(entity_id, fingerprint, summary)
+             VALUES (?1, ?2, ?3)",
+            params![entity_id, fingerprint, summary],
+        )
+        .map_err(sql)?;
+        refresh_entity(&tx, entity_id)?;
+        tx.commit().map_err(sql)?;
+        Ok(())
     }
 
     fn rebuild_synonyms(&mut self, top_k: usize, threshold: f32, cancel: &AtomicBool)

@@ -101,6 +101,17 @@ fn contract<S: StoreWrite>(open: &dyn Fn(&Path) -> S) {
     assert_eq!(s.relations_of(&[entity_id("OpenAI")]).unwrap().len(), 1);
     assert!(s.set_embedding_model("other", 3).unwrap_err().to_string().contains("never mixed"));
 
+    // Summaries: Aage Bohr is described in both documents.
+    let tasks = s.summary_tasks(2).unwrap();
+    assert_eq!(tasks.len(), 1, "{tasks:?}");
+    assert_eq!(tasks[0].name, "Aage Bohr");
+    let mut d = tasks[0].descriptions.clone();
+    d.sort();
+    assert_eq!(d, ["Aage Bohr in alpha", "Aage Bohr in beta"]);
+    s.set_entity_summary(&tasks[0].entity_id, &tasks[0].fingerprint, "A physicist.").unwrap();
+    assert_eq!(s.entities(&[entity_id("aage bohr")]).unwrap()[0].description, "A physicist.");
+    assert!(s.summary_tasks(2).unwrap().is_empty(), "done once");
+
     let beta = s.find_document("beta.txt").unwrap().unwrap();
     let rep = s.delete_document(&beta.id).unwrap();
     assert_eq!((rep.documents, rep.chunks, rep.entities, rep.facts), (1, 2, 2, 1));
