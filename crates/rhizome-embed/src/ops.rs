@@ -416,3 +416,21 @@ mod tests {
         assert!(mean.abs() < 1e-5 && (var - 1.0).abs() < 1e-4);
     }
 }
+
+/// Mean of each sequence's rows of `x` (packed sequences of `lens` tokens, `h` columns).
+pub fn mean_pool(x: &candle_core::Tensor, lens: &[usize], h: usize) -> Result<Vec<Vec<f32>>> {
+    let flat = x.flatten_all()?.to_vec1::<f32>()?;
+    let mut rows = flat.chunks_exact(h);
+    Ok(lens
+        .iter()
+        .map(|&len| {
+            let mut acc = vec![0f32; h];
+            for row in rows.by_ref().take(len) {
+                acc.iter_mut().zip(row).for_each(|(a, v)| *a += v);
+            }
+            let inv = 1.0 / len as f32;
+            acc.iter_mut().for_each(|a| *a *= inv);
+            acc
+        })
+        .collect())
+}

@@ -203,20 +203,7 @@ impl XlmrEncoder {
             out.inplace_op2(&x, &BiasResidualNorm(&layer.out_norm))?;
             x = out;
         }
-        let flat = x.flatten_all()?.to_vec1::<f32>()?;
-        let mut rows = flat.chunks_exact(h);
-        Ok(lens
-            .iter()
-            .map(|&len| {
-                let mut acc = vec![0f32; h];
-                for row in rows.by_ref().take(len) {
-                    acc.iter_mut().zip(row).for_each(|(a, v)| *a += v);
-                }
-                let inv = 1.0 / len as f32;
-                acc.iter_mut().for_each(|a| *a *= inv);
-                acc
-            })
-            .collect())
+        crate::ops::mean_pool(&x, lens, h)
     }
 }
 
