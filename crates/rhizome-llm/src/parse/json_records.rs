@@ -152,15 +152,20 @@ fn read_list(kind: Kind, list: &Value, col: &mut Collector) {
     }
 }
 
+/// Count a record of `kind` as dropped, with the reason.
+fn drop_record(kind: Kind, why: &str, col: &mut Collector) {
+    match kind {
+        Kind::Entity => col.drop_entity(why),
+        Kind::Relation => col.drop_relation(why),
+        Kind::Fact => col.drop_fact(why),
+    }
+}
+
 fn read_item(kind: Kind, item: &Value, key: Option<&str>, col: &mut Collector) {
     match item {
         Value::String(s) if s == TRUNCATED => {
             let why = "cut off at the end of the text";
-            match kind {
-                Kind::Entity => col.drop_entity(why),
-                Kind::Relation => col.drop_relation(why),
-                Kind::Fact => col.drop_fact(why),
-            }
+            drop_record(kind, why, col);
             col.repaired = true;
         }
         Value::Object(obj) => record_from_object(kind, obj, key, col),
@@ -171,11 +176,7 @@ fn read_item(kind: Kind, item: &Value, key: Option<&str>, col: &mut Collector) {
         },
         _ => {
             let why = "not an object or a list";
-            match kind {
-                Kind::Entity => col.drop_entity(why),
-                Kind::Relation => col.drop_relation(why),
-                Kind::Fact => col.drop_fact(why),
-            }
+            drop_record(kind, why, col);
         }
     }
 }
@@ -217,11 +218,7 @@ fn record_from_object(kind: Kind, obj: &Map<String, Value>, key: Option<&str>, c
 fn record_from_array(kind: Kind, parts: &[Value], col: &mut Collector) {
     if parts.iter().any(|p| p.as_str() == Some(TRUNCATED)) {
         let why = "cut off at the end of the text";
-        match kind {
-            Kind::Entity => col.drop_entity(why),
-            Kind::Relation => col.drop_relation(why),
-            Kind::Fact => col.drop_fact(why),
-        }
+        drop_record(kind, why, col);
         col.repaired = true;
         return;
     }
