@@ -2,7 +2,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use rhizome_core::Scored;
+use rhizome_core::{dot, Scored};
 
 /// Row-major matrix of L2-normalised vectors with their node ids.
 #[derive(Debug, Default)]
@@ -20,25 +20,6 @@ pub fn encode(v: &[f32]) -> Vec<u8> {
 /// Inverse of [`encode`].
 pub fn decode(b: &[u8]) -> Vec<f32> {
     b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
-}
-
-/// Dot product written so the compiler vectorises it (8 independent accumulators).
-#[inline]
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0f32; 8];
-    let ca = a.chunks_exact(8);
-    let cb = b.chunks_exact(8);
-    let (ra, rb) = (ca.remainder(), cb.remainder());
-    for (x, y) in ca.zip(cb) {
-        for i in 0..8 {
-            acc[i] += x[i] * y[i];
-        }
-    }
-    let mut s: f32 = acc.iter().sum();
-    for (x, y) in ra.iter().zip(rb) {
-        s += x * y;
-    }
-    s
 }
 
 /// Rows per matrix product in all-pairs kNN.
