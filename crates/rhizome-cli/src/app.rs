@@ -92,7 +92,15 @@ pub fn run(cli: Cli) -> Result<()> {
             cmd_index::index(app, &paths, extractor, dry_run)
         }
         Command::Import { what } => cmd_index::import(app, what),
-        Command::Query { question, method, top_k } => cmd_query::query(app, &question, &method, top_k),
+        Command::Query { question, method, top_k, history, multihop } => {
+            let mut app = app;
+            multihop.apply(&mut app.config);
+            let question = crate::cmd_analyze::resolve_follow_up(&app, &question, history.as_deref())?;
+            cmd_query::query(app, &question, &method, top_k)
+        }
+        Command::Analyze { question, history } => {
+            crate::cmd_analyze::analyze(app, &question, history.as_deref())
+        }
         Command::Eval { questions, method, k, answers, limit } => {
             cmd_eval::eval(app, &questions, &method, &k, answers, limit)
         }

@@ -28,6 +28,9 @@ pub fn run(app: App, what: BenchCmd) -> Result<()> {
     match what {
         BenchCmd::Ingest { corpus, baseline_sample } => ingest(app, &corpus, baseline_sample),
         BenchCmd::Llm { prompt_tokens, gen_tokens } => llm(app, prompt_tokens, gen_tokens),
+        BenchCmd::Retrieval { questions, methods, limit } => {
+            crate::bench_retrieval::retrieval(app, &questions, &methods, limit)
+        }
     }
 }
 

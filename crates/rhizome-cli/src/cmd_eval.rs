@@ -7,7 +7,7 @@ use anyhow::{bail, Result};
 use rhizome_core::StoreRead;
 use rhizome_eval::{exact_match, f1, load_questions, percentile, recall_at_k};
 use rhizome_ingest::pipeline::Progress;
-use rhizome_retrieve::{extractive_answer, retriever, QueryEnv};
+use rhizome_retrieve::{extractive_answer, retriever};
 use serde_json::json;
 
 use crate::app::{print_json, App};
@@ -23,12 +23,12 @@ pub fn eval(mut app: App, questions: &Path, method: &str, ks: &[usize], answers:
     if let Some(n) = limit {
         qs.truncate(n);
     }
-    let store = app.open_store(false)?;
-    let embedder = app.embedder_for(&store)?;
     let max_k = *ks.iter().max().unwrap_or(&5);
     // Retrieve more chunks than the largest k: several chunks can share a document.
     app.config.retrieval.top_k = app.config.retrieval.top_k.max(max_k * 3);
-    let env = QueryEnv { store: &store, embedder: embedder.as_ref(), config: &app.config };
+    let setup = crate::query_setup::QuerySetup::open(&app)?;
+    let env = setup.env(&app);
+    let (store, embedder) = (&setup.store, &setup.embedder);
     let r = retriever(method);
     let progress = app.progress();
     progress.start("eval", qs.len() as u64);

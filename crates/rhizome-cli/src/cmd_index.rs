@@ -133,13 +133,28 @@ fn print_report(app: &App, store: &rhizome_store::SqliteStore, r: &IndexReport, 
     let stats = store.stats()?;
     if app.json {
         let skipped: Vec<_> = skipped.iter().map(|(p, why)| json!({"path": p, "reason": why})).collect();
-        return print_json(&json!({"report": r, "skipped": skipped, "stats": stats, "llm_usage": usage}));
+        let pending = store.extraction_failures()?;
+        return print_json(&json!({"report": r, "skipped": skipped, "stats": stats, "llm_usage": usage,
+            "failed_chunks_pending": pending}));
     }
     println!(
         "indexed {} new document(s) ({} unchanged, {} replaced, {} skipped): {} chunks, {} mentions, {} relations, {} facts",
         r.documents_indexed, r.documents_unchanged, r.documents_replaced, skipped.len(),
         r.chunks, r.entities_mentioned, r.relations, r.facts
     );
+    if r.entities_merged > 0 {
+        println!("entities merged into existing ones by similarity: {}", r.entities_merged);
+    }
+    if r.failures_retried > 0 {
+        println!(
+            "chunks whose extraction had failed: {} retried, {} now extracted",
+            r.failures_retried, r.failures_recovered
+        );
+    }
+    let pending = store.extraction_failures()?.len();
+    if pending > 0 {
+        println!("chunks without a graph after failed extraction: {pending} (run `rhizome index` again to retry them)");
+    }
     if let Some(n) = r.synonym_edges {
         println!("synonymy edges rebuilt: {n}");
     }

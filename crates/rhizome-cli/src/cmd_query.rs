@@ -1,7 +1,9 @@
 //! `rhizome query`.
 
 use anyhow::Result;
-use rhizome_retrieve::{extractive_answer, retriever, Method, QueryEnv, INSUFFICIENT_EVIDENCE};
+use rhizome_retrieve::{
+    extractive_answer, retriever, Method, INSUFFICIENT_EVIDENCE,
+};
 use rhizome_llm::answer::{generate_answer, Evidence};
 use serde_json::json;
 
@@ -19,20 +21,22 @@ pub fn query(mut app: App, question: &str, method: &str, top_k: Option<usize>) -
     if let Some(k) = top_k {
         app.config.retrieval.top_k = k;
     }
-    let store = app.open_store(false)?;
-    let embedder = app.embedder_for(&store)?;
-    let env = QueryEnv { store: &store, embedder: embedder.as_ref(), config: &app.config };
+    let setup = crate::query_setup::QuerySetup::open(&app)?;
+    let env = setup.env(&app);
+    let (embedder, llm) = (&setup.embedder, &setup.llm);
     let t = std::time::Instant::now();
     let mut r = retriever(method).retrieve(&env, question)?;
     r.timings_ms.insert("retrieve".into(), t.elapsed().as_secs_f64() * 1e3);
     let t = std::time::Instant::now();
-    let llm = crate::llm::build(&app.config, &app.cli_index)?;
+    // A method may say how many of its contexts go to the answer (hippo: qa_top_k).
+    let n_answer = r.extra.get("qa_top_k").and_then(|v| v.as_u64()).map_or(r.contexts.len(), |n| n as usize);
+    let answer_contexts = &r.contexts[..n_answer.min(r.contexts.len())];
     let mut streamed = false;
     let (answer, answer_kind) = if r.contexts.is_empty() {
         (INSUFFICIENT_EVIDENCE.to_string(), "none")
     } else if let Some(llm) = &llm {
         let evidence: Vec<Evidence> =
-            r.contexts.iter().map(|c| Evidence { source: &c.source, text: &c.text }).collect();
+            answer_contexts.iter().map(|c| Evidence { source: &c.source, text: &c.text }).collect();
         // Stream to the terminal as the model writes, unless JSON was asked for.
         let print = |piece: &str| {
             use std::io::Write;
@@ -47,7 +51,7 @@ pub fn query(mut app: App, question: &str, method: &str, top_k: Option<usize>) -
         ))?;
         (resp.text, "llm")
     } else {
-        let a = extractive_answer(embedder.as_ref(), question, &r.contexts, app.config.retrieval.answer_sentences, 3)?;
+        let a = extractive_answer(embedder.as_ref(), question, answer_contexts, app.config.retrieval.answer_sentences, 3)?;
         (a, "extractive")
     };
     r.timings_ms.insert("answer".into(), t.elapsed().as_secs_f64() * 1e3);
@@ -59,6 +63,8 @@ pub fn query(mut app: App, question: &str, method: &str, top_k: Option<usize>) -
             "answer_kind": answer_kind,
             "contexts": r.contexts,
             "paths": r.paths,
+            "notes": r.notes,
+            "extra": r.extra,
             "timings_ms": r.timings_ms,
         }));
     }

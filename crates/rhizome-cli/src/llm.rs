@@ -25,6 +25,17 @@ impl Llm {
     pub fn provider(&self) -> Arc<dyn ChatProvider> {
         self.stack.clone()
     }
+
+    /// The blocking, prompt-level view query-time code uses.
+    pub fn prompt_llm(&self, config: &Config) -> rhizome_llm::BlockingLlm {
+        rhizome_llm::BlockingLlm {
+            provider: self.stack.clone(),
+            prompts: self.prompts.clone(),
+            runtime: self.runtime.handle().clone(),
+            temperature: config.llm.temperature,
+            max_tokens: config.llm.max_tokens,
+        }
+    }
 }
 
 /// The base provider named by `llm.provider`, or None for `none`.

@@ -2,6 +2,10 @@
 
 mod app;
 mod bench;
+mod bench_retrieval;
+mod method_flags;
+mod query_setup;
+mod cmd_analyze;
 mod cmd_eval;
 mod cmd_index;
 mod cmd_misc;
@@ -71,6 +75,20 @@ pub enum Command {
         /// Contexts to return (retrieval.top_k).
         #[arg(long)]
         top_k: Option<usize>,
+        /// Chat history, a JSON file of [{"role", "content"}]: a follow-up question is
+        /// first rewritten as a self-contained one.
+        #[arg(long, value_name = "FILE")]
+        history: Option<PathBuf>,
+        #[command(flatten)]
+        multihop: method_flags::MultihopFlags,
+    },
+    /// Analyse a question (type, complexity, key concepts, multi-hop) and, with --history,
+    /// rewrite a follow-up as a self-contained question. Needs no index.
+    Analyze {
+        question: String,
+        /// Chat history: a JSON file of [{"role": "user"|"assistant", "content": "..."}].
+        #[arg(long, value_name = "FILE")]
+        history: Option<PathBuf>,
     },
     /// Evaluate retrieval on a question set (MuSiQue, HotpotQA, 2Wiki formats).
     Eval {
@@ -136,6 +154,18 @@ pub enum BenchCmd {
         /// Passages embedded one at a time for the baseline.
         #[arg(long, default_value_t = 200)]
         baseline_sample: usize,
+    },
+    /// Per-method retrieval latency p50/p95 on the index (question embedding reported
+    /// apart), as ratios to `basic` in the same run.
+    Retrieval {
+        /// Questions file (MuSiQue / HotpotQA format).
+        questions: PathBuf,
+        /// Methods to time, comma-separated (default: all but auto).
+        #[arg(long, value_delimiter = ',')]
+        methods: Vec<String>,
+        /// Questions used.
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
     },
     /// Local model prompt and generation tokens/s (--llm-model NAME).
     Llm {

@@ -73,25 +73,6 @@ fn chinese_question_finds_the_investment_document() {
     assert!(r["timings_ms"]["retrieve"].as_f64().unwrap() > 0.0);
 }
 
-#[test]
-fn hipporag_openie_import_builds_the_fact_graph() {
-    let tmp = tempfile::tempdir().unwrap();
-    let idx = tmp.path().join("idx");
-    let mut c = rz(&idx);
-    c.args(["import", "hipporag-openie"])
-        .arg(shared().join("musique/openie_musique_train_results_ner_gpt-3.5-turbo-1106_1890.json"));
-    ok(c);
-    let s = stats(&idx);
-    assert_eq!(s["nodes"]["Chunk"], 1890, "{s}");
-    assert_eq!(s["nodes"]["Document"], 1890, "{s}");
-    assert!(s["nodes"]["Fact"].as_u64().unwrap() > 15_000, "{s}");
-    assert!(s["edges"]["RELATED"].as_u64().unwrap() > 10_000, "{s}");
-    assert!(s["edges"]["SYNONYM"].as_u64().unwrap() > 0, "{s}");
-    assert!(s["edges"]["MENTIONED_IN"].as_u64().unwrap() > 10_000, "{s}");
-    let r = query(&idx, "Who is the current editor of the Journal of Mathematical Physics?");
-    assert_eq!(r["contexts"][0]["title"], "Journal of Mathematical Physics", "{r:#}");
-}
-
 /// Index the MuSiQue corpus, evaluate `basic`, then kill an indexing run of the same
 /// corpus with SIGKILL and rerun it: the stats must equal the uninterrupted run's.
 #[test]

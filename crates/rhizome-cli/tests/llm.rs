@@ -105,6 +105,46 @@ fn a_chunk_whose_calls_keep_failing_is_kept_and_reported() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["stats"]["nodes"]["Chunk"], 1, "the chunk is kept");
     assert_eq!(v["llm_usage"]["extract"]["failed_calls"], 1);
+    assert_eq!(v["report"]["extraction_failures"], 1);
+    assert_eq!(v["failed_chunks_pending"].as_array().unwrap().len(), 1);
+    assert_eq!(v["stats"]["nodes"]["Entity"], 0, "no graph for the failed chunk yet");
+
+    // The endpoint is healthy again: the next run, on any input, extracts the failed chunk.
+    let mut c = rz(&idx, &server);
+    c.args(["index", "--extractor", "llm"]).arg(docs().join("rhizome-plants.md"));
+    let again = run_json(c);
+    assert_eq!(again["report"]["failures_retried"], 1);
+    assert_eq!(again["report"]["failures_recovered"], 1);
+    assert_eq!(again["report"]["documents_indexed"], 0, "the document itself was already there");
+    assert!(again["failed_chunks_pending"].as_array().unwrap().is_empty());
+    assert!(again["stats"]["nodes"]["Entity"].as_u64().unwrap() > 0, "{again}");
+}
+
+#[test]
+fn near_duplicate_entities_merge_into_one() {
+    // Two chunks name the same organisation two ways; the second is merged into the first.
+    let server = MockOpenAi::with_responder(Box::new(|req: &Value| {
+        let text = rhizome_llm::testing::last_user_text(req);
+        if text.contains("Congress passed") {
+            r#"{"entities": [{"name": "United States Congress", "type": "ORGANIZATION", "description": "The legislature."}], "relations": [], "facts": []}"#.into()
+        } else {
+            r#"{"entities": [{"name": "U.S. Congress", "type": "ORGANIZATION", "description": "Passed the act."}, {"name": "August 19", "type": "DATE", "description": "A day."}, {"name": "August 29", "type": "DATE", "description": "Another day."}], "relations": [], "facts": []}"#.into()
+        }
+    }))
+    .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let (idx, dir) = (tmp.path().join("idx"), tmp.path().join("docs"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("a.txt"), "Congress passed the act in 1791.").unwrap();
+    std::fs::write(dir.join("b.txt"), "The U.S. Congress met on August 19 and August 29.").unwrap();
+    let mut c = rz(&idx, &server);
+    c.args(["index", "--extractor", "llm"]).arg(dir.join("a.txt"));
+    run_json(c);
+    let mut c = rz(&idx, &server);
+    c.args(["index", "--extractor", "llm"]).arg(dir.join("b.txt"));
+    let v = run_json(c);
+    assert_eq!(v["report"]["entities_merged"], 1, "{v}");
+    assert_eq!(v["stats"]["nodes"]["Entity"], 3, "Congress once, both dates kept: {v}");
 }
 
 #[test]

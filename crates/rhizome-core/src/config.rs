@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Error, Result};
 
+pub use crate::config_methods::{HippoConfig, LocalConfig, ModesConfig, MultihopConfig, MultipathConfig};
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
@@ -20,6 +22,11 @@ pub struct Config {
     pub similar: SimilarConfig,
     pub retrieval: RetrievalConfig,
     pub llm: LlmConfig,
+    pub local: LocalConfig,
+    pub hippo: HippoConfig,
+    pub multihop: MultihopConfig,
+    pub multipath: MultipathConfig,
+    pub modes: ModesConfig,
 }
 
 /// The LLM used for extraction and answers. `provider = "none"` (the default) keeps
@@ -119,6 +126,10 @@ pub struct ExtractConfig {
     pub extractor: String,
     /// Most entities kept per chunk (prune step).
     pub max_entities_per_chunk: usize,
+    /// A new entity whose name embeds at least this close to an existing entity, and whose
+    /// name passes a lexical check (same numbers; equal but for punctuation, plural or
+    /// initials), is merged into it. 0 turns merging off.
+    pub resolve_similarity: f32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -165,6 +176,11 @@ impl Default for Config {
             similar: SimilarConfig::default(),
             retrieval: RetrievalConfig::default(),
             llm: LlmConfig::default(),
+            local: LocalConfig::default(),
+            hippo: HippoConfig::default(),
+            multihop: MultihopConfig::default(),
+            multipath: MultipathConfig::default(),
+            modes: ModesConfig::default(),
         }
     }
 }
@@ -180,7 +196,7 @@ impl Default for EmbedConfig {
 }
 impl Default for ExtractConfig {
     fn default() -> Self {
-        ExtractConfig { extractor: "nlp".into(), max_entities_per_chunk: 40 }
+        ExtractConfig { extractor: "nlp".into(), max_entities_per_chunk: 40, resolve_similarity: 0.85 }
     }
 }
 impl Default for SynonymyConfig {

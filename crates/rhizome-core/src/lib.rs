@@ -2,9 +2,12 @@
 //! pipeline steps), configuration and shared text utilities. No I/O-heavy dependencies.
 
 pub mod config;
+pub mod config_methods;
 pub mod embed;
 pub mod error;
+pub mod graph;
 pub mod ids;
+pub mod lang;
 pub mod llm;
 pub mod model;
 pub mod steps;
@@ -14,6 +17,7 @@ pub mod text;
 pub use config::Config;
 pub use embed::{dot, l2_normalize, EmbedKind, Embedder};
 pub use error::{Error, Result};
+pub use graph::{ChunkRow, EntityRow, FactRow, GraphData, RelationRow};
 pub use model::*;
 pub use steps::{Chunker, Extractor, Loader, Summarizer};
 pub use store::*;

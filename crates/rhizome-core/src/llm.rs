@@ -130,3 +130,58 @@ pub fn cache_key(provider_id: &str, req: &ChatRequest) -> String {
     let body = serde_json::to_string(req).unwrap_or_default();
     crate::ids::content_id("llm_", &[provider_id, &body])
 }
+
+/// One prompt to run at query time: a named prompt (a file in the prompt set) and the
+/// values of its placeholders.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromptCall {
+    /// Prompt name, e.g. `query_entities` (file `query_entities.txt`).
+    pub prompt: String,
+    pub vars: Vec<(String, String)>,
+    /// Pipeline stage, for token accounting (e.g. `query.multihop`).
+    pub stage: String,
+    /// Ask for a JSON object where the provider supports it.
+    pub json: bool,
+    /// Completion limit; None: the configured `llm.max_tokens`.
+    pub max_tokens: Option<u32>,
+}
+
+impl PromptCall {
+    pub fn new(prompt: &str, stage: &str, vars: &[(&str, &str)]) -> Self {
+        PromptCall {
+            prompt: prompt.to_string(),
+            vars: vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            stage: stage.to_string(),
+            json: false,
+            max_tokens: None,
+        }
+    }
+    pub fn json(mut self) -> Self {
+        self.json = true;
+        self
+    }
+    pub fn max_tokens(mut self, n: u32) -> Self {
+        self.max_tokens = Some(n);
+        self
+    }
+}
+
+/// The LLM as query-time code sees it: blocking, prompt-level. The implementation (in
+/// `rhizome-llm`) renders the prompt files, goes through the configured provider stack
+/// (cache, retries, limits, metering) and runs the calls of one batch concurrently.
+///
+/// Retrieval methods take `Option<&dyn PromptLlm>`: None means no LLM is configured and
+/// the method takes its LLM-free path.
+pub trait PromptLlm: Send + Sync {
+    /// `provider/model`.
+    fn id(&self) -> String;
+    /// Run `calls` (concurrently, within the configured limits); one result per call, in
+    /// order.
+    fn run(&self, calls: &[PromptCall]) -> Vec<Result<String>>;
+    /// Run one call.
+    fn run_one(&self, call: PromptCall) -> Result<String> {
+        self.run(std::slice::from_ref(&call)).pop().unwrap_or_else(|| {
+            Err(crate::Error::Llm { provider: self.id(), msg: "no result".into() })
+        })
+    }
+}

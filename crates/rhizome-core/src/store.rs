@@ -96,6 +96,23 @@ pub struct WriteBatch {
     pub similar: Vec<(String, String, f32)>,
     /// New vectors, by kind and node id.
     pub vectors: Vec<(VectorKind, String, Vec<f32>)>,
+    /// Chunks whose extraction failed in this run (recorded, or their attempt count
+    /// raised): the next indexing run retries them.
+    pub failures: Vec<ExtractionFailure>,
+    /// Chunks whose earlier failed extraction succeeded now (their records are in this
+    /// batch): their failure records go.
+    pub resolved_failures: Vec<String>,
+}
+
+/// A chunk whose extraction failed: kept in the index without its graph until a later run
+/// extracts it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExtractionFailure {
+    pub chunk_id: String,
+    pub doc_id: String,
+    pub error: String,
+    /// Failed attempts so far (including this one).
+    pub attempts: u32,
 }
 
 /// An entity described in several chunks, whose descriptions want one summary.
@@ -139,6 +156,11 @@ pub trait StoreRead {
     fn bm25(&self, query: &str, k: usize) -> Result<Vec<Scored>>;
     /// Cosine nearest neighbours among vectors of `kind`. Best `k`.
     fn vector_search(&self, kind: VectorKind, query: &[f32], k: usize) -> Result<Vec<Scored>>;
+    /// [`StoreRead::vector_search`] for many queries at once (one result list per query).
+    fn vector_search_many(&self, kind: VectorKind, queries: &[Vec<f32>], k: usize)
+        -> Result<Vec<Vec<Scored>>> {
+        queries.iter().map(|q| self.vector_search(kind, q, k)).collect()
+    }
     /// Of `ids`, those with no vector of `kind` yet.
     fn missing_vectors(&self, kind: VectorKind, ids: &[String]) -> Result<Vec<String>>;
     /// True when entities changed since synonymy edges were last rebuilt.
@@ -146,6 +168,14 @@ pub trait StoreRead {
     /// Entities with at least `min_descriptions` distinct descriptions and no summary of
     /// exactly those descriptions yet.
     fn summary_tasks(&self, min_descriptions: usize) -> Result<Vec<SummaryTask>>;
+    /// Chunks whose extraction failed and has not succeeded since, oldest first.
+    fn extraction_failures(&self) -> Result<Vec<ExtractionFailure>>;
+    /// The whole graph as rows (entities, chunks, relations, mentions, synonyms, similar
+    /// chunks, facts), each list ordered by id.
+    fn graph_data(&self) -> Result<crate::GraphData>;
+    /// A counter that changes whenever the graph changes (any write or delete), so that a
+    /// caller can cache what it derives from [`StoreRead::graph_data`].
+    fn graph_version(&self) -> Result<u64>;
 }
 
 /// Write side: ingestion. Every method is atomic.

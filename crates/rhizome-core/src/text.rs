@@ -1,11 +1,20 @@
 //! Text utilities shared by ingestion and retrieval: tokens for chunking, multilingual
 //! BM25 terms, sentence splitting.
 //!
-//! BM25 terms: Latin-script words are lowercased whole words (Vietnamese syllables keep
-//! their diacritics); runs of CJK ideographs give character unigrams and bigrams, which
-//! matches Chinese words without a dictionary. Stop words are dropped per language.
+//! BM25 terms ([`bm25_terms`]): Latin-script words are lowercased whole words
+//! (Vietnamese syllables keep their diacritics, and add a folded twin so that text typed
+//! without diacritics matches); Chinese is cut into words by a dictionary segmenter
+//! ([`zh`], jieba). Stop words are dropped per language ([`stop`]).
+
+pub mod fold;
+pub mod stop;
+pub mod zh;
 
 use unicode_segmentation::UnicodeSegmentation;
+
+use crate::lang::{detect_language, is_han, Lang};
+pub use fold::fold_diacritics;
+pub use stop::is_stop_word_in;
 
 /// True for Han ideographs, kana and Hangul (scripts written without spaces).
 pub fn is_cjk(c: char) -> bool {
@@ -38,63 +47,75 @@ pub fn count_tokens(text: &str) -> usize {
     token_spans(text).len()
 }
 
-const EN_STOP: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "did", "do", "does", "for",
-    "from", "had", "has", "have", "he", "her", "his", "how", "i", "in", "into", "is", "it",
-    "its", "of", "on", "or", "she", "that", "the", "their", "them", "they", "this", "to", "was",
-    "were", "what", "when", "where", "which", "who", "whom", "whose", "why", "will", "with",
-    "you", "s", "also", "than", "then", "there", "these", "those", "not", "no",
-];
-const VI_STOP: &[&str] = &[
-    "và", "của", "là", "có", "những", "các", "được", "trong", "cho", "với", "một", "này",
-    "đã", "thì", "mà", "gì", "nào", "ở", "về", "để", "khi", "cũng", "như", "ai", "bao",
-];
-const ZH_STOP: &[&str] = &[
-    "的", "了", "是", "在", "有", "和", "与", "也", "就", "都", "而", "及", "什么", "么", "吗",
-    "呢", "哪", "这", "那", "之", "其", "为",
-];
-
-/// True if `term` (lowercased) is a stop word in English, Vietnamese or Chinese.
+/// True if `term` (lowercase) is a stop word in English, Vietnamese or Chinese (any of
+/// them; [`stop::is_stop_word_in`] checks one language).
 pub fn is_stop_word(term: &str) -> bool {
-    EN_STOP.contains(&term) || VI_STOP.contains(&term) || ZH_STOP.contains(&term)
+    stop::EN_STOP.contains(&term) || stop::VI_STOP.contains(&term) || stop::ZH_STOP.contains(&term)
 }
 
-/// BM25 terms of `text`, in order, stop words removed.
+/// BM25 terms of `text`, in order, stop words of its language removed.
+///
+/// The language is [`detect_language`]'s, for a document and a query alike. Latin-script
+/// words are lowercased whole words (Vietnamese syllables keep their diacritics); a word
+/// with diacritics is followed by its folded form ([`fold_diacritics`]: `thưởng` gives
+/// `thưởng`, `thuong`), so a query typed without diacritics matches, and one typed with
+/// them matches the exact form too and ranks it first. Runs of Han characters are cut
+/// into words by jieba ([`zh::segment_for_search`]).
 pub fn bm25_terms(text: &str) -> Vec<String> {
-    let lower = text.to_lowercase();
+    terms_in(detect_language(text), text)
+}
+
+/// [`bm25_terms`] with the language given.
+pub fn terms_in(lang: Lang, text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let mut run: Vec<char> = Vec::new();
-    for seg in lower.split_word_bounds() {
-        let mut chars = seg.chars();
-        let first = chars.next().unwrap_or(' ');
-        if is_cjk(first) {
-            run.extend(seg.chars());
+    let mut han_run: Option<(usize, usize)> = None;
+    for (start, seg) in text.split_word_bound_indices() {
+        if seg.starts_with(is_han) {
+            let run = han_run.get_or_insert((start, start));
+            run.1 = start + seg.len();
             continue;
         }
-        flush_cjk_run(&mut run, &mut out);
-        if seg.chars().any(char::is_alphanumeric) && !is_stop_word(seg) {
-            out.push(seg.to_string());
+        if let Some((a, b)) = han_run.take() {
+            push_chinese(&text[a..b], &mut out);
+        }
+        if seg.chars().any(char::is_alphanumeric) {
+            push_word(lang, seg, &mut out);
         }
     }
-    flush_cjk_run(&mut run, &mut out);
+    if let Some((a, b)) = han_run {
+        push_chinese(&text[a..b], &mut out);
+    }
     out
 }
 
-/// A run of CJK characters gives its unigrams and bigrams.
-fn flush_cjk_run(run: &mut Vec<char>, out: &mut Vec<String>) {
-    for (i, c) in run.iter().enumerate() {
-        let s = c.to_string();
-        if !is_stop_word(&s) {
-            out.push(s);
-        }
-        if let Some(n) = run.get(i + 1) {
-            let bi: String = [*c, *n].iter().collect();
-            if !is_stop_word(&bi) {
-                out.push(bi);
-            }
+/// A Latin-script (or other non-Han) word: lowercased, then its folded form if that
+/// differs. All-capital words ("AI") are never Vietnamese stop words ("ai": who).
+fn push_word(lang: Lang, word: &str, out: &mut Vec<String>) {
+    let lower = word.to_lowercase();
+    let acronym = lang == Lang::Vi && word.chars().count() >= 2 && !word.chars().any(char::is_lowercase);
+    if !acronym && is_stop_word_in(lang, &lower) {
+        return;
+    }
+    if lower.is_ascii() {
+        out.push(lower);
+        return;
+    }
+    let folded = fold_diacritics(&lower);
+    let keep_folded = folded != lower && (acronym || !is_stop_word_in(lang, &folded));
+    out.push(lower);
+    if keep_folded {
+        out.push(folded);
+    }
+}
+
+/// A run of Han characters: its words ([`zh::segment_for_search`]), stop words and
+/// punctuation dropped.
+fn push_chinese(run: &str, out: &mut Vec<String>) {
+    for w in zh::segment_for_search(run) {
+        if w.chars().any(char::is_alphanumeric) && !stop::ZH_STOP.contains(&w) {
+            out.push(w.to_string());
         }
     }
-    run.clear();
 }
 
 /// Sentences of `text` (Unicode sentence boundaries, plus line breaks), trimmed, non-empty,
@@ -123,13 +144,67 @@ mod tests {
     fn bm25_terms_handle_three_languages() {
         assert_eq!(bm25_terms("The Journal of Physics"), vec!["journal", "physics"]);
         let vi = bm25_terms("Aage Bohr có những giải thưởng gì?");
-        assert_eq!(vi, vec!["aage", "bohr", "giải", "thưởng"]);
-        let zh = bm25_terms("Sam Altman领导的公司");
-        assert!(zh.contains(&"sam".to_string()));
-        assert!(zh.contains(&"altman".to_string()));
-        assert!(zh.contains(&"领导".to_string()));
-        assert!(zh.contains(&"公司".to_string()));
-        assert!(!zh.contains(&"的".to_string()));
+        assert_eq!(vi, vec!["aage", "bohr", "giải", "giai", "thưởng", "thuong"]);
+        assert_eq!(bm25_terms("Aage Bohr co nhung giai thuong gi?"), vec!["aage", "bohr", "giai", "thuong"]);
+        let zh = bm25_terms("Sam Altman领导的公司在AI领域有什么重要投资？");
+        for w in ["sam", "altman", "领导", "公司", "ai", "领域", "重要", "投资"] {
+            assert!(zh.contains(&w.to_string()), "{w} missing from {zh:?}");
+        }
+        for w in ["的", "在", "有", "什么", "？"] {
+            assert!(!zh.contains(&w.to_string()), "{w} kept in {zh:?}");
+        }
+        // "AI" written in capitals is not the Vietnamese stop word "ai" (who).
+        let vi_ai = bm25_terms("Ai là người phát triển AI tại Việt Nam?");
+        assert_eq!(vi_ai.iter().filter(|t| *t == "ai").count(), 1, "{vi_ai:?}");
+        // Words with diacritics in English text get a folded twin too.
+        assert_eq!(bm25_terms("Beyoncé"), vec!["beyoncé", "beyonce"]);
+    }
+
+    /// BM25 (k1 = 1.2, b = 0.75) of `query` over `docs`, best first, ties by index.
+    fn bm25_rank(docs: &[&str], query: &str) -> Vec<(usize, f32)> {
+        let d: Vec<Vec<String>> = docs.iter().map(|t| bm25_terms(t)).collect();
+        let avg = d.iter().map(Vec::len).sum::<usize>() as f32 / d.len() as f32;
+        let mut q = bm25_terms(query);
+        q.sort();
+        q.dedup();
+        let mut scores: Vec<(usize, f32)> = (0..docs.len()).map(|i| (i, 0.0)).collect();
+        for t in &q {
+            let df = d.iter().filter(|x| x.contains(t)).count() as f32;
+            let idf = (1.0 + (d.len() as f32 - df + 0.5) / (df + 0.5)).ln();
+            for (i, x) in d.iter().enumerate() {
+                let tf = x.iter().filter(|y| *y == t).count() as f32;
+                scores[i].1 += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * x.len() as f32 / avg));
+            }
+        }
+        scores.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scores
+    }
+
+    #[test]
+    fn vietnamese_query_without_diacritics_matches_diacritic_text() {
+        let docs = [
+            "Aage Bohr đoạt giải Nobel Vật lý năm 1975 cùng Ben Mottelson.",
+            "Niels Bohr sinh tại Copenhagen, thủ đô của Đan Mạch.",
+            "Huy chương Rutherford được đặt theo tên Ernest Rutherford.",
+        ];
+        let r = bm25_rank(&docs, "Aage Bohr doat giai Nobel nam nao");
+        assert_eq!(r[0].0, 0, "{r:?}");
+        assert!(r[0].1 > r[1].1);
+        let r = bm25_rank(&docs, "thu do Dan Mach");
+        assert_eq!(r[0].0, 1, "{r:?}");
+        assert!(r[1].1 == 0.0, "{r:?}");
+        // Typed with diacritics, the exact syllable outranks another one that folds the
+        // same ("đỗ" and "độ" both fold to "do").
+        let docs = ["Nhiệt độ tại Hà Nội.", "Anh ấy thi đỗ tại Hà Nội.", "Trời mưa ở Huế."];
+        let r = bm25_rank(&docs, "nhiệt độ");
+        assert_eq!(r[0].0, 0, "{r:?}");
+        let r = bm25_rank(&docs, "thi đỗ");
+        assert_eq!(r[0].0, 1, "{r:?}");
+        let r = bm25_rank(&docs, "ha noi");
+        assert!(r[0].1 > 0.0 && r[1].1 > 0.0 && r[2].1 == 0.0, "{r:?}");
+        let r = bm25_rank(&docs, "độ");
+        assert_eq!(r[0].0, 0, "{r:?}");
+        assert!(r[0].1 > r[1].1 && r[1].1 > 0.0, "{r:?}");
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //!
 //! Layout: `tokens` (a sentence as tokens), `lexicon` (cue word lists), `spans`
 //! (quoted terms, money, dates, capitalised names, numbers), `chinese` (CJK dates, money
-//! and names), `classify` (types of capitalised names), `nlp` (the extractor).
+//! and names), `zh_tags` (Chinese names from jieba's part-of-speech tags), `classify`
+//! (types of capitalised names), `nlp` (the extractor).
 
 mod chinese;
 mod classify;
@@ -11,6 +12,7 @@ mod lexicon;
 mod nlp;
 mod spans;
 mod tokens;
+mod zh_tags;
 
 pub use nlp::NlpExtractor;
 pub use spans::{sentence_mentions, Mention};

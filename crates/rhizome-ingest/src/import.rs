@@ -112,6 +112,7 @@ pub fn hipporag_openie(path: &Path) -> Result<Imported> {
             chunks: vec![chunk],
             extractions: vec![ex],
             doc_extraction: Extraction::default(),
+            failures: vec![],
         });
     }
     Ok(out)
@@ -232,7 +233,7 @@ pub fn edges_csv(path: &Path) -> Result<Imported> {
     }
     let title = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
     let doc = Document { id: document_id(&title, &text), source: src, title, text };
-    out.items.push(Prepared { doc, chunks: vec![], extractions: vec![], doc_extraction: ex });
+    out.items.push(Prepared { doc, chunks: vec![], extractions: vec![], doc_extraction: ex, failures: vec![] });
     Ok(out)
 }
 

@@ -5,4 +5,5 @@ pub mod chunk;
 pub mod extract;
 pub mod load;
 pub mod pipeline;
+pub mod resolve;
 pub mod import;

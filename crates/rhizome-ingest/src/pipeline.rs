@@ -9,12 +9,13 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use rhizome_core::ids::{entity_id, fact_id, normalize_name, relation_id};
+use rhizome_core::ids::normalize_name;
 use rhizome_core::{
-    Chunk, Chunker, Config, Document, EmbedKind, Embedder, Error, Extraction, Extractor, Fact,
-    FactRecord, MentionRecord, Relation, RelationRecord, Result, StoreWrite, Summarizer, VectorKind,
-    WriteBatch,
+    Chunk, Chunker, Config, Document, EmbedKind, Embedder, Error, Extraction, ExtractionFailure,
+    Extractor, Result, StoreWrite, Summarizer, VectorKind, WriteBatch,
 };
+
+pub use crate::resolve::resolve;
 use serde::Serialize;
 
 /// Reports progress; the CLI draws bars, tests and `--json` use [`NoProgress`].
@@ -47,6 +48,9 @@ pub struct Prepared {
     pub chunks: Vec<Chunk>,
     pub extractions: Vec<Extraction>,
     pub doc_extraction: Extraction,
+    /// Chunks whose extraction failed (their `extractions` entry is empty): recorded in
+    /// the index and retried by the next run.
+    pub failures: Vec<ExtractionFailure>,
 }
 
 /// What an indexing run did, printed by `rhizome index` and stored for the record.
@@ -63,6 +67,16 @@ pub struct IndexReport {
     pub vectors: u64,
     pub synonym_edges: Option<u64>,
     pub entities_summarized: u64,
+    /// New entities merged into an existing one by embedding similarity (and name check).
+    pub entities_merged: u64,
+    /// Chunks whose extraction failed in this run.
+    pub extraction_failures: u64,
+    /// Earlier failed chunks retried in this run, and how many of them succeeded.
+    pub failures_retried: u64,
+    pub failures_recovered: u64,
+    /// Documents indexed in this run per language (`en`, `vi`, `zh`), by
+    /// [`rhizome_core::lang::detect_language`].
+    pub languages: BTreeMap<String, u64>,
     pub timings_ms: BTreeMap<String, f64>,
 }
 
@@ -90,6 +104,7 @@ impl Pipeline<'_> {
     pub fn index_documents(&self, store: &mut dyn StoreWrite, docs: Vec<Document>)
         -> Result<IndexReport> {
         let mut report = IndexReport::default();
+        self.retry_failures(store, &mut report)?;
         let docs = self.only_new(store, docs, &mut report)?;
         self.progress.start("indexing", docs.len() as u64);
         for batch in docs.chunks(self.config.embed.docs_per_batch.max(1)) {
@@ -97,7 +112,7 @@ impl Pipeline<'_> {
             let t = Instant::now();
             let prepared = self.chunk_and_extract(batch)?;
             report.time("extract", t);
-            self.write_prepared(store, prepared, &mut report)?;
+            self.write_prepared(store, prepared, true, &mut report)?;
             self.progress.advance(batch.len() as u64);
         }
         self.progress.finish();
@@ -123,7 +138,8 @@ impl Pipeline<'_> {
             self.check_cancel()?;
             let batch: Vec<Prepared> = it.by_ref().take(per).collect();
             let n = batch.len() as u64;
-            self.write_prepared(store, batch, &mut report)?;
+            // Imported graphs are taken as given: no merging by similarity.
+            self.write_prepared(store, batch, false, &mut report)?;
             self.progress.advance(n);
         }
         self.progress.finish();
@@ -157,51 +173,127 @@ impl Pipeline<'_> {
         Ok(out)
     }
 
-    fn chunk_and_extract(&self, docs: &[Document]) -> Result<Vec<Prepared>> {
-        let chunked: Vec<(Document, Vec<Chunk>)> =
-            docs.iter().map(|d| (d.clone(), self.chunker.chunk(d))).collect();
-        let all: Vec<&Chunk> = chunked.iter().flat_map(|(_, c)| c.iter()).collect();
+    /// Extract `chunks` on all cores, one result per chunk, in order.
+    fn extract_all(&self, all: &[&Chunk]) -> Vec<Result<Extraction>> {
         let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
         let per = all.len().div_ceil(threads).max(1);
-        let parts: Vec<Vec<Result<Extraction>>> = std::thread::scope(|s| {
+        std::thread::scope(|s| {
             let hs: Vec<_> = all
                 .chunks(per)
                 .map(|part| s.spawn(move || self.extractor.extract_batch(part)))
                 .collect();
             hs.into_iter()
                 .zip(all.chunks(per))
-                .map(|(h, part)| {
+                .flat_map(|(h, part)| {
                     h.join().unwrap_or_else(|_| {
                         part.iter().map(|_| Err(Error::Store("extractor panicked".into()))).collect()
                     })
                 })
                 .collect()
-        });
+        })
+    }
+
+    fn chunk_and_extract(&self, docs: &[Document]) -> Result<Vec<Prepared>> {
+        let chunked: Vec<(Document, Vec<Chunk>)> =
+            docs.iter().map(|d| (d.clone(), self.chunker.chunk(d))).collect();
+        let all: Vec<&Chunk> = chunked.iter().flat_map(|(_, c)| c.iter()).collect();
         let mut extractions = Vec::with_capacity(all.len());
-        for (results, part) in parts.into_iter().zip(all.chunks(per)) {
-            for (r, c) in results.into_iter().zip(part) {
-                extractions.push(r.unwrap_or_else(|e| {
-                    // A failed extraction costs the chunk its graph, never the chunk itself.
-                    self.progress.warn(&format!(
-                        "extraction failed for chunk {} of {}: {e}",
-                        c.ordinal, c.doc_id
-                    ));
-                    Extraction::default()
-                }));
-            }
+        let mut failures: HashMap<String, Vec<ExtractionFailure>> = HashMap::new();
+        for (r, c) in self.extract_all(&all).into_iter().zip(&all) {
+            extractions.push(r.unwrap_or_else(|e| {
+                // A failed extraction costs the chunk its graph until a later run, never
+                // the chunk itself.
+                self.progress.warn(&format!(
+                    "extraction failed for chunk {} of {}: {e} (kept; the next `rhizome index` retries it)",
+                    c.ordinal, c.doc_id
+                ));
+                failures.entry(c.doc_id.clone()).or_default().push(ExtractionFailure {
+                    chunk_id: c.id.clone(),
+                    doc_id: c.doc_id.clone(),
+                    error: e.to_string(),
+                    attempts: 1,
+                });
+                Extraction::default()
+            }));
         }
         let mut ex = extractions.into_iter();
         Ok(chunked
             .into_iter()
             .map(|(doc, chunks)| {
                 let extractions = ex.by_ref().take(chunks.len()).collect();
-                Prepared { doc, chunks, extractions, doc_extraction: Extraction::default() }
+                let failures = failures.remove(&doc.id).unwrap_or_default();
+                Prepared { doc, chunks, extractions, doc_extraction: Extraction::default(), failures }
             })
             .collect())
     }
 
+    /// Extract again the chunks whose extraction failed in an earlier run; write what
+    /// succeeds, count another attempt for the rest.
+    fn retry_failures(&self, store: &mut dyn StoreWrite, report: &mut IndexReport) -> Result<()> {
+        let failures = store.extraction_failures()?;
+        if failures.is_empty() {
+            return Ok(());
+        }
+        let t = Instant::now();
+        self.progress.start("retrying failed chunks", failures.len() as u64);
+        let ids: Vec<String> = failures.iter().map(|f| f.chunk_id.clone()).collect();
+        let chunks = store.chunks(&ids)?;
+        let refs: Vec<&Chunk> = chunks.iter().map(|c| &c.chunk).collect();
+        let attempts: HashMap<&str, u32> =
+            failures.iter().map(|f| (f.chunk_id.as_str(), f.attempts)).collect();
+        let mut batch = WriteBatch::default();
+        for (r, c) in self.extract_all(&refs).into_iter().zip(&refs) {
+            report.failures_retried += 1;
+            match r {
+                Ok(ex) => {
+                    resolve(&ex, &c.doc_id, Some(&c.id), &mut batch);
+                    batch.resolved_failures.push(c.id.clone());
+                    report.failures_recovered += 1;
+                }
+                Err(e) => {
+                    let n = attempts.get(c.id.as_str()).copied().unwrap_or(0) + 1;
+                    self.progress.warn(&format!(
+                        "extraction failed again for chunk {} of {} (attempt {n}): {e}",
+                        c.ordinal, c.doc_id
+                    ));
+                    batch.failures.push(ExtractionFailure {
+                        chunk_id: c.id.clone(),
+                        doc_id: c.doc_id.clone(),
+                        error: e.to_string(),
+                        attempts: n,
+                    });
+                }
+            }
+        }
+        self.progress.advance(refs.len() as u64);
+        self.embed_graph(store, &mut batch, true, report)?;
+        store.write_batch(&batch)?;
+        self.progress.finish();
+        report.time("retry", t);
+        Ok(())
+    }
+
+    /// Embed the batch's new entities (merging near-duplicates first when `merge`) and new
+    /// facts.
+    fn embed_graph(&self, store: &dyn StoreWrite, batch: &mut WriteBatch, merge: bool,
+        report: &mut IndexReport) -> Result<()> {
+        let mut entity_vecs = self.embed_missing(store, VectorKind::Entity, entity_texts(batch))?;
+        let threshold = self.config.extract.resolve_similarity;
+        if merge && threshold > 0.0 {
+            let aliases = crate::resolve::merge_similar(store, batch, &mut entity_vecs, threshold)?;
+            report.entities_merged += aliases.len() as u64;
+        }
+        for (id, v) in entity_vecs {
+            batch.vectors.push((VectorKind::Entity, id, v));
+        }
+        for (id, v) in self.embed_missing(store, VectorKind::Fact, fact_texts(batch))? {
+            batch.vectors.push((VectorKind::Fact, id, v));
+        }
+        Ok(())
+    }
+
     /// Resolve, embed, link and write one batch.
-    fn write_prepared(&self, store: &mut dyn StoreWrite, items: Vec<Prepared>,
+    fn write_prepared(&self, store: &mut dyn StoreWrite, items: Vec<Prepared>, merge: bool,
         report: &mut IndexReport) -> Result<()> {
         let t = Instant::now();
         let mut batch = WriteBatch::default();
@@ -212,7 +304,9 @@ impl Pipeline<'_> {
                 resolve(ex, &p.doc.id, Some(&c.id), &mut batch);
             }
             resolve(&p.doc_extraction, &p.doc.id, None, &mut batch);
+            batch.failures.extend(p.failures.iter().cloned());
         }
+        report.extraction_failures += batch.failures.len() as u64;
         report.time("resolve", t);
 
         let t = Instant::now();
@@ -242,12 +336,15 @@ impl Pipeline<'_> {
         for (c, v) in chunk_ids.iter().zip(chunk_vecs) {
             batch.vectors.push((VectorKind::Chunk, c.id.clone(), v));
         }
-        self.embed_missing(store, VectorKind::Entity, entity_texts(&batch), &mut batch)?;
-        self.embed_missing(store, VectorKind::Fact, fact_texts(&batch), &mut batch)?;
+        self.embed_graph(store, &mut batch, merge, report)?;
         report.time("embed", t);
 
         let t = Instant::now();
         report.documents_indexed += items.len() as u64;
+        for p in &items {
+            let lang = rhizome_core::lang::detect_language(&p.doc.text);
+            *report.languages.entry(lang.code().to_string()).or_default() += 1;
+        }
         report.chunks += chunk_ids.len() as u64;
         report.entities_mentioned += batch.mentions.len() as u64;
         report.relations += batch.relations.len() as u64;
@@ -260,21 +357,19 @@ impl Pipeline<'_> {
         Ok(())
     }
 
+    /// Vectors for the `(id, text)` pairs whose id has no vector of `kind` in the store.
     fn embed_missing(&self, store: &dyn StoreWrite, kind: VectorKind,
-        texts: Vec<(String, String)>, batch: &mut WriteBatch) -> Result<()> {
+        texts: Vec<(String, String)>) -> Result<Vec<(String, Vec<f32>)>> {
         let ids: Vec<String> = texts.iter().map(|(id, _)| id.clone()).collect();
         let missing: HashSet<String> = store.missing_vectors(kind, &ids)?.into_iter().collect();
         let todo: Vec<(String, String)> =
             texts.into_iter().filter(|(id, _)| missing.contains(id)).collect();
         if todo.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let inputs: Vec<String> = todo.iter().map(|(_, t)| t.clone()).collect();
         let vecs = self.embedder.embed(&inputs, EmbedKind::Passage)?;
-        for ((id, _), v) in todo.into_iter().zip(vecs) {
-            batch.vectors.push((kind, id, v));
-        }
-        Ok(())
+        Ok(todo.into_iter().map(|(id, _)| id).zip(vecs).collect())
     }
 
     /// After all batches: summarise entities described in many chunks (failures are
@@ -356,90 +451,4 @@ fn fact_texts(batch: &WriteBatch) -> Vec<(String, String)> {
             (x.id.clone(), t)
         })
         .collect()
-}
-
-/// Resolve one extraction into records: entities merged by normalised name; relation and
-/// fact endpoints become entities too. Records with an empty name are dropped.
-pub fn resolve(ex: &Extraction, doc_id: &str, chunk_id: Option<&str>, batch: &mut WriteBatch) {
-    let mut mentions: BTreeMap<String, MentionRecord> = BTreeMap::new();
-    let mut mention = |name: &str, ty: &str, desc: &str, count: u32| {
-        let key = normalize_name(name);
-        if key.is_empty() {
-            return None;
-        }
-        let id = entity_id(name);
-        let m = mentions.entry(id.clone()).or_insert_with(|| MentionRecord {
-            entity_id: id.clone(),
-            name: name.trim().to_string(),
-            entity_type: ty.to_string(),
-            description: desc.to_string(),
-            doc_id: doc_id.to_string(),
-            chunk_id: chunk_id.map(str::to_string),
-            count: 0,
-        });
-        m.count += count;
-        if m.description.is_empty() {
-            m.description = desc.to_string();
-        }
-        Some(id)
-    };
-    for e in &ex.entities {
-        mention(&e.name, &e.entity_type, &e.description, e.count.max(1));
-    }
-    let mut relations: BTreeMap<String, RelationRecord> = BTreeMap::new();
-    for r in &ex.relations {
-        let (Some(s), Some(t)) =
-            (mention(&r.source, "ENTITY", "", 0), mention(&r.target, "ENTITY", "", 0))
-        else {
-            continue;
-        };
-        let rel_type = if r.rel_type.trim().is_empty() { "RELATED" } else { r.rel_type.trim() };
-        if s == t {
-            continue;
-        }
-        let id = relation_id(&s, rel_type, &t);
-        let rec = relations.entry(id.clone()).or_insert_with(|| RelationRecord {
-            relation: Relation {
-                id,
-                source_id: s,
-                target_id: t,
-                rel_type: rel_type.to_string(),
-                description: r.description.clone(),
-                weight: 0.0,
-            },
-            doc_id: doc_id.to_string(),
-            chunk_id: chunk_id.map(str::to_string),
-        });
-        rec.relation.weight += if r.weight > 0.0 { r.weight } else { 1.0 };
-    }
-    let mut facts: BTreeMap<String, FactRecord> = BTreeMap::new();
-    for f in &ex.facts {
-        let (Some(s), Some(o)) =
-            (mention(&f.subject, "ENTITY", "", 0), mention(&f.object, "ENTITY", "", 0))
-        else {
-            continue;
-        };
-        if normalize_name(&f.predicate).is_empty() {
-            continue;
-        }
-        let id = fact_id(&f.subject, &f.predicate, &f.object);
-        facts.entry(id.clone()).or_insert_with(|| FactRecord {
-            fact: Fact {
-                id,
-                subject: f.subject.trim().to_string(),
-                predicate: f.predicate.trim().to_string(),
-                object: f.object.trim().to_string(),
-                subject_id: s,
-                object_id: o,
-            },
-            doc_id: doc_id.to_string(),
-            chunk_id: chunk_id.map(str::to_string),
-        });
-    }
-    batch.mentions.extend(mentions.into_values().map(|mut m| {
-        m.count = m.count.max(1);
-        m
-    }));
-    batch.relations.extend(relations.into_values());
-    batch.facts.extend(facts.into_values());
 }

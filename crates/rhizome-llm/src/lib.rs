@@ -7,6 +7,7 @@
 //! - [`parse`]: robust parsing of extraction output.
 
 pub mod answer;
+pub mod blocking;
 pub mod extractor;
 pub mod openai;
 pub mod parse;
@@ -15,6 +16,7 @@ pub mod summarize;
 pub mod testing;
 pub mod wrappers;
 
+pub use blocking::BlockingLlm;
 pub use extractor::{ExtractionPlan, LlmExtractor};
 pub use summarize::LlmSummarizer;
 pub use openai::{OpenAiConfig, OpenAiProvider};

@@ -21,19 +21,32 @@ use rhizome_core::llm::{ChatMessage, Role};
 use rhizome_core::{Error, Result};
 
 /// Names of the built-in prompts (file name = name + `.txt`).
-pub const PROMPT_NAMES: [&str; 5] =
-    ["extract_entities", "glean", "summarize_entity", "answer", "query_entities"];
+pub const PROMPT_NAMES: [&str; 9] = [
+    "extract_entities",
+    "glean",
+    "summarize_entity",
+    "answer",
+    "query_entities",
+    "hippo_filter",
+    "analyze_query",
+    "rewrite_followup",
+    "rerank",
+];
 
 /// The sentence the built-in `answer` prompt asks for when the contexts do not hold the
 /// answer.
 pub const INSUFFICIENT_EVIDENCE: &str = "The provided evidence is insufficient to answer this question.";
 
-const BUILTIN: [(&str, &str); 5] = [
+const BUILTIN: [(&str, &str); 9] = [
     ("extract_entities", include_str!("../prompts/extract_entities.txt")),
     ("glean", include_str!("../prompts/glean.txt")),
     ("summarize_entity", include_str!("../prompts/summarize_entity.txt")),
     ("answer", include_str!("../prompts/answer.txt")),
     ("query_entities", include_str!("../prompts/query_entities.txt")),
+    ("hippo_filter", include_str!("../prompts/hippo_filter.txt")),
+    ("analyze_query", include_str!("../prompts/analyze_query.txt")),
+    ("rewrite_followup", include_str!("../prompts/rewrite_followup.txt")),
+    ("rerank", include_str!("../prompts/rerank.txt")),
 ];
 
 /// Where a prompt's text came from.

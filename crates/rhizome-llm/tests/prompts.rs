@@ -29,6 +29,19 @@ fn inputs(name: &str) -> Vec<(&'static str, String)> {
             ("contexts", format!("[1] (notes.txt) {TEXT}\n\n[2] (babbage.txt) Babbage designed the engine.")),
         ],
         "query_entities" => vec![("question", "What did Ada Lovelace write about Babbage's engine?".to_string())],
+        "hippo_filter" => vec![
+            ("question", "Where was the author of the Analytical Engine notes born?".to_string()),
+            ("facts", "1. Ada Lovelace published first algorithm\n2. Ada Lovelace born in London".to_string()),
+        ],
+        "analyze_query" => vec![("question", "Why did the company that Ada Lovelace wrote for fail?".to_string())],
+        "rewrite_followup" => vec![
+            ("history", "user: Who wrote the first algorithm?\nassistant: Ada Lovelace, for Babbage's engine.".to_string()),
+            ("question", "Where was she born?".to_string()),
+        ],
+        "rerank" => vec![
+            ("question", "Who published the first algorithm for the Analytical Engine?".to_string()),
+            ("passages", format!("[1] Notes: {TEXT}\n\n[2] Babbage: Babbage designed the engine.")),
+        ],
         other => panic!("no fixed inputs for prompt {other}"),
     }
 }

@@ -54,7 +54,7 @@ impl Retriever for Basic {
 }
 
 /// Weighted reciprocal-rank fusion.
-fn rrf(dense: &[Scored], sparse: &[Scored], wd: f32, ws: f32, k: f32) -> HashMap<String, f32> {
+pub(crate) fn rrf(dense: &[Scored], sparse: &[Scored], wd: f32, ws: f32, k: f32) -> HashMap<String, f32> {
     let mut fused: HashMap<String, f32> = HashMap::new();
     for (list, w) in [(dense, wd), (sparse, ws)] {
         for (rank, s) in list.iter().enumerate() {
@@ -66,7 +66,7 @@ fn rrf(dense: &[Scored], sparse: &[Scored], wd: f32, ws: f32, k: f32) -> HashMap
 
 /// Score fusion: `wd * cosine + ws * bm25 / max(bm25)`. A candidate missing from the dense
 /// list gets the lowest dense score seen (it ranked below every dense candidate).
-fn score_fusion(dense: &[Scored], sparse: &[Scored], wd: f32, ws: f32) -> HashMap<String, f32> {
+pub(crate) fn score_fusion(dense: &[Scored], sparse: &[Scored], wd: f32, ws: f32) -> HashMap<String, f32> {
     let floor = dense.iter().map(|s| s.score).fold(f32::INFINITY, f32::min);
     let floor = if floor.is_finite() { floor } else { 0.0 };
     let max_bm25 = sparse.iter().map(|s| s.score).fold(0.0f32, f32::max);

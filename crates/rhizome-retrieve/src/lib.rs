@@ -1,25 +1,55 @@
 //! Retrieval: one method per file behind the [`Retriever`] trait, chosen by [`Method`],
 //! and answer building (extractive without an LLM).
 
+pub mod analyze;
 mod answer;
+mod auto;
 mod basic;
+pub mod graph;
+mod hippo;
+mod local;
 mod method;
+mod modes;
+mod multihop;
+mod multipath;
+mod paths;
+mod query_entities;
+pub mod ppr;
 
 use std::collections::BTreeMap;
 
+use rhizome_core::llm::PromptLlm;
 use rhizome_core::{Config, Embedder, Result, StoreRead};
 use serde::Serialize;
 
 pub use answer::{extractive_answer, INSUFFICIENT_EVIDENCE};
+pub use analyze::{analyze, QueryAnalysis};
+pub use auto::{route, Auto, Route};
 pub use basic::Basic;
+pub use graph::{Graph, GraphCache};
+pub use hippo::Hippo;
+pub use local::Local;
 pub use method::Method;
+pub use modes::Mode;
+pub use multihop::Multihop;
+pub use multipath::Multipath;
 
 /// What a retriever needs: the index (read side only), the embedder whose vectors the
-/// index holds, and the settings.
+/// index holds, the settings, the LLM when one is configured (None: take the LLM-free
+/// path and say so in [`Retrieval::notes`]), and the in-memory graph of the index.
 pub struct QueryEnv<'a> {
     pub store: &'a dyn StoreRead,
     pub embedder: &'a dyn Embedder,
     pub config: &'a Config,
+    pub llm: Option<&'a dyn PromptLlm>,
+    pub graph: &'a GraphCache,
+}
+
+impl QueryEnv<'_> {
+    /// The index's graph (loaded on first use, shared by later queries).
+    pub fn graph(&self) -> Result<std::sync::Arc<Graph>> {
+        self.graph.get(self.store)
+    }
 }
 
 /// One piece of evidence, with provenance.
@@ -44,6 +74,13 @@ pub struct Retrieval {
     pub contexts: Vec<Context>,
     pub paths: Vec<String>,
     pub timings_ms: BTreeMap<String, f64>,
+    /// What the method did or skipped that a user should know, e.g. "no LLM configured:
+    /// query entities found by the rule-based extractor".
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// Method-specific evidence (scores, anchors, the routed method, a query graph...).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra: BTreeMap<String, serde_json::Value>,
 }
 
 /// A retrieval method.
@@ -57,6 +94,14 @@ pub trait Retriever {
 pub fn retriever(method: Method) -> Box<dyn Retriever> {
     match method {
         Method::Basic => Box::new(Basic),
+        Method::Local => Box::new(Local),
+        Method::Hippo => Box::new(Hippo),
+        Method::Multihop => Box::new(Multihop),
+        Method::Multipath => Box::new(Multipath),
+        Method::ChunkOnly | Method::EntityOnly | Method::Hybrid | Method::GraphEnhanced => {
+            Box::new(Mode(method))
+        }
+        Method::Auto => Box::new(Auto),
     }
 }
 

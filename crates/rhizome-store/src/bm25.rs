@@ -33,6 +33,56 @@ impl DocLengths {
     }
 }
 
+/// Version of the term rules (`rhizome_core::text::bm25_terms`) the postings were made
+/// with. Raise it whenever those rules change: an index made with older rules has its
+/// postings rebuilt from the stored chunks when it is opened.
+pub const TERMS_VERSION: &str = "2";
+
+/// The text indexed for a chunk: its document's title (a corpus passage's title often
+/// names its subject), then the chunk.
+pub fn chunk_text(title: &str, text: &str) -> String {
+    if text.starts_with(title) { text.to_string() } else { format!("{title}\n{text}") }
+}
+
+/// Rebuild every posting when the index was made with other term rules. Runs in one
+/// transaction; the chunks themselves are untouched.
+pub fn ensure_current(conn: &Connection) -> Result<bool> {
+    if crate::schema::get_meta(conn, "bm25_terms")?.as_deref() == Some(TERMS_VERSION) {
+        return Ok(false);
+    }
+    conn.execute_batch("BEGIN IMMEDIATE").map_err(sql)?;
+    let run = || -> Result<()> {
+        conn.execute("DELETE FROM bm25_postings", []).map_err(sql)?;
+        conn.execute("DELETE FROM bm25_docs", []).map_err(sql)?;
+        let rows: Vec<(i64, String, String)> = {
+            let mut stmt = conn
+                .prepare(
+                    "SELECT c.rowid, d.title, c.text FROM chunks c
+                     JOIN documents d ON d.id = c.doc_id ORDER BY c.rowid",
+                )
+                .map_err(sql)?;
+            let v = stmt
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .map_err(sql)?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(sql)?;
+            v
+        };
+        for (rowid, title, text) in rows {
+            index_chunk(conn, rowid, &chunk_text(&title, &text))?;
+        }
+        crate::schema::set_meta(conn, "bm25_terms", TERMS_VERSION)
+    };
+    match run() {
+        Ok(()) => conn.execute_batch("COMMIT").map_err(sql)?,
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            return Err(e);
+        }
+    }
+    Ok(true)
+}
+
 /// Add one chunk's postings.
 pub fn index_chunk(conn: &Connection, rowid: i64, text: &str) -> Result<()> {
     let terms = bm25_terms(text);

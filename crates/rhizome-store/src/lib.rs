@@ -11,6 +11,7 @@
 //! [`WriteBatch`]: rhizome_core::WriteBatch
 
 mod bm25;
+mod graph_read;
 mod llm_cache;
 mod schema;
 mod sqlite_read;
@@ -66,6 +67,8 @@ impl SqliteStore {
             },
             other => other,
         })?;
+        // Postings made with older term rules are rebuilt from the stored chunks.
+        bm25::ensure_current(&conn)?;
         Ok(SqliteStore {
             conn,
             dir: dir.to_path_buf(),

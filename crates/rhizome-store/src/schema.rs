@@ -58,6 +58,8 @@ CREATE TABLE IF NOT EXISTS entity_summaries(entity_id TEXT PRIMARY KEY,
     fingerprint TEXT NOT NULL, summary TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS llm_cache(key TEXT PRIMARY KEY, provider TEXT NOT NULL,
     response TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS extraction_failures(chunk_id TEXT PRIMARY KEY, doc_id TEXT NOT NULL,
+    error TEXT NOT NULL, attempts INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS bm25_docs(chunk_rowid INTEGER PRIMARY KEY, len INTEGER NOT NULL);
 "#;
 
@@ -87,6 +89,17 @@ pub fn set_meta(conn: &Connection, key: &str, value: &str) -> Result<()> {
         "INSERT INTO meta(key, value) VALUES (?1, ?2)
          ON CONFLICT(key) DO UPDATE SET value = excluded.value",
         [key, value],
+    )
+    .map(|_| ())
+    .map_err(sql)
+}
+
+/// Count one more change of the graph (see `StoreRead::graph_version`).
+pub fn bump_graph_version(conn: &Connection) -> Result<()> {
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES ('graph_version', '1')
+         ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
+        [],
     )
     .map(|_| ())
     .map_err(sql)

@@ -280,6 +280,11 @@ impl StoreRead for SqliteStore {
         Ok(self.matrix(kind)?.search(query, k))
     }
 
+    fn vector_search_many(&self, kind: VectorKind, queries: &[Vec<f32>], k: usize)
+        -> Result<Vec<Vec<Scored>>> {
+        Ok(self.matrix(kind)?.search_many(queries, k))
+    }
+
     fn missing_vectors(&self, kind: VectorKind, ids: &[String]) -> Result<Vec<String>> {
         let mut stmt = self
             .conn
@@ -331,6 +336,34 @@ impl StoreRead for SqliteStore {
             out.push(SummaryTask { entity_id: id, name, descriptions, fingerprint });
         }
         Ok(out)
+    }
+
+    fn extraction_failures(&self) -> Result<Vec<rhizome_core::ExtractionFailure>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT chunk_id, doc_id, error, attempts FROM extraction_failures ORDER BY rowid")
+            .map_err(sql)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(rhizome_core::ExtractionFailure {
+                    chunk_id: r.get(0)?,
+                    doc_id: r.get(1)?,
+                    error: r.get(2)?,
+                    attempts: r.get(3)?,
+                })
+            })
+            .map_err(sql)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(sql)?;
+        Ok(rows)
+    }
+
+    fn graph_data(&self) -> Result<rhizome_core::GraphData> {
+        crate::graph_read::graph_data(&self.conn)
+    }
+
+    fn graph_version(&self) -> Result<u64> {
+        Ok(schema::get_meta(&self.conn, "graph_version")?.and_then(|v| v.parse().ok()).unwrap_or(0))
     }
 
     fn synonyms_dirty(&self) -> Result<bool> {

@@ -203,8 +203,7 @@ impl StoreWrite for SqliteStore {
             if n > 0 {
                 // Titles are searchable too (a corpus passage's title often names its subject).
                 let title = titles.get(c.doc_id.as_str()).copied().unwrap_or("");
-                let text = if c.text.starts_with(title) { c.text.clone() } else { format!("{title}\n{}", c.text) };
-                bm25::index_chunk(&tx, tx.last_insert_rowid(), &text)?;
+                bm25::index_chunk(&tx, tx.last_insert_rowid(), &bm25::chunk_text(title, &c.text))?;
             }
         }
         let mut entities = BTreeSet::new();
@@ -256,6 +255,19 @@ impl StoreWrite for SqliteStore {
             )
             .map_err(sql)?;
         }
+        for f in batch.failures.iter().filter(|f| !skip.contains(f.doc_id.as_str())) {
+            tx.execute(
+                "INSERT INTO extraction_failures(chunk_id, doc_id, error, attempts)
+                 VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(chunk_id) DO UPDATE SET error = excluded.error,
+                 attempts = extraction_failures.attempts + 1",
+                params![f.chunk_id, f.doc_id, f.error, f.attempts.max(1)],
+            )
+            .map_err(sql)?;
+        }
+        for chunk_id in &batch.resolved_failures {
+            tx.execute("DELETE FROM extraction_failures WHERE chunk_id = ?1", [chunk_id]).map_err(sql)?;
+        }
         let mut created = false;
         for id in entities {
             created |= refresh_entity(&tx, id)? == Refreshed::Created;
@@ -269,6 +281,7 @@ impl StoreWrite for SqliteStore {
         if created {
             schema::set_meta(&tx, "synonyms_dirty", "1")?;
         }
+        schema::bump_graph_version(&tx)?;
         tx.commit().map_err(sql)?;
         self.invalidate_caches();
         Ok(())
@@ -303,7 +316,7 @@ impl StoreWrite for SqliteStore {
             tx.execute("DELETE FROM vectors WHERE kind = 'chunk' AND id = ?1", [id]).map_err(sql)?;
         }
         report.chunks = tx.execute("DELETE FROM chunks WHERE doc_id = ?1", [doc_id]).map_err(sql)? as u64;
-        for table in ["entity_support", "relation_support", "fact_support", "similar"] {
+        for table in ["entity_support", "relation_support", "fact_support", "similar", "extraction_failures"] {
             tx.execute(&format!("DELETE FROM {table} WHERE doc_id = ?1"), [doc_id]).map_err(sql)?;
         }
         for id in &entity_ids {
@@ -326,6 +339,7 @@ impl StoreWrite for SqliteStore {
         if report.entities > 0 {
             schema::set_meta(&tx, "synonyms_dirty", "1")?;
         }
+        schema::bump_graph_version(&tx)?;
         tx.commit().map_err(sql)?;
         self.invalidate_caches();
         Ok(report)
@@ -360,6 +374,7 @@ impl StoreWrite for SqliteStore {
             }
         }
         schema::set_meta(&tx, "synonyms_dirty", "0")?;
+        schema::bump_graph_version(&tx)?;
         tx.commit().map_err(sql)?;
         Ok(pairs.len() as u64)
     }

@@ -89,20 +89,59 @@ impl VectorMatrix {
     /// Cosines of rows `first..first + rows` against every row, into `out` (rows x len),
     /// as one matrix product.
     fn block_scores(&self, first: usize, rows: usize, out: &mut [f32]) {
+        let d = self.dim;
+        self.scores_against(&self.data[first * d..(first + rows) * d], rows, out);
+    }
+
+    /// Cosines of the `rows` vectors in `lhs` (row-major, `rows x dim`) against every row,
+    /// into `out` (rows x len), as one matrix product.
+    fn scores_against(&self, lhs: &[f32], rows: usize, out: &mut [f32]) {
         let (n, d) = (self.len(), self.dim);
-        assert!(out.len() >= rows * n && self.data.len() >= n * d);
-        // SAFETY: dst is rows x n row-major inside `out`; lhs is rows x d row-major inside
-        // `data`; rhs is the transpose of the whole matrix (d x n, column stride d). All
-        // extents are checked by the assertion above.
+        assert!(out.len() >= rows * n && self.data.len() >= n * d && lhs.len() >= rows * d);
+        // SAFETY: dst is rows x n row-major inside `out`; lhs is rows x d row-major; rhs is
+        // the transpose of the whole matrix (d x n, column stride d). All extents are
+        // checked by the assertion above.
         unsafe {
             gemm::gemm(
                 rows, n, d,
                 out.as_mut_ptr(), 1, n as isize, false,
-                self.data.as_ptr().add(first * d), 1, d as isize,
+                lhs.as_ptr(), 1, d as isize,
                 self.data.as_ptr(), d as isize, 1,
                 0.0, 1.0, false, false, false, gemm::Parallelism::None,
             );
         }
+    }
+
+    /// [`VectorMatrix::search`] for many queries at once (blocked matrix products): per
+    /// query, its `k` nearest rows, best first. A query of the wrong dimension gets none.
+    pub fn search_many(&self, queries: &[Vec<f32>], k: usize) -> Vec<Vec<Scored>> {
+        let (n, d) = (self.len(), self.dim);
+        let mut out = vec![Vec::new(); queries.len()];
+        if n == 0 || d == 0 {
+            return out;
+        }
+        let valid: Vec<usize> = (0..queries.len()).filter(|&i| queries[i].len() == d).collect();
+        let mut scores = vec![0f32; BLOCK * n];
+        let mut lhs = Vec::with_capacity(BLOCK * d);
+        for block in valid.chunks(BLOCK) {
+            lhs.clear();
+            for &q in block {
+                lhs.extend_from_slice(&queries[q]);
+            }
+            self.scores_against(&lhs, block.len(), &mut scores[..block.len() * n]);
+            for (r, &q) in block.iter().enumerate() {
+                let mut top = TopK::new(k);
+                for (j, &sc) in scores[r * n..(r + 1) * n].iter().enumerate() {
+                    top.push(sc, j);
+                }
+                out[q] = top
+                    .into_sorted()
+                    .into_iter()
+                    .map(|(s, i)| Scored { id: self.ids[i].clone(), score: s })
+                    .collect();
+            }
+        }
+        out
     }
 
     /// For every row, its `top_k` nearest other rows with cosine >= `threshold`, as
@@ -177,5 +216,12 @@ mod tests {
         assert_eq!(pairs.iter().map(|p| (p.0, p.1)).collect::<Vec<_>>(), [(0, 3)]);
         assert!(mat.knn_pairs(10, 0.9, &AtomicBool::new(true)).is_none());
         assert_eq!(decode(&encode(&[1.5, -2.0])), vec![1.5, -2.0]);
+        // Batched search agrees with one-at-a-time search; a wrong-sized query gets nothing.
+        let qs = vec![vec![1.0, 0.0], vec![0.0, 1.0], vec![1.0], vec![s, s]];
+        let many = mat.search_many(&qs, 2);
+        for (q, got) in qs.iter().zip(&many) {
+            assert_eq!(got, &mat.search(q, 2));
+        }
+        assert!(many[2].is_empty());
     }
 }

@@ -79,6 +79,13 @@ fn contract<S: StoreWrite>(open: &dyn Fn(&Path) -> S) {
     assert_eq!(bm_a.len(), 1);
     let v = unit(&[1.0, 0.0, 5.0]);
     let vs_a = s.vector_search(VectorKind::Chunk, &v, 5).unwrap();
+    let many = s.vector_search_many(VectorKind::Chunk, &[v.clone(), vec![1.0]], 5).unwrap();
+    assert_eq!(many, vec![vs_a.clone(), vec![]], "batched search = one at a time; bad dims: none");
+    let graph_a = s.graph_data().unwrap();
+    assert_eq!((graph_a.entities.len(), graph_a.chunks.len(), graph_a.relations.len()), (2, 2, 1));
+    assert_eq!((graph_a.mentions.len(), graph_a.similar.len(), graph_a.synonyms.len()), (4, 1, 1));
+    assert_eq!(graph_a.facts.len(), 1);
+    assert_eq!(graph_a.facts[0].chunk_id.as_deref(), Some(a.chunks[0].id.as_str()));
     drop(s);
 
     // A and B, then delete B.
@@ -112,8 +119,23 @@ fn contract<S: StoreWrite>(open: &dyn Fn(&Path) -> S) {
     assert_eq!(s.entities(&[entity_id("aage bohr")]).unwrap()[0].description, "A physicist.");
     assert!(s.summary_tasks(2).unwrap().is_empty(), "done once");
 
+    // Extraction failures: recorded, counted again, resolved; a document's go with it.
+    let v0 = s.graph_version().unwrap();
+    let fail = |c: &Chunk| ExtractionFailure { chunk_id: c.id.clone(), doc_id: c.doc_id.clone(), error: "HTTP 500".into(), attempts: 1 };
+    let mut f = WriteBatch { failures: vec![fail(&a.chunks[1]), fail(&b.chunks[0])], ..WriteBatch::default() };
+    s.write_batch(&f).unwrap();
+    assert!(s.graph_version().unwrap() > v0, "a write moves the graph version");
+    s.write_batch(&f).unwrap();
+    let got = s.extraction_failures().unwrap();
+    assert_eq!(got.iter().map(|x| x.attempts).collect::<Vec<_>>(), [2, 2]);
+    f.failures.clear();
+    f.resolved_failures.push(a.chunks[1].id.clone());
+    s.write_batch(&f).unwrap();
+    assert_eq!(s.extraction_failures().unwrap().len(), 1);
+
     let beta = s.find_document("beta.txt").unwrap().unwrap();
     let rep = s.delete_document(&beta.id).unwrap();
+    assert!(s.extraction_failures().unwrap().is_empty(), "deleted with its document");
     assert_eq!((rep.documents, rep.chunks, rep.entities, rep.facts), (1, 2, 2, 1));
     s.rebuild_synonyms(10, 0.8, &AtomicBool::new(false)).unwrap();
     assert_eq!(s.stats().unwrap(), stats_a);
@@ -143,4 +165,22 @@ fn missing_and_corrupt_indexes_give_clear_errors() {
     std::fs::write(bad.join(rhizome_store::DB_FILE), vec![7u8; 4096]).unwrap();
     let err = SqliteStore::open(&bad, false).err().unwrap().to_string();
     assert!(err.contains("corrupt"), "{err}");
+}
+
+#[test]
+fn postings_made_with_older_term_rules_are_rebuilt_on_open() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = SqliteStore::open(tmp.path(), true).unwrap();
+    s.set_embedding_model("m", 3).unwrap();
+    s.write_batch(&batch("beta", &["微软向OpenAI投资", "Sam Altman领导OpenAI"], &["OpenAI"])).unwrap();
+    let before = s.bm25("OpenAI投资", 5).unwrap();
+    assert!(!before.is_empty());
+    drop(s);
+    // Simulate an index written by an older release: other rules, stale postings.
+    let conn = rusqlite::Connection::open(tmp.path().join("rhizome.sqlite")).unwrap();
+    conn.execute_batch("UPDATE meta SET value = '1' WHERE key = 'bm25_terms';
+        UPDATE bm25_postings SET term = 'stale-' || term;").unwrap();
+    drop(conn);
+    let s = SqliteStore::open(tmp.path(), false).unwrap();
+    assert_eq!(s.bm25("OpenAI投资", 5).unwrap(), before, "rebuilt from the stored chunks");
 }

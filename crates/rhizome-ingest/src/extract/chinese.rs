@@ -1,5 +1,5 @@
-//! Chinese spans without a dictionary: dates (`1955年12月22日`), money units, and names
-//! found by suffix (`…公司`, `…大学`, `…湾区`, `…省`) or by cue (`位于X`, `来自X`).
+//! Chinese spans: dates (`1955年12月22日`), money units, names found by suffix (`…公司`,
+//! `…大学`, `…湾区`, `…省`) or by cue (`位于X`, `来自X`), then names from jieba's tags.
 //!
 //! Every CJK character is its own token ([`rhizome_core::text::token_spans`]), so token
 //! counts below are character counts.
@@ -22,22 +22,24 @@ const STOP_BIGRAMS: [&str; 46] = [
 const DETERMINERS: &str = "该这那此本各每某其一两几多家个所位座些";
 
 /// Organisation suffixes (longest first).
-const ORG_SUFFIXES: [&str; 21] = [
-    "研究院", "研究所", "实验室", "委员会", "基金会", "事务所", "出版社", "俱乐部", "联合会", "电视台",
-    "协会", "学会", "公司", "集团", "大学", "学院", "银行", "政府", "医院", "中学", "日报",
+const ORG_SUFFIXES: [&str; 25] = [
+    "股份有限公司", "有限公司", "研究院", "研究所", "实验室", "委员会", "基金会", "事务所", "出版社",
+    "俱乐部", "联合会", "电视台", "大酒店", "协会", "学会", "公司", "集团", "大学", "学院", "银行",
+    "政府", "医院", "中学", "日报", "酒店",
 ];
 
 /// Place suffixes (longest first); single characters only count at a word end.
-const LOC_SUFFIXES: [&str; 20] = [
-    "特别行政区", "自治区", "湾区", "半岛", "海峡", "沙漠", "平原", "盆地", "高原", "山脉", "省", "市",
+const LOC_SUFFIXES: [&str; 21] = [
+    "特别行政区", "自治区", "湾区", "半岛", "海峡", "沙漠", "平原", "盆地", "高原", "山脉", "大厦", "省", "市",
     "县", "区", "州", "国", "镇", "村", "岛", "湖",
 ];
 
 /// Generic words that look like names by their suffix.
-const NOT_NAMES: [&str; 34] = [
+const NOT_NAMES: [&str; 38] = [
     "全国", "各国", "本国", "外国", "该国", "两国", "强国", "大国", "城市", "本市", "该市", "全市",
     "地区", "社区", "小区", "园区", "市区", "郊区", "全省", "本省", "各省", "各州", "全区", "山区",
     "景区", "城区", "辖区", "科技公司", "上市公司", "跨国公司", "投资公司", "子公司", "分公司", "母公司",
+    "全资子公司", "控股公司", "有限公司", "股份有限公司",
 ];
 
 /// Cues followed by a place.
@@ -59,11 +61,13 @@ pub(crate) fn number_units(run: &str) -> usize {
     run.chars().take_while(|c| SCALE_CHARS.contains(*c)).count()
 }
 
-/// Chinese dates, then cue names, then suffix names.
+/// Chinese dates, then cue names, then suffix names, then the names jieba tags
+/// ([`super::zh_tags`]).
 pub(crate) fn detect(s: &mut Sent, out: &mut Vec<Mention>) {
     dates(s, out);
     cue_names(s, out);
     suffix_names(s, out);
+    super::zh_tags::tagged_names(s, out);
 }
 
 fn is_func(s: &Sent, i: usize) -> bool {
@@ -136,7 +140,7 @@ fn suffix_names(s: &mut Sent, out: &mut Vec<Mention>) {
             p += 1;
             continue;
         }
-        let run = s.cjk_run(p, 5);
+        let run = s.cjk_run(p, 6);
         let org = ORG_SUFFIXES.iter().find(|x| run.starts_with(*x)).map(|x| (*x, "ORGANIZATION"));
         let found = org.or_else(|| LOC_SUFFIXES.iter().find(|x| run.starts_with(*x)).map(|x| (*x, "LOCATION")));
         let Some((suffix, ty)) = found else {

@@ -35,6 +35,39 @@ pub static STARTERS: Set = set![
     "nine", "ten", "eleven", "twelve", "twenty", "hundreds", "thousands", "millions",
 ];
 
+/// Common Vietnamese words that open sentences (adverbs, pronouns, conjunctions, verbs,
+/// nouns of time and quantity): capitalised there, a name on their own never.
+pub static VI_COMMON: Set = set![
+    "giải", "sau", "trước", "theo", "tuy", "nhưng", "vì", "do", "nếu", "khi", "đây", "đó",
+    "này", "các", "những", "một", "hai", "ba", "bốn", "năm", "người", "việc", "cuộc", "sự",
+    "ngày", "tháng", "hôm", "lúc", "từ", "đến", "tới", "cho", "bởi", "với", "về", "để", "vào",
+    "ra", "lên", "hiện", "ngoài", "bên", "dưới", "trên", "giữa", "cùng", "tất", "mọi", "mỗi",
+    "nhiều", "ít", "chỉ", "còn", "đã", "sẽ", "đang", "vẫn", "cũng", "rất", "hơn", "không",
+    "chưa", "có", "là", "được", "bị", "phải", "nên", "cần", "muốn", "thì", "mà", "hay",
+    "hoặc", "và", "song", "dù", "mặc", "ông", "bà", "anh", "chị", "em", "họ", "chúng", "tôi",
+    "ta", "mình", "nó", "ai", "gì", "sao", "thế", "vậy", "như", "bao", "đâu", "nào", "thực",
+    "thật", "cả", "tại", "ngay", "suốt", "qua", "đầu", "cuối", "thời", "trong", "vừa",
+    "mới", "nay", "tiếp", "riêng", "chính", "bản", "nhờ", "trở", "làm", "đoạt",
+    "nhận", "sinh", "mất", "học", "kết", "thành", "trao", "đề", "phát", "tham", "chế", "chơi",
+    "nằm", "thuộc", "sáng", "cấu", "nguyên", "hạt", "bom", "mô", "đội", "nhà", "con", "cha",
+    "mẹ", "vợ", "chồng", "bạn", "công", "tác", "nghiên", "cứu", "tổ", "chức", "hệ", "quá",
+    "ngược", "dựa", "nhìn", "xét", "hầu", "đặc", "điều", "vấn", "ý", "số", "lần",
+];
+
+/// First syllables of Vietnamese names of prizes and institutions, which may take a
+/// lowercase connector inside ("Giải Nguyên tử vì Hòa bình", "Bộ Giáo dục và Đào tạo").
+pub static VI_NAME_HEADS: Set = set![
+    "giải", "huy", "viện", "bộ", "đại", "trường", "hội", "quỹ", "công", "ngân", "học", "ủy",
+    "ban", "sở", "cục", "tổng", "liên", "tập", "nhà", "bảo", "thư",
+];
+
+/// Last words of a name that takes a possessive inside ("St Paul's Cathedral").
+pub static POSSESSIVE_HEADS: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
+    let extra = ["cathedral", "chapel", "abbey", "parish", "witnesses", "day", "prize", "cup",
+        "studies", "hospital", "college", "church", "island", "bay", "point", "inn", "restaurant"];
+    ORG_WORDS.iter().chain(LOC_WORDS.iter()).copied().chain(extra).collect()
+});
+
 /// Lowercase words that may join capitalised words inside a name ("van", "de", "of").
 pub static PARTICLES: Set = set![
     "de", "van", "von", "der", "den", "du", "des", "la", "le", "da", "di", "del", "della", "dos",
@@ -83,7 +116,11 @@ pub const VI_COMPOUNDS: &[(&str, &str)] = &[
         ("thành", "phố"), ("bệnh", "viện"), ("tập", "đoàn"), ("học", "viện"), ("vật", "lý"),
         ("hóa", "học"), ("hoá", "học"), ("y", "học"), ("văn", "học"), ("hòa", "bình"),
         ("kinh", "tế"), ("toán", "học"), ("sinh", "học"), ("nguyên", "tử"), ("quốc", "gia"),
-        ("trường", "đại"), ("ủy", "ban"), ("chính", "phủ"), ("quốc", "hội"),
+        ("trường", "đại"), ("ủy", "ban"), ("chính", "phủ"), ("quốc", "hội"), ("giáo", "dục"),
+        ("đào", "tạo"), ("khoa", "học"), ("công", "nghệ"), ("y", "tế"), ("ngoại", "giao"),
+        ("quốc", "phòng"), ("văn", "hóa"), ("văn", "hoá"), ("thể", "thao"), ("du", "lịch"),
+        ("nông", "nghiệp"), ("tài", "chính"), ("xã", "hội"), ("nhân", "dân"), ("bảo", "tàng"),
+        ("thư", "viện"),
 ];
 
 /// Vietnamese organisation heads (first two syllables, lowercase).

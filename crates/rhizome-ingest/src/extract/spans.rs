@@ -4,6 +4,7 @@
 //! Detectors run in a fixed order, each claiming tokens so later ones skip them:
 //! quoted terms, money, month dates, Chinese spans, capitalised names, years, numbers.
 
+use rhizome_core::lang::{detect_language, Lang};
 use rhizome_core::text::{is_cjk, is_stop_word};
 
 use super::chinese;
@@ -255,7 +256,7 @@ fn cap_spans(s: &mut Sent, out: &mut Vec<Mention>) {
         let mut last = i;
         let mut has_of = false;
         // Names are short; a long run of capitalised words is a heading, cut in pieces.
-        while let Some(next) = extend(s, last, &mut has_of).filter(|_| last - i < MAX_SPAN_TOKENS) {
+        while let Some(next) = extend(s, i, last, &mut has_of).filter(|_| last - i < MAX_SPAN_TOKENS) {
             last = next;
         }
         finish_span(s, out, i, last);
@@ -263,15 +264,20 @@ fn cap_spans(s: &mut Sent, out: &mut Vec<Mention>) {
     }
 }
 
-/// The next token a capitalised span ending at `last` takes in, if any.
-fn extend(s: &Sent, last: usize, has_of: &mut bool) -> Option<usize> {
+/// The next token a capitalised span `first..=last` takes in, if any.
+fn extend(s: &Sent, first: usize, last: usize, has_of: &mut bool) -> Option<usize> {
     let k = last + 1;
-    if possessive(s.tok(last)) || !s.free(k) {
+    if !s.free(k) {
         return None;
     }
+    if possessive(s.tok(last)) {
+        // "St Paul's Cathedral", "Men's Studies Press", but not "Google's Sundar Pichai".
+        return (s.spaced(k) && s.is_cap(k) && POSSESSIVE_HEADS.contains(s.lower(cap_run_end(s, k)))).then_some(k);
+    }
     let t = s.tok(k);
-    // Hyphenated or slashed: "Wiley-Blackwell", "GPT-4", "AC/DC".
-    if matches!(t, "-" | "‑" | "/")
+    // Hyphenated, dashed, slashed or plussed: "Wiley-Blackwell", "GPT-4", "East–West",
+    // "AC/DC", "Science+Business".
+    if matches!(t, "-" | "‑" | "–" | "/" | "+")
         && s.adjacent(k)
         && s.adjacent(k + 1)
         && s.free(k + 1)
@@ -316,6 +322,11 @@ fn extend(s: &Sent, last: usize, has_of: &mut bool) -> Option<usize> {
         "the" => conns.len() == 1,
         "and" => *has_of && conns.len() == 1,
         "for" | "on" => has(&ORG_WORDS, s.lower(last)) && (conns.len() == 1 || conns[1] == "the"),
+        // "Giải Nguyên tử vì Hòa bình", "Bộ Giáo dục và Đào tạo" (not "Đại học A và Đại
+        // học B": a second name starts there).
+        "vì" | "và" => {
+            conns.len() == 1 && VI_NAME_HEADS.contains(s.lower(first)) && !VI_NAME_HEADS.contains(s.lower(j))
+        }
         p => PARTICLES.contains(p) && conns.iter().all(|c| PARTICLES.contains(c)),
     };
     if !ok {
@@ -325,8 +336,18 @@ fn extend(s: &Sent, last: usize, has_of: &mut bool) -> Option<usize> {
     Some(j)
 }
 
+/// The last token of the run of spaced, free, capitalised words starting at `k` (at most
+/// four words).
+fn cap_run_end(s: &Sent, k: usize) -> usize {
+    let mut r = k;
+    while r < k + 3 && s.spaced(r + 1) && s.free(r + 1) && s.is_cap(r + 1) {
+        r += 1;
+    }
+    r
+}
+
 fn is_connector(w: &str) -> bool {
-    matches!(w, "of" | "the" | "and" | "for" | "on") || PARTICLES.contains(w)
+    matches!(w, "of" | "the" | "and" | "for" | "on" | "vì" | "và") || PARTICLES.contains(w)
 }
 
 /// Trims a raw span `first..=last` (leading "The", honorifics, titles), drops ordinary
@@ -367,8 +388,13 @@ fn finish_span(s: &mut Sent, out: &mut Vec<Mention>, first: usize, mut last: usi
     let words = words_in(s, a, last);
     if words == 1 {
         let w = s.lower(a);
+        // A common Vietnamese word opening a Vietnamese sentence ("Giải thưởng này...").
+        let vi_opener = a == s.first_word
+            && VI_COMMON.contains(w)
+            && (!w.is_ascii() || detect_language(s.text) == Lang::Vi);
         let ordinary = !is_acronym(s.tok(a))
-            && (STARTERS.contains(w) || is_stop_word(w) || HONORIFICS.contains(w) || ROLE_TITLES.contains(w));
+            && (STARTERS.contains(w) || is_stop_word(w) || HONORIFICS.contains(w) || ROLE_TITLES.contains(w)
+                || vi_opener || en_opener(s, a));
         if s.tok(a).chars().count() < 2 || ordinary {
             return;
         }
@@ -391,6 +417,20 @@ fn finish_span(s: &mut Sent, out: &mut Vec<Mention>, first: usize, mut last: usi
         entity_type,
         initial_word: words == 1 && a == s.first_word,
     });
+}
+
+/// A participle or adverb opening an English sentence before a preposition or a comma:
+/// "Situated in", "Founded by", "Unfortunately,".
+fn en_opener(s: &Sent, a: usize) -> bool {
+    let w = s.lower(a);
+    a == s.first_word
+        && w.len() >= 5
+        && (w.ends_with("ed") || w.ends_with("ly"))
+        && !PLACES.contains(w)
+        && matches!(
+            s.lower(a + 1),
+            "," | "in" | "by" | "on" | "at" | "from" | "to" | "as" | "with" | "for" | "after" | "before" | "the" | "a" | "an"
+        )
 }
 
 /// Years -> DATE; other numbers (with `%`, scale words or Chinese units) -> NUMBER.

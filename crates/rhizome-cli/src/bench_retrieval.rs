@@ -1,0 +1,94 @@
+//! `rhizome bench retrieval`: per-method retrieval latency on an existing index.
+//!
+//! Every method runs every question. A method's time is split into question embedding
+//! (every `embed*` timing the method reports) and the rest; p50/p95 of both and of the
+//! whole are printed, with the ratio to `basic` measured in the same run (shared machines
+//! are noisy: compare ratios, not milliseconds). The graph is loaded before timing starts
+//! (its load time is reported on its own). For `hippo`, the PPR step's share of the
+//! non-embedding time is reported too.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+use rhizome_eval::{load_questions, percentile};
+use rhizome_retrieve::{retriever, Method};
+use serde_json::json;
+
+use crate::app::{print_json, App};
+
+pub fn retrieval(app: App, questions: &Path, methods: &[String], limit: usize) -> Result<()> {
+    let mut qs = load_questions(questions)?;
+    qs.truncate(limit.max(1));
+    let methods: Vec<Method> = if methods.is_empty() {
+        Method::ALL.iter().copied().filter(|m| *m != Method::Auto).collect()
+    } else {
+        methods.iter().map(|m| m.parse::<Method>().map_err(anyhow::Error::msg)).collect::<Result<_>>()?
+    };
+    if !methods.contains(&Method::Basic) {
+        bail!("--methods must include basic: it is the baseline every figure is compared with");
+    }
+    let setup = crate::query_setup::QuerySetup::open(&app)?;
+    let env = setup.env(&app);
+    let t = Instant::now();
+    env.graph()?;
+    let graph_load_ms = t.elapsed().as_secs_f64() * 1e3;
+
+    let mut rows = BTreeMap::new();
+    let mut base = (0.0, 0.0);
+    for &m in &methods {
+        let r = retriever(m);
+        // One untimed run warms caches (vector matrices, per-graph indexes).
+        r.retrieve(&env, &qs[0].question)?;
+        let (mut total, mut embed, mut rest, mut ppr) = (vec![], vec![], vec![], vec![]);
+        for q in &qs {
+            let t = Instant::now();
+            let got = r.retrieve(&env, &q.question)?;
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            let e: f64 = got.timings_ms.iter().filter(|(k, _)| k.starts_with("embed")).map(|(_, v)| v).sum();
+            total.push(ms);
+            embed.push(e);
+            rest.push((ms - e).max(0.0));
+            if let Some(p) = got.timings_ms.get("ppr") {
+                ppr.push(*p);
+            }
+        }
+        let p = |v: &[f64], q: f64| percentile(v, q);
+        if m == Method::Basic {
+            base = (p(&total, 50.0), p(&rest, 50.0));
+        }
+        let mut row = json!({
+            "p50_ms": p(&total, 50.0), "p95_ms": p(&total, 95.0),
+            "embed_p50_ms": p(&embed, 50.0),
+            "without_embed_p50_ms": p(&rest, 50.0), "without_embed_p95_ms": p(&rest, 95.0),
+            "p50_vs_basic": p(&total, 50.0) / base.0.max(1e-9),
+            "without_embed_p50_vs_basic": p(&rest, 50.0) / base.1.max(1e-9),
+        });
+        if !ppr.is_empty() {
+            let share = ppr.iter().sum::<f64>() / rest.iter().sum::<f64>().max(1e-9);
+            row["ppr_p50_ms"] = json!(p(&ppr, 50.0));
+            row["ppr_share_of_retrieval"] = json!(share);
+        }
+        rows.insert(m.as_str().to_string(), row);
+    }
+    let out = json!({"questions": qs.len(), "graph_load_ms": graph_load_ms, "methods": rows});
+    if app.json {
+        return print_json(&out);
+    }
+    println!("{} questions; graph loaded in {graph_load_ms:.0} ms (not counted below)", qs.len());
+    println!("{:<15} {:>9} {:>9} {:>10} {:>12} {:>12} {:>9}", "method", "p50 ms", "p95 ms",
+        "embed p50", "rest p50", "rest p95", "vs basic");
+    for m in &methods {
+        let r = &rows[m.as_str()];
+        let f = |k: &str| r[k].as_f64().unwrap_or(0.0);
+        println!("{:<15} {:>9.2} {:>9.2} {:>10.2} {:>12.2} {:>12.2} {:>8.2}x", m.as_str(), f("p50_ms"),
+            f("p95_ms"), f("embed_p50_ms"), f("without_embed_p50_ms"), f("without_embed_p95_ms"),
+            f("p50_vs_basic"));
+        if let Some(s) = r.get("ppr_share_of_retrieval") {
+            println!("{:<15} PPR p50 {:.2} ms, {:.0}% of retrieval without embedding", "",
+                f("ppr_p50_ms"), s.as_f64().unwrap_or(0.0) * 100.0);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,105 @@
+//! Chinese, Vietnamese and English through the `rhizome` binary with default settings:
+//! language per document in the index report, Chinese names as entities, Chinese and
+//! Vietnamese (typed without diacritics) questions finding their documents.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use rhizome_core::StoreRead;
+use rhizome_store::SqliteStore;
+use serde_json::Value;
+
+fn shared() -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
+    assert!(p.join("README.md").exists(), "shared data missing at {}: clone beside ../shared", p.display());
+    p.canonicalize().unwrap()
+}
+
+/// Runs `rhizome --index INDEX --json ARGS...` and parses its output.
+fn rz(index: &Path, args: &[&str]) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_rhizome"))
+        .arg("--index")
+        .arg(index)
+        .arg("--json")
+        .args(args)
+        .env_remove("RHIZOME_INDEX")
+        .env_remove("RHIZOME_CONFIG")
+        .output()
+        .expect("run rhizome");
+    assert!(
+        out.status.success(),
+        "rhizome {args:?} failed: {}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+/// Entity names of the index, read through the store's public API.
+fn entity_names(index: &Path) -> Vec<String> {
+    let store = SqliteStore::open(index, false).expect("open index");
+    store.graph_data().expect("graph").entities.into_iter().map(|e| e.name).collect()
+}
+
+fn top_source(r: &Value) -> &str {
+    r["contexts"][0]["source"].as_str().unwrap_or_else(|| panic!("no context: {r:#}"))
+}
+
+#[test]
+fn chinese_question_and_entities() {
+    let tmp = tempfile::tempdir().unwrap();
+    let idx = tmp.path().join("idx");
+    let zh = shared().join("zh_openai");
+    let report = rz(&idx, &["index", zh.to_str().unwrap()]);
+    assert_eq!(report["report"]["languages"]["zh"], 3, "{report:#}");
+
+    let r = rz(&idx, &["query", "--method", "basic", "Sam Altman领导的公司在AI领域有什么重要投资？"]);
+    assert!(top_source(&r).ends_with("microsoft_investment.txt"), "{r:#}");
+
+    let names = entity_names(&idx);
+    for want in ["OpenAI", "Microsoft", "Sam Altman"] {
+        assert!(names.iter().any(|n| n == want), "{want} is not an Entity node: {names:?}");
+    }
+}
+
+#[test]
+fn vietnamese_question_without_diacritics_and_languages_per_document() {
+    let tmp = tempfile::tempdir().unwrap();
+    let docs = tmp.path().join("docs");
+    std::fs::create_dir(&docs).unwrap();
+    let files = [
+        ("bohr.txt", "Aage Bohr là nhà vật lý người Đan Mạch. Ông đoạt giải Nobel Vật lý năm 1975 \
+                      cùng Ben Mottelson và James Rainwater cho công trình về cấu trúc hạt nhân."),
+        ("copenhagen.txt", "Copenhagen là thủ đô và thành phố lớn nhất của Đan Mạch. Đại học \
+                            Copenhagen được thành lập năm 1479."),
+        ("hue.txt", "Huế là cố đô của Việt Nam, nằm bên bờ sông Hương. Nhiều du khách đến thăm \
+                     kinh thành và các lăng tẩm."),
+        ("journal.txt", "The Journal of Mathematical Physics is a peer-reviewed journal published \
+                         monthly by the American Institute of Physics."),
+        ("beijing.txt", "北京大学是中国著名的综合性大学，位于北京市海淀区。"),
+    ];
+    for (name, text) in files {
+        std::fs::write(docs.join(name), text).unwrap();
+    }
+    let idx = tmp.path().join("idx");
+    let report = rz(&idx, &["index", docs.to_str().unwrap()]);
+    let langs = &report["report"]["languages"];
+    assert_eq!((langs["vi"].as_u64(), langs["en"].as_u64(), langs["zh"].as_u64()), (Some(3), Some(1), Some(1)), "{report:#}");
+
+    for (q, want) in [
+        ("Aage Bohr doat giai Nobel nam nao?", "bohr.txt"),
+        ("thu do cua Dan Mach la gi?", "copenhagen.txt"),
+        ("song Huong o dau?", "hue.txt"),
+        ("Aage Bohr đoạt giải Nobel năm nào?", "bohr.txt"),
+    ] {
+        // BM25 only: the dense model is English, the point here is the term matching.
+        let r = rz(&idx, &["--set", "retrieval.dense_weight=0", "query", "--method", "basic", q]);
+        assert!(top_source(&r).ends_with(want), "{q}: {r:#}");
+    }
+    let names = entity_names(&idx);
+    for want in ["Aage Bohr", "Đan Mạch", "北京大学"] {
+        assert!(names.iter().any(|n| n == want), "{want} is not an Entity node: {names:?}");
+    }
+}

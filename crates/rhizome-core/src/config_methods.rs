@@ -1,0 +1,188 @@
+//! Settings of the retrieval methods, one section per method (`[local]`, `[hippo]`,
+//! `[multihop]`, `[multipath]`, `[modes]`). Names and defaults follow the systems each
+//! method comes from.
+
+use serde::{Deserialize, Serialize};
+
+/// `local`: Microsoft GraphRAG's local search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LocalConfig {
+    /// Entities mapped from the question.
+    pub top_k_mapped_entities: usize,
+    /// Candidates fetched per mapped entity before filtering (oversampling factor).
+    pub oversample: usize,
+    /// Relationships kept per selected entity.
+    pub top_k_relationships: usize,
+    /// Token budget of the whole context.
+    pub max_context_tokens: usize,
+    /// Share of the budget for text units (chunks).
+    pub text_unit_prop: f32,
+    /// Share of the budget for community summaries (given to the rest when there are none).
+    pub community_prop: f32,
+}
+
+impl Default for LocalConfig {
+    fn default() -> Self {
+        LocalConfig {
+            top_k_mapped_entities: 10,
+            oversample: 2,
+            top_k_relationships: 10,
+            max_context_tokens: 8000,
+            text_unit_prop: 0.5,
+            community_prop: 0.25,
+        }
+    }
+}
+
+/// `hippo`: HippoRAG's Personalized PageRank. The defaults differ from HippoRAG 2's where
+/// a small local embedder (all-MiniLM-L6-v2) needs it; each field says why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HippoConfig {
+    /// Facts kept after scoring all facts against the question.
+    pub linking_top_k: usize,
+    /// Facts taken by cosine to the question before they are rescored with the score of
+    /// their passage (`fact_context_weight`); the best `linking_top_k` of them are linked.
+    pub fact_candidates: usize,
+    /// Share of a fact's linking score that comes from its passage: score = (1 - w) x
+    /// min-max cosine of the fact + w x relative score of its best supporting passage
+    /// (see `passage_temperature`). A short triple embedded alone is matched on its
+    /// words; the passage it was read from says whether it is about the question's
+    /// subject. 0: HippoRAG 2 (fact only).
+    pub fact_context_weight: f32,
+    /// Weight of the passage seeds in the reset vector, relative to entity seeds: the
+    /// best passage gets this weight, an entity mentioned in one passage gets the score
+    /// of its linked fact (at most 1). 1: the best passage and a sure fact link count
+    /// alike (HippoRAG 2 uses 0.05 on min-max scores summed over every passage).
+    pub passage_node_weight: f32,
+    /// Relative passage scores are `exp((s - s_max) / T)` of the passage score `s`
+    /// (cosine plus the BM25 share): a softmax over passages at the contrastive
+    /// temperature of the embedder (0.05, i.e. scale 20, for sentence-transformers
+    /// models). The seed mass then sits on passages that really match and does not grow
+    /// with the corpus, and a fact from a passage far below the best one links weakly.
+    /// 0: min-max normalised scores (HippoRAG 2; then use passage_node_weight 0.05).
+    pub passage_temperature: f32,
+    /// BM25 share of the passage score: cosine + w x BM25 / best BM25 (the lexical
+    /// evidence `basic` also uses; names the embedder misses still seed their passages).
+    pub passage_bm25_weight: f32,
+    /// Weight of the passage-entity edge between a passage and the entity its document is
+    /// titled after (other passage-entity edges weigh 1): a passage is about its title
+    /// entity, so a walk reaching that entity should land on that passage first.
+    pub title_edge_weight: f32,
+    /// PageRank damping.
+    pub damping: f32,
+    /// Passages that go to the answer.
+    pub qa_top_k: usize,
+    /// With an LLM configured: let it filter the linked facts (recognition memory).
+    pub recognition_filter: bool,
+}
+
+impl Default for HippoConfig {
+    fn default() -> Self {
+        HippoConfig {
+            linking_top_k: 5,
+            fact_candidates: 100,
+            fact_context_weight: 0.5,
+            passage_node_weight: 1.0,
+            passage_temperature: 0.05,
+            passage_bm25_weight: 0.3,
+            title_edge_weight: 5.0,
+            damping: 0.5,
+            qa_top_k: 3,
+            recognition_filter: true,
+        }
+    }
+}
+
+/// `multihop`: anchors, ego graph and paths.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MultihopConfig {
+    /// Anchor nodes found per question entity.
+    pub anchor_per_entity: usize,
+    pub max_anchors: usize,
+    /// Ego-graph radius around anchors.
+    pub depth: usize,
+    pub neighbor_candidate_multiplier: usize,
+    /// Ego-graph edges kept after reranking.
+    pub neighbor_top_k: usize,
+    /// Path length cutoff (edges).
+    pub max_hops: usize,
+    pub path_candidate_multiplier: usize,
+    /// Paths kept after reranking.
+    pub top_k_paths: usize,
+    /// Least cosine between a question entity and an anchor node (a node whose name holds
+    /// every word of the question entity is an anchor whatever its cosine). Measured with
+    /// all-MiniLM-L6-v2: names absent from the graph reach at most 0.77 (Vietnamese names
+    /// share romanised syllables: "Nguyễn Du" vs "bom nguyên tử"), 0.59 for English ones;
+    /// partial names of present entities 0.82-0.86 ("Heisenberg" vs "Werner Heisenberg").
+    /// A model with compressed cosines (multilingual-e5) needs a higher value.
+    pub anchor_min_score: f32,
+}
+
+impl Default for MultihopConfig {
+    fn default() -> Self {
+        MultihopConfig {
+            anchor_per_entity: 3,
+            max_anchors: 10,
+            depth: 1,
+            neighbor_candidate_multiplier: 3,
+            neighbor_top_k: 4,
+            max_hops: 3,
+            path_candidate_multiplier: 3,
+            top_k_paths: 2,
+            anchor_min_score: 0.8,
+        }
+    }
+}
+
+/// `multipath`: entity, relationship, chunk and fact discovery by several paths.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MultipathConfig {
+    pub keyword_limit: usize,
+    /// Entities kept per discovery path.
+    pub entity_top_k: usize,
+    pub max_entities: usize,
+    /// Entities whose 2-hop neighbourhood is expanded.
+    pub expand_entities: usize,
+    pub max_relationships: usize,
+    pub chunk_top_k: usize,
+    pub fact_top_k: usize,
+    /// With an LLM configured: let it rerank the chunks.
+    pub llm_rerank: bool,
+}
+
+impl Default for MultipathConfig {
+    fn default() -> Self {
+        MultipathConfig {
+            keyword_limit: 10,
+            entity_top_k: 5,
+            max_entities: 30,
+            expand_entities: 5,
+            max_relationships: 20,
+            chunk_top_k: 15,
+            fact_top_k: 15,
+            llm_rerank: false,
+        }
+    }
+}
+
+/// The Neo4j-style modes (`chunk-only`, `entity-only`, `hybrid`, `graph-enhanced`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModesConfig {
+    /// Top chunks graph reasoning expands from.
+    pub seed_chunks: usize,
+    /// Expansion depth through SIMILAR_TO and same-document links.
+    pub max_depth: usize,
+    /// Most chunks graph reasoning adds.
+    pub max_chunks: usize,
+}
+
+impl Default for ModesConfig {
+    fn default() -> Self {
+        ModesConfig { seed_chunks: 3, max_depth: 2, max_chunks: 10 }
+    }
+}

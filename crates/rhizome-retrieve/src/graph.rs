@@ -1,0 +1,177 @@
+//! [`Graph`]: the index's graph in memory with dense `u32` node numbers and adjacency
+//! lists, built once from [`GraphData`] and shared by every graph method of a process
+//! ([`GraphCache`] rebuilds it only when the store's graph version changes).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rhizome_core::{GraphData, Result, StoreRead};
+
+/// An entity-to-entity edge as seen from one end.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Neighbor {
+    /// The entity at the other end.
+    pub entity: u32,
+    /// Index into [`Graph::relations`].
+    pub relation: u32,
+    /// True when this end is the relation's source (the edge points away from us).
+    pub outgoing: bool,
+}
+
+/// A relation with node numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rel {
+    pub id: String,
+    pub source: u32,
+    pub target: u32,
+    pub rel_type: String,
+    pub weight: f32,
+}
+
+/// A fact with node numbers and the chunks that support it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FactNode {
+    pub id: String,
+    pub subject: u32,
+    pub object: u32,
+    pub chunks: Vec<u32>,
+}
+
+#[derive(Debug, Default)]
+pub struct Graph {
+    pub entity_ids: Vec<String>,
+    pub entity_names: Vec<String>,
+    pub entity_types: Vec<String>,
+    pub chunk_ids: Vec<String>,
+    pub chunk_docs: Vec<String>,
+    pub chunk_ordinals: Vec<u32>,
+    pub relations: Vec<Rel>,
+    /// Per entity: its RELATED neighbours (both directions).
+    pub neighbors: Vec<Vec<Neighbor>>,
+    /// Per entity: (chunk, occurrences) it is MENTIONED_IN.
+    pub entity_chunks: Vec<Vec<(u32, u32)>>,
+    /// Per chunk: (entity, occurrences) mentioned in it.
+    pub chunk_entities: Vec<Vec<(u32, u32)>>,
+    /// Per entity: (entity, cosine) SYNONYM edges.
+    pub synonyms: Vec<Vec<(u32, f32)>>,
+    /// Per chunk: (chunk, cosine) SIMILAR_TO edges.
+    pub similar: Vec<Vec<(u32, f32)>>,
+    pub facts: Vec<FactNode>,
+    entity_index: HashMap<String, u32>,
+    chunk_index: HashMap<String, u32>,
+    fact_index: HashMap<String, u32>,
+}
+
+impl Graph {
+    pub fn build(data: GraphData) -> Graph {
+        let mut g = Graph::default();
+        for (i, e) in data.entities.into_iter().enumerate() {
+            g.entity_index.insert(e.id.clone(), i as u32);
+            g.entity_ids.push(e.id);
+            g.entity_names.push(e.name);
+            g.entity_types.push(e.entity_type);
+        }
+        for (i, c) in data.chunks.into_iter().enumerate() {
+            g.chunk_index.insert(c.id.clone(), i as u32);
+            g.chunk_ids.push(c.id);
+            g.chunk_docs.push(c.doc_id);
+            g.chunk_ordinals.push(c.ordinal);
+        }
+        let ne = g.entity_ids.len();
+        let nc = g.chunk_ids.len();
+        g.neighbors = vec![Vec::new(); ne];
+        g.entity_chunks = vec![Vec::new(); ne];
+        g.chunk_entities = vec![Vec::new(); nc];
+        g.synonyms = vec![Vec::new(); ne];
+        g.similar = vec![Vec::new(); nc];
+        for r in data.relations {
+            let (Some(s), Some(t)) = (g.entity(&r.source_id), g.entity(&r.target_id)) else { continue };
+            let idx = g.relations.len() as u32;
+            g.neighbors[s as usize].push(Neighbor { entity: t, relation: idx, outgoing: true });
+            if s != t {
+                g.neighbors[t as usize].push(Neighbor { entity: s, relation: idx, outgoing: false });
+            }
+            g.relations.push(Rel { id: r.id, source: s, target: t, rel_type: r.rel_type, weight: r.weight });
+        }
+        for (e, c, n) in data.mentions {
+            let (Some(e), Some(c)) = (g.entity(&e), g.chunk(&c)) else { continue };
+            g.entity_chunks[e as usize].push((c, n));
+            g.chunk_entities[c as usize].push((e, n));
+        }
+        for (a, b, s) in data.synonyms {
+            let (Some(a), Some(b)) = (g.entity(&a), g.entity(&b)) else { continue };
+            g.synonyms[a as usize].push((b, s));
+            g.synonyms[b as usize].push((a, s));
+        }
+        for (a, b, s) in data.similar {
+            let (Some(a), Some(b)) = (g.chunk(&a), g.chunk(&b)) else { continue };
+            g.similar[a as usize].push((b, s));
+            g.similar[b as usize].push((a, s));
+        }
+        for f in data.facts {
+            let (Some(s), Some(o)) = (g.entity(&f.subject_id), g.entity(&f.object_id)) else { continue };
+            let chunk = f.chunk_id.as_deref().and_then(|c| g.chunk(c));
+            let idx = match g.fact_index.get(&f.id) {
+                Some(&i) => i,
+                None => {
+                    let i = g.facts.len() as u32;
+                    g.fact_index.insert(f.id.clone(), i);
+                    g.facts.push(FactNode { id: f.id, subject: s, object: o, chunks: Vec::new() });
+                    i
+                }
+            };
+            if let Some(c) = chunk {
+                let chunks = &mut g.facts[idx as usize].chunks;
+                if !chunks.contains(&c) {
+                    chunks.push(c);
+                }
+            }
+        }
+        g
+    }
+
+    pub fn entity(&self, id: &str) -> Option<u32> {
+        self.entity_index.get(id).copied()
+    }
+    pub fn chunk(&self, id: &str) -> Option<u32> {
+        self.chunk_index.get(id).copied()
+    }
+    pub fn fact(&self, id: &str) -> Option<u32> {
+        self.fact_index.get(id).copied()
+    }
+
+    /// `A --rel--> B` for a relation, with entity names.
+    pub fn render_relation(&self, r: u32) -> String {
+        let r = &self.relations[r as usize];
+        format!(
+            "{} --{}--> {}",
+            self.entity_names[r.source as usize], r.rel_type, self.entity_names[r.target as usize]
+        )
+    }
+}
+
+/// The graph of one store, loaded on first use and reloaded when the store's graph
+/// version changes.
+#[derive(Default)]
+pub struct GraphCache {
+    slot: RefCell<Option<(u64, Arc<Graph>)>>,
+}
+
+impl GraphCache {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn get(&self, store: &dyn StoreRead) -> Result<Arc<Graph>> {
+        let version = store.graph_version()?;
+        if let Some((v, g)) = self.slot.borrow().as_ref() {
+            if *v == version {
+                return Ok(g.clone());
+            }
+        }
+        let g = Arc::new(Graph::build(store.graph_data()?));
+        *self.slot.borrow_mut() = Some((version, g.clone()));
+        Ok(g)
+    }
+}

@@ -1,0 +1,281 @@
+//! `multihop` over a small Vietnamese graph in a temporary SQLite store, without an LLM
+//! and with one (a loopback OpenAI-compatible server).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rhizome_core::ids::{chunk_id, document_id, entity_id, normalize_name, relation_id};
+use rhizome_core::llm::{ChatProvider, PromptLlm};
+use rhizome_core::*;
+use rhizome_llm::prompt::Prompts;
+use rhizome_llm::testing::{last_user_text, Fault, MockOpenAi};
+use rhizome_llm::{BlockingLlm, OpenAiConfig, OpenAiProvider};
+use rhizome_retrieve::{retriever, GraphCache, Method, QueryEnv, Retrieval};
+use rhizome_store::SqliteStore;
+
+/// Bag of folded words, hashed into 64 dimensions: names sharing words are close, a
+/// name embeds exactly like the same name typed again.
+struct WordEmbedder;
+
+impl Embedder for WordEmbedder {
+    fn model_id(&self) -> &str {
+        "test-words"
+    }
+    fn dim(&self) -> usize {
+        64
+    }
+    fn embed(&self, texts: &[String], _kind: EmbedKind) -> Result<Vec<Vec<f32>>> {
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let mut v = vec![0f32; 64];
+                for w in t.to_lowercase().split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+                    let h = w.bytes().fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
+                    v[(h % 64) as usize] += 1.0;
+                }
+                l2_normalize(&mut v);
+                v
+            })
+            .collect())
+    }
+}
+
+const EDGES: &[(&str, &str, &str)] = &[
+    ("Aage Bohr", "đoạt giải", "Giải Nobel Vật lý 1975"),
+    ("Aage Bohr", "đoạt giải", "Huy chương Rutherford"),
+    ("Aage Bohr", "đoạt giải", "Huy chương H. C. Ørsted"),
+    ("Aage Bohr", "là con trai của", "Niels Bohr"),
+    ("Aage Bohr", "sinh tại", "Copenhagen"),
+    ("Niels Bohr", "đoạt giải", "Giải Nobel Vật lý 1922"),
+    ("Niels Bohr", "sinh tại", "Copenhagen"),
+    ("Huy chương Rutherford", "được đặt theo tên", "Ernest Rutherford"),
+    ("Ernest Rutherford", "sinh tại", "New Zealand"),
+    ("Copenhagen", "là thủ đô của", "Đan Mạch"),
+];
+
+/// The edge list as one document without chunks (like `import edges-csv`), plus one
+/// document whose chunk mentions Niels Bohr and Copenhagen (a relation with a chunk).
+fn store(dir: &std::path::Path) -> SqliteStore {
+    let emb = WordEmbedder;
+    let mut s = SqliteStore::open(dir, true).unwrap();
+    s.set_embedding_model(emb.model_id(), emb.dim()).unwrap();
+    let text = EDGES.iter().map(|(a, r, b)| format!("{a},{r},{b}")).collect::<Vec<_>>().join("\n");
+    let doc = Document { id: document_id("edges", &text), source: "edges.csv".into(), title: "edges".into(), text };
+    let mut b = WriteBatch::default();
+    let mut names: Vec<&str> = EDGES.iter().flat_map(|e| [e.0, e.2]).collect();
+    names.sort();
+    names.dedup();
+    for n in &names {
+        b.mentions.push(MentionRecord {
+            entity_id: entity_id(n), name: n.to_string(), entity_type: "ENTITY".into(),
+            description: String::new(), doc_id: doc.id.clone(), chunk_id: None, count: 1,
+        });
+    }
+    let vecs = emb.embed(&names.iter().map(|n| normalize_name(n)).collect::<Vec<_>>(), EmbedKind::Passage).unwrap();
+    for (n, v) in names.iter().zip(vecs) {
+        b.vectors.push((VectorKind::Entity, entity_id(n), v));
+    }
+    for (a, r, t) in EDGES {
+        let (s, o) = (entity_id(a), entity_id(t));
+        b.relations.push(RelationRecord {
+            relation: Relation { id: relation_id(&s, r, &o), source_id: s, target_id: o, rel_type: r.to_string(),
+                description: format!("{a} {r} {t}"), weight: 1.0 },
+            doc_id: doc.id.clone(), chunk_id: None,
+        });
+    }
+    b.documents.push(doc);
+    s.write_batch(&b).unwrap();
+
+    let text = "Niels Bohr sinh tại Copenhagen năm 1885.";
+    let doc = Document { id: document_id("niels", text), source: "niels.txt".into(), title: "Niels Bohr".into(), text: text.into() };
+    let c = Chunk { id: chunk_id(&doc.id, 0, text), doc_id: doc.id.clone(), ordinal: 0, text: text.into(), tokens: 8 };
+    let mut b = WriteBatch::default();
+    for n in ["Niels Bohr", "Copenhagen"] {
+        b.mentions.push(MentionRecord {
+            entity_id: entity_id(n), name: n.into(), entity_type: "ENTITY".into(), description: String::new(),
+            doc_id: doc.id.clone(), chunk_id: Some(c.id.clone()), count: 1,
+        });
+    }
+    let (s1, o1) = (entity_id("Niels Bohr"), entity_id("Copenhagen"));
+    b.relations.push(RelationRecord {
+        relation: Relation { id: relation_id(&s1, "sinh tại", &o1), source_id: s1, target_id: o1,
+            rel_type: "sinh tại".into(), description: text.into(), weight: 1.0 },
+        doc_id: doc.id.clone(), chunk_id: Some(c.id.clone()),
+    });
+    b.vectors.push((VectorKind::Chunk, c.id.clone(), emb.embed(&[text.to_string()], EmbedKind::Passage).unwrap().remove(0)));
+    b.chunks.push(c);
+    b.documents.push(doc);
+    s.write_batch(&b).unwrap();
+    s
+}
+
+fn run(store: &SqliteStore, config: &Config, llm: Option<&dyn PromptLlm>, q: &str) -> Retrieval {
+    let graph = GraphCache::new();
+    let env = QueryEnv { store, embedder: &WordEmbedder, config, llm, graph: &graph };
+    retriever(Method::Multihop).retrieve(&env, q).unwrap()
+}
+
+fn anchor_names(r: &Retrieval) -> Vec<String> {
+    r.extra["anchors"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn texts(r: &Retrieval, kind: &str) -> Vec<String> {
+    r.contexts.iter().filter(|c| c.kind == kind).map(|c| c.text.clone()).collect()
+}
+
+#[test]
+fn award_edges_of_the_anchor_without_llm() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = store(tmp.path());
+    let mut cfg = Config::default();
+    // Niels Bohr (one shared word of two: cosine 0.5) becomes a second anchor.
+    cfg.multihop.anchor_min_score = 0.45;
+    let r = run(&s, &cfg, None, "Aage Bohr có những giải thưởng gì?");
+    assert_eq!(anchor_names(&r), ["Aage Bohr", "Niels Bohr"]);
+    assert_eq!(r.extra["anchors"]["question_entities"], serde_json::json!(["Aage Bohr"]));
+    assert_eq!(r.extra["anchors"]["found_by"], "rules");
+    assert!(r.notes.iter().any(|n| n.contains("no LLM configured")), "{:?}", r.notes);
+    let edges = texts(&r, "edge");
+    assert_eq!(edges.len(), cfg.multihop.neighbor_top_k);
+    for award in ["Giải Nobel Vật lý 1975", "Huy chương Rutherford", "Huy chương H. C. Ørsted"] {
+        assert!(edges.contains(&format!("Aage Bohr --đoạt giải--> {award}")), "{edges:?}");
+    }
+    // Several anchors (Aage Bohr, Niels Bohr share a word): paths between them.
+    let paths = texts(&r, "path");
+    assert!(!paths.is_empty() && paths.len() <= cfg.multihop.top_k_paths);
+    assert_eq!(paths, r.paths);
+    assert!(paths.contains(&"Aage Bohr -[là con trai của]-> Niels Bohr".to_string()), "{paths:?}");
+    assert_eq!(r.contexts.iter().filter(|c| c.kind != "edge" && c.kind != "path").count(), 0);
+    for stage in ["embed_query", "embed_entities", "anchors", "ego", "paths"] {
+        assert!(r.timings_ms.contains_key(stage), "{stage} missing: {:?}", r.timings_ms);
+    }
+    // Edge-list relations have no chunk: the relation id is their source.
+    let first = &r.contexts[0];
+    assert!(first.source.starts_with("rel_"), "{first:?}");
+    // Deterministic.
+    let again = run(&s, &cfg, None, "Aage Bohr có những giải thưởng gì?");
+    assert_eq!(again.contexts, r.contexts);
+}
+
+#[test]
+fn typed_without_diacritics_reaches_the_same_anchor() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = store(tmp.path());
+    let cfg = Config::default();
+    for q in ["Aage Bohr đoạt những giải thưởng nào?", "Aage Bohr doat nhung giai thuong nao?",
+        "aage bohr doat nhung giai thuong nao?"] {
+        let r = run(&s, &cfg, None, q);
+        assert_eq!(anchor_names(&r)[0], "Aage Bohr", "{q}");
+        assert!(texts(&r, "edge").iter().any(|e| e.starts_with("Aage Bohr --đoạt giải-->")), "{q}");
+    }
+}
+
+#[test]
+fn absent_subject_gets_no_evidence() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = store(tmp.path());
+    for q in ["Ai là chủ tịch của Tập đoàn Vingroup?", "Who won the 1998 FIFA World Cup?"] {
+        let r = run(&s, &Config::default(), None, q);
+        assert!(r.contexts.is_empty(), "{q}: {:?}", r.contexts);
+        assert!(r.paths.is_empty());
+        assert!(r.notes.iter().any(|n| n.contains("not enough evidence")), "{q}: {:?}", r.notes);
+        assert!(anchor_names(&r).is_empty());
+    }
+}
+
+#[test]
+fn paths_link_two_anchors_in_true_direction_with_sources() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = store(tmp.path());
+    let mut cfg = Config::default();
+    cfg.multihop.anchor_per_entity = 1;
+    let r = run(&s, &cfg, None, "Ernest Rutherford và Đan Mạch có liên quan gì?");
+    assert_eq!(anchor_names(&r), ["Ernest Rutherford", "Đan Mạch"]);
+    // Shortest links are 4 hops: none within max_hops 3.
+    assert!(r.paths.is_empty(), "{:?}", r.paths);
+    cfg.multihop.max_hops = 4;
+    let r = run(&s, &cfg, None, "Ernest Rutherford và Đan Mạch có liên quan gì?");
+    assert!(r.paths.contains(&"Huy chương Rutherford -[được đặt theo tên]-> Ernest Rutherford ; \
+        Aage Bohr -[đoạt giải]-> Huy chương Rutherford ; Aage Bohr -[sinh tại]-> Copenhagen ; \
+        Copenhagen -[là thủ đô của]-> Đan Mạch".to_string()), "{:?}", r.paths);
+    // A relation supported by a chunk has that chunk's document as its source.
+    let r = run(&s, &cfg, None, "Niels Bohr sinh ra ở đâu?");
+    let born = r.contexts.iter().find(|c| c.text == "Niels Bohr --sinh tại--> Copenhagen").unwrap();
+    assert_eq!((born.source.as_str(), born.title.as_str()), ("niels.txt", "Niels Bohr"));
+}
+
+fn llm(server: &MockOpenAi, rt: &tokio::runtime::Runtime) -> BlockingLlm {
+    let p = OpenAiProvider::new(OpenAiConfig {
+        base_url: server.base_url(),
+        model: "mock".into(),
+        api_key: None,
+        azure_api_version: None,
+        timeout: Duration::from_secs(5),
+    })
+    .unwrap();
+    BlockingLlm {
+        provider: Arc::new(p) as Arc<dyn ChatProvider>,
+        prompts: Arc::new(Prompts::builtin()),
+        runtime: rt.handle().clone(),
+        temperature: 0.0,
+        max_tokens: 256,
+    }
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap()
+}
+
+#[test]
+fn llm_names_the_question_entities() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = store(tmp.path());
+    let server = MockOpenAi::with_responder(Box::new(|_| "Names: Aage Bohr, Niels Bohr".into())).unwrap();
+    let rt = rt();
+    let l = llm(&server, &rt);
+    let q = "Aage Bohr có những giải thưởng gì?";
+    let r = run(&s, &Config::default(), Some(&l), q);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 1);
+    let user = last_user_text(&reqs[0]);
+    assert!(user.contains(&format!("Question: {q}\nNames:")), "{user}");
+    assert!(user.contains("List the proper nouns"), "{user}");
+    assert_eq!(reqs[0]["model"], "mock");
+    // Niels Bohr is not in the question: dropped.
+    assert_eq!(r.extra["anchors"]["question_entities"], serde_json::json!(["Aage Bohr"]));
+    assert_eq!(r.extra["anchors"]["found_by"], "llm");
+    assert!(r.notes.iter().all(|n| !n.contains("LLM")), "{:?}", r.notes);
+    assert_eq!(anchor_names(&r)[0], "Aage Bohr");
+    assert!(texts(&r, "edge").contains(&"Aage Bohr --đoạt giải--> Giải Nobel Vật lý 1975".to_string()));
+}
+
+#[test]
+fn garbage_or_failed_llm_falls_back_to_rules() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = store(tmp.path());
+    let rt = rt();
+    let q = "Aage Bohr có những giải thưởng gì?";
+    let server = MockOpenAi::with_responder(Box::new(|_| "I believe the answer is the Nobel Prize.".into())).unwrap();
+    let r = run(&s, &Config::default(), Some(&llm(&server, &rt)), q);
+    assert_eq!(server.request_count(), 1);
+    assert_eq!(r.extra["anchors"]["found_by"], "rules");
+    assert!(r.notes.iter().any(|n| n.contains("reply unusable")), "{:?}", r.notes);
+    assert_eq!(anchor_names(&r)[0], "Aage Bohr");
+
+    let server = MockOpenAi::with_responder(Box::new(|_| "Aage Bohr".into())).unwrap();
+    server.push_faults([Fault::Status(401)]);
+    let r = run(&s, &Config::default(), Some(&llm(&server, &rt)), q);
+    assert!(r.notes.iter().any(|n| n.contains("call failed")), "{:?}", r.notes);
+    assert_eq!(anchor_names(&r)[0], "Aage Bohr");
+
+    // NONE: no names, so the whole question looks for anchors.
+    let server = MockOpenAi::with_responder(Box::new(|_| "NONE".into())).unwrap();
+    let r = run(&s, &Config::default(), Some(&llm(&server, &rt)), "Ai là chủ tịch của Tập đoàn Vingroup?");
+    assert_eq!(r.extra["anchors"]["found_by"], "llm");
+    assert!(r.contexts.is_empty());
+}
