@@ -21,23 +21,21 @@ impl App {
         Ok(SqliteStore::open(&self.cli_index, create)?)
     }
 
-    /// The configured embedder, loaded from the model cache.
-    pub fn embedder(&self) -> Result<Box<dyn Embedder>> {
-        load_embedder(&self.config)
-    }
-
-    /// An embedder matching the index: refuses when the index holds another model's vectors.
+    /// An embedder matching the index: with `embed.model = auto`, the index's own model;
+    /// an explicit model the index does not hold is refused (vectors are never mixed).
     pub fn embedder_for(&self, store: &SqliteStore) -> Result<Box<dyn Embedder>> {
-        if let Some(m) = store.embedding_model()? {
-            if m != self.config.embed.model {
+        let held = store.embedding_model()?;
+        if let Some(m) = &held {
+            let wanted = &self.config.embed.model;
+            if wanted != "auto" && m != wanted {
                 anyhow::bail!(
-                    "index {} holds vectors of {m}, but embed.model is {}; use --set embed.model={m}",
+                    "index {} holds vectors of {m}, but embed.model is {wanted}; use --set embed.model={m} \
+                     (or auto), or index into a new --index directory",
                     self.cli_index.display(),
-                    self.config.embed.model
                 );
             }
         }
-        self.embedder()
+        load_embedder(&self.config, held.as_deref())
     }
 
     pub fn progress(&self) -> crate::progress::Bars {
@@ -45,12 +43,16 @@ impl App {
     }
 }
 
-/// The embedder named by `embed.model` (all-MiniLM-L6-v2 or multilingual-e5-small),
-/// loaded from the model cache with the configured batch size.
-pub fn load_embedder(config: &Config) -> Result<Box<dyn Embedder>> {
+/// The embedder named by `embed.model` (all-MiniLM-L6-v2 or multilingual-e5-small; `auto`:
+/// `held`, the model of the index at hand, else the default), loaded from the model cache
+/// with the configured batch size.
+pub fn load_embedder(config: &Config, held: Option<&str>) -> Result<Box<dyn Embedder>> {
     let dir = rhizome_embed::models_dir();
     let b = config.embed.batch_size;
-    let name = config.embed.model.as_str();
+    let name = match config.embed.model.as_str() {
+        "auto" => held.unwrap_or(rhizome_core::config::DEFAULT_EMBED_MODEL),
+        explicit => explicit,
+    };
     Ok(match name {
         rhizome_embed::MINILM_MODEL_ID => {
             let path = rhizome_embed::require(&rhizome_embed::MINILM, &dir)?;

@@ -28,6 +28,9 @@ pub fn run(app: App, what: BenchCmd) -> Result<()> {
     match what {
         BenchCmd::Ingest { corpus, baseline_sample } => ingest(app, &corpus, baseline_sample),
         BenchCmd::Llm { prompt_tokens, gen_tokens } => llm(app, prompt_tokens, gen_tokens),
+        BenchCmd::Embedders { corpus, questions, baseline_sample } => {
+            crate::bench_embed::embedders(app, &corpus, &questions, baseline_sample)
+        }
         BenchCmd::Retrieval { questions, methods, limit } => {
             crate::bench_retrieval::retrieval(app, &questions, &methods, limit)
         }
@@ -39,7 +42,7 @@ fn ingest(app: App, corpus: &std::path::Path, baseline_sample: usize) -> Result<
     let n = docs.len() as f64;
     let chunker = TokenChunker { size: app.config.chunk.size, overlap: app.config.chunk.overlap };
     let extractor = NlpExtractor::new(app.config.extract.max_entities_per_chunk);
-    let embedder = load_embedder(&app.config)?;
+    let embedder = load_embedder(&app.config, None)?;
 
     // Extraction alone (chunk + extract, one thread per core as in the pipeline).
     let t = Instant::now();
@@ -72,11 +75,12 @@ fn ingest(app: App, corpus: &std::path::Path, baseline_sample: usize) -> Result<
     let mut store = rhizome_store::SqliteStore::open(&dir, true)?;
     bind_embedder(&mut store, embedder.as_ref())?;
     let cancel = AtomicBool::new(false);
+    let config = app.config.calibrated(embedder.cosine_scale());
     let pipeline = Pipeline {
         chunker: &chunker,
         extractor: &extractor,
         embedder: embedder.as_ref(),
-        config: &app.config,
+        config: &config,
         progress: &NoProgress,
         cancel: &cancel,
         summarizer: None,

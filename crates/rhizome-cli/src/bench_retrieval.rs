@@ -30,7 +30,7 @@ pub fn retrieval(app: App, questions: &Path, methods: &[String], limit: usize) -
         bail!("--methods must include basic: it is the baseline every figure is compared with");
     }
     let setup = crate::query_setup::QuerySetup::open(&app)?;
-    let env = setup.env(&app);
+    let env = setup.env();
     let t = Instant::now();
     env.graph()?;
     let graph_load_ms = t.elapsed().as_secs_f64() * 1e3;

@@ -27,7 +27,7 @@ pub fn eval(mut app: App, questions: &Path, method: &str, ks: &[usize], answers:
     // Retrieve more chunks than the largest k: several chunks can share a document.
     app.config.retrieval.top_k = app.config.retrieval.top_k.max(max_k * 3);
     let setup = crate::query_setup::QuerySetup::open(&app)?;
-    let env = setup.env(&app);
+    let env = setup.env();
     let (store, embedder) = (&setup.store, &setup.embedder);
     let r = retriever(method);
     let progress = app.progress();

@@ -63,6 +63,7 @@ fn run_pipeline(app: &App, input: Input, skipped: Skips) -> Result<()> {
     let mut store = app.open_store(true)?;
     let embedder = app.embedder_for(&store)?;
     bind_embedder(&mut store, embedder.as_ref())?;
+    let config = app.config.calibrated(embedder.cosine_scale());
     let chunker = TokenChunker { size: app.config.chunk.size, overlap: app.config.chunk.overlap };
     // Entity summaries need an LLM: the extractor's, or the configured one.
     let llm = match llm {
@@ -87,7 +88,7 @@ fn run_pipeline(app: &App, input: Input, skipped: Skips) -> Result<()> {
         chunker: &chunker,
         extractor: extractor.as_ref(),
         embedder: embedder.as_ref(),
-        config: &app.config,
+        config: &config,
         progress: &progress,
         cancel: &CANCEL,
         summarizer: summarizer.as_ref().map(|s| s as &dyn rhizome_core::Summarizer),

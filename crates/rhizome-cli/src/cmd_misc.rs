@@ -54,7 +54,9 @@ pub fn delete(app: App, doc: &str) -> Result<()> {
         total.relations += r.relations;
     }
     let syn = if store.synonyms_dirty()? {
-        let c = &app.config.synonymy;
+        // The index's own model decides the threshold's calibration.
+        let scale = store.embedding_model()?.map_or(1.0, |m| rhizome_embed::cosine_scale(&m));
+        let c = app.config.calibrated(scale).synonymy;
         Some(store.rebuild_synonyms(c.top_k, c.threshold, &AtomicBool::new(false))?)
     } else {
         None

@@ -22,7 +22,7 @@ pub fn query(mut app: App, question: &str, method: &str, top_k: Option<usize>) -
         app.config.retrieval.top_k = k;
     }
     let setup = crate::query_setup::QuerySetup::open(&app)?;
-    let env = setup.env(&app);
+    let env = setup.env();
     let (embedder, llm) = (&setup.embedder, &setup.llm);
     let t = std::time::Instant::now();
     let mut r = retriever(method).retrieve(&env, question)?;

@@ -2,6 +2,7 @@
 
 mod app;
 mod bench;
+mod bench_embed;
 mod bench_retrieval;
 mod method_flags;
 mod query_setup;
@@ -153,6 +154,17 @@ pub enum BenchCmd {
         corpus: PathBuf,
         /// Passages embedded one at a time for the baseline.
         #[arg(long, default_value_t = 200)]
+        baseline_sample: usize,
+    },
+    /// Every embedding model on one corpus in one run: passages/s and dense-only
+    /// Recall@2/@5 of a question set.
+    Embedders {
+        /// Corpus file: [{title,text}] (e.g. musique_train_corpus.json).
+        corpus: PathBuf,
+        /// Questions on that corpus (MuSiQue / HotpotQA format).
+        questions: PathBuf,
+        /// Passages embedded one at a time for the per-model baseline.
+        #[arg(long, default_value_t = 50)]
         baseline_sample: usize,
     },
     /// Per-method retrieval latency p50/p95 on the index (question embedding reported

@@ -4,7 +4,7 @@
 
 use anyhow::Result;
 use rhizome_core::llm::PromptLlm;
-use rhizome_core::{Embedder, StoreRead};
+use rhizome_core::{Config, Embedder, StoreRead};
 use rhizome_retrieve::{GraphCache, QueryEnv};
 use rhizome_store::SqliteStore;
 
@@ -17,6 +17,8 @@ pub struct QuerySetup {
     pub llm: Option<Llm>,
     prompt_llm: Option<rhizome_llm::BlockingLlm>,
     graph: GraphCache,
+    /// The settings, calibrated to the embedder's cosine scale.
+    config: Config,
 }
 
 impl QuerySetup {
@@ -25,15 +27,17 @@ impl QuerySetup {
         let embedder = app.embedder_for(&store)?;
         let llm = crate::llm::build(&app.config, &app.cli_index)?;
         let prompt_llm = llm.as_ref().map(|l| l.prompt_llm(&app.config));
-        Ok(QuerySetup { store, embedder, llm, prompt_llm, graph: GraphCache::new() })
+        let config = app.config.calibrated(embedder.cosine_scale());
+        Ok(QuerySetup { store, embedder, llm, prompt_llm, graph: GraphCache::new(), config })
     }
 
-    /// The retrieval environment for `app`'s settings.
-    pub fn env<'a>(&'a self, app: &'a App) -> QueryEnv<'a> {
+    /// The retrieval environment: `app`'s settings were read when this was opened,
+    /// calibrated to the embedder (see `Config::calibrated`).
+    pub fn env(&self) -> QueryEnv<'_> {
         QueryEnv {
             store: &self.store as &dyn StoreRead,
             embedder: self.embedder.as_ref(),
-            config: &app.config,
+            config: &self.config,
             llm: self.prompt_llm.as_ref().map(|p| p as &dyn PromptLlm),
             graph: &self.graph,
         }

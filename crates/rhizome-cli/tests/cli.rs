@@ -74,14 +74,16 @@ fn chinese_question_finds_the_investment_document() {
 }
 
 /// Index the MuSiQue corpus, evaluate `basic`, then kill an indexing run of the same
-/// corpus with SIGKILL and rerun it: the stats must equal the uninterrupted run's.
+/// corpus with SIGKILL and rerun it: the stats must equal the uninterrupted run's. Crash
+/// safety does not depend on the model: the faster MiniLM keeps this test short (the
+/// index then stays MiniLM's: `embed.model = auto` follows it).
 #[test]
 fn musique_eval_and_resume_after_sigkill() {
     let tmp = tempfile::tempdir().unwrap();
     let corpus = shared().join("musique/musique_train_corpus.json");
     let full = tmp.path().join("full");
     let mut c = rz(&full);
-    c.arg("index").arg(&corpus);
+    c.args(["--set", "embed.model=all-MiniLM-L6-v2", "index"]).arg(&corpus);
     ok(c);
     let want = stats(&full);
     assert_eq!(want["nodes"]["Document"], 1890);
@@ -105,7 +107,7 @@ fn musique_eval_and_resume_after_sigkill() {
 
     let killed = tmp.path().join("killed");
     let mut child = rz(&killed)
-        .arg("index")
+        .args(["--set", "embed.model=all-MiniLM-L6-v2", "index"])
         .arg(&corpus)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -274,4 +276,20 @@ fn ingest_benchmark_prints_figures() {
     assert!(b["embedding"]["passages_per_s"].as_f64().unwrap() > 0.0, "{b}");
     assert!(b["embedding"]["speedup_vs_baseline"].as_f64().unwrap() > 0.0);
     assert!(b["peak_rss_mib"].as_f64().unwrap() > 10.0);
+}
+
+#[test]
+fn embedder_benchmark_compares_both_models() {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rhizome"));
+    c.args(["bench", "embedders", "--baseline-sample", "3"])
+        .arg(shared().join("hipporag_misc/sample_corpus.json"))
+        .arg(shared().join("hipporag_misc/sample.json"));
+    let b = json(c);
+    let models: Vec<&str> = b["models"].as_array().unwrap().iter().map(|m| m["model"].as_str().unwrap()).collect();
+    assert_eq!(models, ["all-MiniLM-L6-v2", "multilingual-e5-small"], "{b}");
+    for m in b["models"].as_array().unwrap() {
+        assert!(m["passages_per_s"].as_f64().unwrap() > 0.0, "{b}");
+        assert!(m["dense_recall"]["5"].as_f64().unwrap() > 0.0, "{b}");
+    }
+    assert_eq!(b["models"][0]["speed_vs_minilm"], 1.0);
 }

@@ -152,3 +152,30 @@ fn every_method_runs_offline_and_with_an_llm() {
     // fine, none is not.
     assert!(server.request_count() >= 3, "{} requests", server.request_count());
 }
+
+/// multilingual-e5's cosines crowd near 1; its thresholds and weights are calibrated
+/// (`Embedder::cosine_scale`), and it reads Vietnamese: every kept edge is an award.
+#[test]
+fn multihop_with_multilingual_e5_is_calibrated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let idx = tmp.path().join("idx");
+    let e5 = ["--set", "embed.model=multilingual-e5-small"];
+    let mut c = rz(&idx);
+    c.args(e5).args(["import", "edges-csv"]).arg(shared().join("vi_bohr/edges.csv"));
+    json(c);
+    let ask = |q: &str| {
+        let mut c = rz(&idx);
+        c.args(e5).args(["query", "--method", "multihop", q]);
+        json(c)
+    };
+    for q in ["Aage Bohr có những giải thưởng gì?", "Aage Bohr doat nhung giai thuong nao?"] {
+        let r = ask(q);
+        let texts: Vec<&str> = r["contexts"].as_array().unwrap().iter().map(|c| c["text"].as_str().unwrap()).collect();
+        assert!(texts.len() >= 4 && texts.iter().all(|t| t.starts_with("Aage Bohr --đoạt giải--> ")), "{q}: {r:#}");
+    }
+    for q in ["Who won the 1998 FIFA World Cup?", "Ai là chủ tịch của Tập đoàn Vingroup?"] {
+        let r = ask(q);
+        assert!(r["contexts"].as_array().unwrap().is_empty(), "{q}: {r:#}");
+        assert_eq!(r["answer"], rhizome_retrieve::INSUFFICIENT_EVIDENCE);
+    }
+}

@@ -23,6 +23,14 @@ pub trait Embedder: Send + Sync {
     /// Embed `texts` (any number; implementations batch internally). One L2-normalised
     /// vector per input, in input order. An empty text gets a valid (zero or constant) vector.
     fn embed(&self, texts: &[String], kind: EmbedKind) -> Result<Vec<Vec<f32>>>;
+    /// How wide this model's band of cosines is compared with all-MiniLM-L6-v2's, the
+    /// scale every cosine threshold, temperature and cosine-mixing weight in Rhizome's
+    /// configuration is written on (see [`crate::Config::calibrated`]). 1 for MiniLM; below
+    /// 1 for a model whose cosines crowd near 1 (multilingual-e5: unrelated texts score
+    /// about 0.8 there, about 0.1 with MiniLM).
+    fn cosine_scale(&self) -> f32 {
+        1.0
+    }
 }
 
 /// Dot product of two equal-length vectors (cosine for normalised vectors), written with

@@ -64,3 +64,12 @@ pub(crate) fn guard<T>(f: impl FnOnce() -> rhizome_core::Result<T>) -> rhizome_c
         Err(rhizome_core::Error::Model(format!("embedding panicked: {msg}")))
     })
 }
+
+/// The cosine scale (`Embedder::cosine_scale`) of the model called `model_id`, without
+/// loading it: for commands that only need the index's thresholds (e.g. `delete`).
+pub fn cosine_scale(model_id: &str) -> f32 {
+    match model_id {
+        E5_MODEL_ID => e5::E5_COSINE_SCALE,
+        _ => 1.0,
+    }
+}

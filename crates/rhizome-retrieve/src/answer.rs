@@ -14,6 +14,8 @@ pub const INSUFFICIENT_EVIDENCE: &str =
 /// the question plus the share of question terms they contain; cite each as `[k]`.
 pub fn extractive_answer(embedder: &dyn Embedder, question: &str, contexts: &[Context],
     n: usize, max_contexts: usize) -> Result<String> {
+    // Bonuses are on MiniLM's cosine scale (see `Embedder::cosine_scale`).
+    let scale = embedder.cosine_scale();
     let mut cands: Vec<(usize, String)> = Vec::new();
     for (i, c) in contexts.iter().take(max_contexts).enumerate() {
         for (_, s) in sentences(&c.text) {
@@ -47,7 +49,7 @@ pub fn extractive_answer(embedder: &dyn Embedder, question: &str, contexts: &[Co
             let prior = 0.02 * (max_contexts.saturating_sub(cands[k].0)) as f32;
             // An answer adds something the question lacks: a name or number it doesn't have.
             let novel = if adds_information(question, &q_terms, &cands[k].1) { 0.15 } else { 0.0 };
-            (dot(&q, v) + 0.5 * overlap + prior + novel, k)
+            (dot(&q, v) + scale * (0.5 * overlap + prior + novel), k)
         })
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));

@@ -174,9 +174,11 @@ fn entity_side(env: &QueryEnv, g: &Graph, q: &[f32], out: &mut Retrieval) -> Res
     let n = g.chunk_ids.len();
     let mut chunk: HashMap<u32, f32> = HashMap::new();
     let best = entities.first().map(|x| x.1).unwrap_or(0.0);
+    // The temperature is on MiniLM's cosine scale (see `Embedder::cosine_scale`).
+    let scale = env.embedder.cosine_scale();
     for &(e, s) in &entities {
         let mentions = &g.entity_chunks[e as usize];
-        let w = ((s - best) / ENTITY_TEMPERATURE).exp() * idf_share(mentions.len(), n);
+        let w = ((s - best) / (ENTITY_TEMPERATURE * scale)).exp() * idf_share(mentions.len(), n);
         for &(c, _) in mentions {
             *chunk.entry(c).or_default() += w;
         }
@@ -202,7 +204,8 @@ fn hybrid(env: &QueryEnv, g: &Graph, mut fused: HashMap<String, f32>, side: &Ent
         let floor = if floor.is_finite() { floor } else { 0.0 };
         let max = side.chunks.first().map(|x| x.1).filter(|m| *m > 0.0).unwrap_or(1.0);
         for &(c, s) in side.chunks.iter().take(cfg.candidates) {
-            *fused.entry(g.chunk_ids[c as usize].clone()).or_insert(floor) += W_ENTITY * s / max;
+            *fused.entry(g.chunk_ids[c as usize].clone()).or_insert(floor) +=
+                env.embedder.cosine_scale() * W_ENTITY * s / max;
         }
     }
     rank(fused).into_iter().filter_map(|(id, s)| g.chunk(&id).map(|c| (c, s))).collect()

@@ -119,7 +119,8 @@ impl Retriever for Multihop {
         let texts: Vec<String> = edge_cands.iter().map(|c| c.1.clone())
             .chain(path_cands.iter().map(|c| c.1.clone())).collect();
         let vecs = if texts.is_empty() { Vec::new() } else { env.embedder.embed(&texts, EmbedKind::Passage)? };
-        let score = |i: usize| dot(&q, &vecs[i]) + LEXICAL_WEIGHT * terms.share(&texts[i]);
+        let lexical = LEXICAL_WEIGHT * env.embedder.cosine_scale();
+        let score = |i: usize| dot(&q, &vecs[i]) + lexical * terms.share(&texts[i]);
         let n_edges = edge_cands.len();
         let edges = keep_best(edge_cands, |i| score(i), cfg.neighbor_top_k);
         let paths = keep_best(path_cands, |i| score(n_edges + i), cfg.top_k_paths);

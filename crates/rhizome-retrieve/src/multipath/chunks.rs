@@ -104,13 +104,15 @@ pub(super) fn rank(env: &QueryEnv, g: &Graph, question: &str, q: &[f32], kws: &[
     cand.extend(mention.keys().copied());
     cand.extend(neighbour.keys().copied());
     let counts = [vector_path.len(), bm25.len(), mention.len(), neighbour.len()];
+    // The weights are on MiniLM's cosine scale (see `Embedder::cosine_scale`).
+    let scale = env.embedder.cosine_scale();
     let mut ranked: Vec<Ranked> = cand
         .into_iter()
         .map(|c| {
             let cos = cosine.get(&c).copied().unwrap_or(floor);
             let get = |m: &HashMap<u32, f32>| m.get(&c).copied().unwrap_or(0.0);
             let features = [get(&bm25), get(&mention), get(&neighbour), 0.0];
-            let score = cos + W_BM25 * features[0] + W_MENTION * features[1] + W_NEIGHBOUR * features[2];
+            let score = cos + scale * (W_BM25 * features[0] + W_MENTION * features[1] + W_NEIGHBOUR * features[2]);
             Ranked { chunk: c, score, cosine: cos, features }
         })
         .collect();
@@ -129,7 +131,7 @@ pub(super) fn rank(env: &QueryEnv, g: &Graph, question: &str, q: &[f32], kws: &[
         let got: f32 = lowered.iter().filter(|(k, _)| hay.contains(k.as_str())).map(|(_, w)| w).sum();
         if total > 0.0 && got > 0.0 {
             r.features[3] = got / total;
-            r.score += W_SUBSTRING * r.features[3];
+            r.score += scale * W_SUBSTRING * r.features[3];
             substring_hits += 1;
         }
     }
