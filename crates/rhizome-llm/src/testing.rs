@@ -273,3 +273,23 @@ fn hash_vector(text: &str, dim: usize) -> Vec<f32> {
     let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
     v.iter().map(|x| x / n).collect()
 }
+
+/// A blocking, prompt-level LLM ([`crate::BlockingLlm`]) talking to `server` with the
+/// built-in prompts, greedy, at most 256 tokens per call: what tests of query-time code use.
+pub fn blocking_llm(server: &MockOpenAi, runtime: tokio::runtime::Handle) -> crate::BlockingLlm {
+    let provider = crate::OpenAiProvider::new(crate::OpenAiConfig {
+        base_url: server.base_url(),
+        model: "mock".into(),
+        api_key: None,
+        azure_api_version: None,
+        timeout: std::time::Duration::from_secs(5),
+    })
+    .expect("an HTTP client for the loopback server");
+    crate::BlockingLlm {
+        provider: std::sync::Arc::new(provider),
+        prompts: std::sync::Arc::new(crate::prompt::Prompts::builtin()),
+        runtime,
+        temperature: 0.0,
+        max_tokens: 256,
+    }
+}

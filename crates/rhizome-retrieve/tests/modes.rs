@@ -2,16 +2,13 @@
 //! edges, in a temporary SQLite store; with no LLM and with one configured.
 
 use std::collections::HashSet;
-use std::sync::Arc;
-use std::time::Duration;
 
 use rhizome_core::ids::{chunk_id, document_id, entity_id, relation_id};
-use rhizome_core::llm::{ChatProvider, PromptLlm};
+use rhizome_core::llm::PromptLlm;
 use rhizome_core::text::bm25_terms;
 use rhizome_core::*;
-use rhizome_llm::prompt::Prompts;
 use rhizome_llm::testing::MockOpenAi;
-use rhizome_llm::{BlockingLlm, OpenAiConfig, OpenAiProvider};
+use rhizome_llm::BlockingLlm;
 use rhizome_retrieve::{retriever, GraphCache, Method, QueryEnv, Retrieval};
 use rhizome_store::SqliteStore;
 
@@ -237,21 +234,7 @@ fn graph_enhanced_expands_through_similar_and_next_chunk() {
 }
 
 fn llm(server: &MockOpenAi, rt: &tokio::runtime::Runtime) -> BlockingLlm {
-    let p = OpenAiProvider::new(OpenAiConfig {
-        base_url: server.base_url(),
-        model: "mock".into(),
-        api_key: None,
-        azure_api_version: None,
-        timeout: Duration::from_secs(5),
-    })
-    .unwrap();
-    BlockingLlm {
-        provider: Arc::new(p) as Arc<dyn ChatProvider>,
-        prompts: Arc::new(Prompts::builtin()),
-        runtime: rt.handle().clone(),
-        temperature: 0.0,
-        max_tokens: 256,
-    }
+    rhizome_llm::testing::blocking_llm(server, rt.handle().clone())
 }
 
 #[test]

@@ -1,15 +1,12 @@
 //! `multihop` over a small Vietnamese graph in a temporary SQLite store, without an LLM
 //! and with one (a loopback OpenAI-compatible server).
 
-use std::sync::Arc;
-use std::time::Duration;
 
 use rhizome_core::ids::{chunk_id, document_id, entity_id, normalize_name, relation_id};
-use rhizome_core::llm::{ChatProvider, PromptLlm};
+use rhizome_core::llm::PromptLlm;
 use rhizome_core::*;
-use rhizome_llm::prompt::Prompts;
 use rhizome_llm::testing::{last_user_text, Fault, MockOpenAi};
-use rhizome_llm::{BlockingLlm, OpenAiConfig, OpenAiProvider};
+use rhizome_llm::BlockingLlm;
 use rhizome_retrieve::{retriever, GraphCache, Method, QueryEnv, Retrieval};
 use rhizome_store::SqliteStore;
 
@@ -210,21 +207,7 @@ fn paths_link_two_anchors_in_true_direction_with_sources() {
 }
 
 fn llm(server: &MockOpenAi, rt: &tokio::runtime::Runtime) -> BlockingLlm {
-    let p = OpenAiProvider::new(OpenAiConfig {
-        base_url: server.base_url(),
-        model: "mock".into(),
-        api_key: None,
-        azure_api_version: None,
-        timeout: Duration::from_secs(5),
-    })
-    .unwrap();
-    BlockingLlm {
-        provider: Arc::new(p) as Arc<dyn ChatProvider>,
-        prompts: Arc::new(Prompts::builtin()),
-        runtime: rt.handle().clone(),
-        temperature: 0.0,
-        max_tokens: 256,
-    }
+    rhizome_llm::testing::blocking_llm(server, rt.handle().clone())
 }
 
 fn rt() -> tokio::runtime::Runtime {

@@ -2,16 +2,13 @@
 //! without an LLM and with one (a loopback OpenAI-compatible server) for the rerank.
 
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
-use std::time::Duration;
 
 use rhizome_core::ids::{chunk_id, document_id, entity_id, fact_id, relation_id};
-use rhizome_core::llm::{ChatProvider, PromptLlm};
+use rhizome_core::llm::PromptLlm;
 use rhizome_core::text::bm25_terms;
 use rhizome_core::*;
-use rhizome_llm::prompt::Prompts;
 use rhizome_llm::testing::{last_user_text, Fault, MockOpenAi};
-use rhizome_llm::{BlockingLlm, OpenAiConfig, OpenAiProvider};
+use rhizome_llm::BlockingLlm;
 use rhizome_retrieve::{retriever, GraphCache, Method, QueryEnv, Retrieval};
 use rhizome_store::SqliteStore;
 
@@ -221,21 +218,7 @@ fn chinese_and_vietnamese_questions() {
 }
 
 fn llm(server: &MockOpenAi, rt: &tokio::runtime::Runtime) -> BlockingLlm {
-    let p = OpenAiProvider::new(OpenAiConfig {
-        base_url: server.base_url(),
-        model: "mock".into(),
-        api_key: None,
-        azure_api_version: None,
-        timeout: Duration::from_secs(5),
-    })
-    .unwrap();
-    BlockingLlm {
-        provider: Arc::new(p) as Arc<dyn ChatProvider>,
-        prompts: Arc::new(Prompts::builtin()),
-        runtime: rt.handle().clone(),
-        temperature: 0.0,
-        max_tokens: 256,
-    }
+    rhizome_llm::testing::blocking_llm(server, rt.handle().clone())
 }
 
 fn rt() -> tokio::runtime::Runtime {
