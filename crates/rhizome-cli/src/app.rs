@@ -8,7 +8,7 @@ use rhizome_core::Embedder;
 use rhizome_embed::{E5Embedder, MiniLmEmbedder};
 use rhizome_store::SqliteStore;
 
-use crate::{cmd_eval, cmd_index, cmd_misc, cmd_query, bench, Cli, Command};
+use crate::{cmd_communities, cmd_eval, cmd_index, cmd_misc, cmd_query, bench, Cli, Command};
 
 pub struct App {
     pub cli_index: std::path::PathBuf,
@@ -106,6 +106,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Eval { questions, method, k, answers, limit } => {
             cmd_eval::eval(app, &questions, &method, &k, answers, limit)
         }
+        Command::Communities { force } => cmd_communities::communities(app, force),
         Command::Stats => cmd_misc::stats(app),
         Command::Delete { doc } => cmd_misc::delete(app, &doc),
         Command::Models { what } => cmd_misc::models(app, what),

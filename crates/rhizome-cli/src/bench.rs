@@ -31,6 +31,9 @@ pub fn run(app: App, what: BenchCmd) -> Result<()> {
         BenchCmd::Embedders { corpus, questions, baseline_sample } => {
             crate::bench_embed::embedders(app, &corpus, &questions, baseline_sample)
         }
+        BenchCmd::Communities { repeat, max_cluster_size } => {
+            crate::bench_communities::communities(app, repeat, max_cluster_size)
+        }
         BenchCmd::Retrieval { questions, methods, limit } => {
             crate::bench_retrieval::retrieval(app, &questions, &methods, limit)
         }

@@ -43,6 +43,11 @@ pub fn eval(mut app: App, questions: &Path, method: &str, ks: &[usize], answers:
         let mut ranked: Vec<(String, String)> = Vec::new();
         let mut seen = HashSet::new();
         for c in &got.contexts {
+            // Community reports and analysts' points are not passages: Recall@k ranks the
+            // passages a method retrieved.
+            if matches!(c.kind.as_str(), "report" | "point") {
+                continue;
+            }
             if !seen.insert(c.source.clone()) {
                 continue;
             }
@@ -57,8 +62,11 @@ pub fn eval(mut app: App, questions: &Path, method: &str, ks: &[usize], answers:
             recalls.entry(k).or_default().push(recall_at_k(&q.supporting, &ranked, k));
         }
         if answers {
-            let a = extractive_answer(embedder.as_ref(), &q.question, &got.contexts,
-                app.config.retrieval.answer_sentences, 3)?;
+            let a = match &got.answer {
+                Some(a) => a.clone(),
+                None => extractive_answer(embedder.as_ref(), &q.question, &got.contexts,
+                    app.config.retrieval.answer_sentences, 3)?,
+            };
             ems.push(exact_match(&a, &q.answers));
             f1s.push(f1(&a, &q.answers));
         }

@@ -16,7 +16,7 @@ use serde_json::json;
 use crate::app::{bind_embedder, print_json, App};
 use crate::ImportKind;
 
-static CANCEL: AtomicBool = AtomicBool::new(false);
+pub(crate) static CANCEL: AtomicBool = AtomicBool::new(false);
 
 /// Documents skipped at load time, reported with the run.
 type Skips = Vec<(String, String)>;
@@ -58,6 +58,11 @@ fn make_extractor(app: &App) -> Result<(Box<dyn Extractor>, Option<crate::llm::L
 }
 
 fn run_pipeline(app: &App, input: Input, skipped: Skips) -> Result<()> {
+    run_pipeline_with(app, input, skipped, app.config.communities.enabled)
+}
+
+/// Run the pipeline; then, with `communities`, bring communities and reports up to date.
+fn run_pipeline_with(app: &App, input: Input, skipped: Skips, communities: bool) -> Result<()> {
     let (extractor, llm) = make_extractor(app)?;
     let extractor_name = extractor.name().to_string();
     let mut store = app.open_store(true)?;
@@ -99,17 +104,33 @@ fn run_pipeline(app: &App, input: Input, skipped: Skips) -> Result<()> {
         Input::Documents(d) => pipeline.index_documents(&mut store, d)?,
         Input::Prepared(p) => pipeline.index_prepared(&mut store, p)?,
     };
-    report.timings_ms.insert("total".into(), t.elapsed().as_secs_f64() * 1e3);
     store.set_meta("extractor", &extractor_name)?;
+    let communities = if communities {
+        let t = std::time::Instant::now();
+        // Reports use the configured LLM even when extraction did not.
+        let report_llm = match &llm {
+            Some(_) => None,
+            None => crate::llm::build(&app.config, &app.cli_index)?,
+        };
+        let o = crate::cmd_communities::refresh(app, &mut store, embedder.as_ref(), llm.as_ref().or(report_llm.as_ref()), false)?;
+        report.timings_ms.insert("communities".into(), t.elapsed().as_secs_f64() * 1e3);
+        if let Some(l) = &report_llm {
+            record_usage(&mut store, l)?;
+        }
+        Some(o)
+    } else {
+        None
+    };
+    report.timings_ms.insert("total".into(), t.elapsed().as_secs_f64() * 1e3);
     let usage = match &llm {
         Some(l) => Some(record_usage(&mut store, l)?),
         None => None,
     };
-    print_report(app, &store, &report, &skipped, usage)
+    print_report(app, &store, &report, &skipped, usage, communities)
 }
 
 /// Add this run's LLM usage to the totals kept in the index; returns this run's.
-fn record_usage(store: &mut rhizome_store::SqliteStore, llm: &crate::llm::Llm)
+pub(crate) fn record_usage(store: &mut rhizome_store::SqliteStore, llm: &crate::llm::Llm)
     -> Result<std::collections::BTreeMap<String, StageUsage>> {
     let run = llm.stack.usage();
     let mut total: std::collections::BTreeMap<String, StageUsage> = store
@@ -129,15 +150,17 @@ fn record_usage(store: &mut rhizome_store::SqliteStore, llm: &crate::llm::Llm)
 }
 
 fn print_report(app: &App, store: &rhizome_store::SqliteStore, r: &IndexReport, skipped: &Skips,
-    usage: Option<std::collections::BTreeMap<String, StageUsage>>) -> Result<()> {
+    usage: Option<std::collections::BTreeMap<String, StageUsage>>,
+    communities: Option<rhizome_community::CommunityOutcome>) -> Result<()> {
     use rhizome_core::StoreRead;
     let stats = store.stats()?;
     if app.json {
         let skipped: Vec<_> = skipped.iter().map(|(p, why)| json!({"path": p, "reason": why})).collect();
         let pending = store.extraction_failures()?;
         return print_json(&json!({"report": r, "skipped": skipped, "stats": stats, "llm_usage": usage,
-            "failed_chunks_pending": pending}));
+            "failed_chunks_pending": pending, "communities": communities}));
     }
+
     println!(
         "indexed {} new document(s) ({} unchanged, {} replaced, {} skipped): {} chunks, {} mentions, {} relations, {} facts",
         r.documents_indexed, r.documents_unchanged, r.documents_replaced, skipped.len(),
@@ -158,6 +181,9 @@ fn print_report(app: &App, store: &rhizome_store::SqliteStore, r: &IndexReport, 
     }
     if let Some(n) = r.synonym_edges {
         println!("synonymy edges rebuilt: {n}");
+    }
+    if let Some(o) = &communities {
+        println!("{}", crate::cmd_communities::summary(o));
     }
     let t: Vec<String> = r.timings_ms.iter().map(|(k, v)| format!("{k} {:.1}s", v / 1e3)).collect();
     println!("time: {}", t.join(", "));
@@ -253,6 +279,7 @@ pub fn import(app: App, what: ImportKind) -> Result<()> {
             let docs = CorpusLoader.load(&file)?;
             return run_pipeline(&app, Input::Documents(docs), vec![]);
         }
+        ImportKind::GraphragParquet { dir } => return import_graphrag(&app, &dir),
     };
     let skipped: Skips = skipped;
     if !imported.dropped.is_empty() {
@@ -265,4 +292,82 @@ pub fn import(app: App, what: ImportKind) -> Result<()> {
         }
     }
     run_pipeline(&app, Input::Prepared(imported.items), skipped)
+}
+
+/// `import graphrag-parquet`: the pipeline on GraphRAG's documents, without entity
+/// summaries (GraphRAG's descriptions are summaries already) and without community
+/// detection (GraphRAG's communities are imported); then its covariates, communities and
+/// reports ([`rhizome_ingest::import_graphrag::finish`]).
+#[cfg(feature = "graphrag-parquet")]
+fn import_graphrag(app: &App, dir: &std::path::Path) -> Result<()> {
+    use rhizome_core::StoreRead;
+    use rhizome_ingest::import_graphrag as gr;
+    let mut gi = gr::read(dir)?;
+    for w in &gi.imported.dropped {
+        eprintln!("warning: {w}");
+    }
+    let mut store = app.open_store(true)?;
+    let embedder = app.embedder_for(&store)?;
+    bind_embedder(&mut store, embedder.as_ref())?;
+    let config = app.config.calibrated(embedder.cosine_scale());
+    let chunker = TokenChunker { size: config.chunk.size, overlap: config.chunk.overlap };
+    let extractor = NlpExtractor::new(config.extract.max_entities_per_chunk);
+    let progress = app.progress();
+    let pipeline = Pipeline {
+        chunker: &chunker,
+        extractor: &extractor,
+        embedder: embedder.as_ref(),
+        config: &config,
+        progress: &progress,
+        cancel: &CANCEL,
+        summarizer: None,
+        summarize_min: 0,
+    };
+    let t = std::time::Instant::now();
+    let mut report = pipeline.index_prepared(&mut store, std::mem::take(&mut gi.imported.items))?;
+    let t_finish = std::time::Instant::now();
+    let done = gr::finish(&mut store, embedder.as_ref(), &gi)?;
+    report.timings_ms.insert("covariates_communities_reports".into(), t_finish.elapsed().as_secs_f64() * 1e3);
+    report.timings_ms.insert("total".into(), t.elapsed().as_secs_f64() * 1e3);
+    store.set_meta("extractor", "graphrag-parquet")?;
+    for w in &done.warnings {
+        eprintln!("warning: {w}");
+    }
+    let stats = store.stats()?;
+    if app.json {
+        return print_json(&json!({"report": report, "graphrag": {"read": gi.counts, "written": done},
+            "warnings": gi.imported.dropped, "stats": stats}));
+    }
+    let (c, r) = (&gi.counts, &report);
+    println!(
+        "GraphRAG folder {}: {} document(s), {} text units, {} entities, {} relationships, {} communities, \
+         {} reports, {} covariates",
+        dir.display(), c.documents, c.text_units, c.entities, c.relationships, c.communities,
+        c.community_reports, c.covariates
+    );
+    println!(
+        "indexed {} new document(s) ({} unchanged, {} replaced): {} chunks, {} mentions, {} relations",
+        r.documents_indexed, r.documents_unchanged, r.documents_replaced, r.chunks,
+        r.entities_mentioned, r.relations
+    );
+    println!(
+        "covariates: {} written, {} already present; communities: {}; reports: {} written, {} unchanged",
+        done.covariates_written, done.covariates_present, done.communities, done.reports_written,
+        done.reports_unchanged
+    );
+    let t: Vec<String> = r.timings_ms.iter().map(|(k, v)| format!("{k} {:.1}s", v / 1e3)).collect();
+    println!("time: {}", t.join(", "));
+    println!("index {}: {}", app.cli_index.display(), crate::cmd_misc::stats_line(&stats));
+    Ok(())
+}
+
+/// Without the `graphrag-parquet` feature: say how to get it.
+#[cfg(not(feature = "graphrag-parquet"))]
+fn import_graphrag(_app: &App, dir: &std::path::Path) -> Result<()> {
+    bail!(
+        "{}: this rhizome was built without GraphRAG parquet support; rebuild it with \
+         `cargo build --release -p rhizome-cli --features graphrag-parquet` (a default feature: \
+         do not pass --no-default-features)",
+        dir.display()
+    )
 }

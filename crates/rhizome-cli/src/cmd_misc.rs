@@ -61,13 +61,26 @@ pub fn delete(app: App, doc: &str) -> Result<()> {
     } else {
         None
     };
+    // Communities follow the graph, as after indexing: "index A and B, delete B" leaves
+    // the communities of "index A". A deletion never spends LLM calls: communities it
+    // changed get extractive reports, which the next `index` or `communities` run with an
+    // LLM replaces (from the LLM cache when the community is one it reported on before).
+    let communities = if app.config.communities.enabled && store.communities_version()?.is_some() {
+        let embedder = app.embedder_for(&store)?;
+        Some(crate::cmd_communities::refresh(&app, &mut store, embedder.as_ref(), None, false)?)
+    } else {
+        None
+    };
     if app.json {
-        return print_json(&json!({"deleted": total, "synonym_edges": syn}));
+        return print_json(&json!({"deleted": total, "synonym_edges": syn, "communities": communities}));
     }
     println!(
         "deleted {} document(s), {} chunks, {} entities, {} relations, {} facts",
         total.documents, total.chunks, total.entities, total.relations, total.facts
     );
+    if let Some(o) = &communities {
+        println!("{}", crate::cmd_communities::summary(o));
+    }
     Ok(())
 }
 

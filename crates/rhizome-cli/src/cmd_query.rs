@@ -32,7 +32,10 @@ pub fn query(mut app: App, question: &str, method: &str, top_k: Option<usize>) -
     let n_answer = r.extra.get("qa_top_k").and_then(|v| v.as_u64()).map_or(r.contexts.len(), |n| n as usize);
     let answer_contexts = &r.contexts[..n_answer.min(r.contexts.len())];
     let mut streamed = false;
-    let (answer, answer_kind) = if r.contexts.is_empty() {
+    let (answer, answer_kind) = if let Some(a) = r.answer.take() {
+        // The method wrote its own answer (global's and drift's reduce, tog's path answer).
+        (a, "llm")
+    } else if r.contexts.is_empty() {
         (INSUFFICIENT_EVIDENCE.to_string(), "none")
     } else if let Some(llm) = &llm {
         let evidence: Vec<Evidence> =

@@ -2,11 +2,13 @@
 
 mod app;
 mod bench;
+mod bench_communities;
 mod bench_embed;
 mod bench_retrieval;
 mod method_flags;
 mod query_setup;
 mod cmd_analyze;
+mod cmd_communities;
 mod cmd_eval;
 mod cmd_index;
 mod cmd_misc;
@@ -106,6 +108,15 @@ pub enum Command {
         #[arg(long)]
         limit: Option<usize>,
     },
+    /// Compute communities of the entity graph (hierarchical Leiden) and write their
+    /// reports (with the configured LLM, else extractive). Only what changed is redone;
+    /// `rhizome index` runs this at its end unless communities.enabled = false.
+    Communities {
+        /// Recompute the communities even if the graph did not change (reports of
+        /// unchanged communities are kept).
+        #[arg(long)]
+        force: bool,
+    },
     /// Nodes per label and edges per type.
     Stats,
     /// Remove a document (by id or source path) and everything only it supported.
@@ -132,6 +143,10 @@ pub enum ImportKind {
     EdgesCsv { file: PathBuf },
     /// JSON corpus: [{title,text}] or {title:[sentences]} (or JSONL).
     Corpus { file: PathBuf },
+    /// Microsoft GraphRAG output folder (entities, relationships, communities,
+    /// community_reports, text_units, documents, covariates .parquet): its graph,
+    /// communities, reports and claims become this index's.
+    GraphragParquet { dir: PathBuf },
 }
 
 #[derive(Subcommand)]
@@ -179,6 +194,15 @@ pub enum BenchCmd {
         #[arg(long, default_value_t = 100)]
         limit: usize,
     },
+    /// Leiden vs the Louvain baseline (time, modularity) and hierarchical Leiden on the
+    /// index's entity graph, median of --repeat runs.
+    Communities {
+        #[arg(long, default_value_t = 3)]
+        repeat: usize,
+        /// Largest leaf cluster of the hierarchy.
+        #[arg(long, default_value_t = 10)]
+        max_cluster_size: usize,
+    },
     /// Local model prompt and generation tokens/s (--llm-model NAME).
     Llm {
         #[arg(long, default_value_t = 256)]
@@ -189,6 +213,13 @@ pub enum BenchCmd {
 }
 
 fn main() {
+    // Rust ignores SIGPIPE, so printing into a closed pipe (`rhizome stats | head`) would
+    // panic; the default action ends the process quietly, as for any Unix tool.
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     if let Err(e) = app::run(cli) {
         eprintln!("error: {e:#}");

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::{Error, Result};
 
 pub use crate::config_methods::{HippoConfig, LocalConfig, ModesConfig, MultihopConfig, MultipathConfig};
+pub use crate::config_sensemaking::{CommunitiesConfig, DriftConfig, GlobalConfig, TogConfig, TogPruning};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -27,6 +28,10 @@ pub struct Config {
     pub multihop: MultihopConfig,
     pub multipath: MultipathConfig,
     pub modes: ModesConfig,
+    pub communities: CommunitiesConfig,
+    pub global: GlobalConfig,
+    pub drift: DriftConfig,
+    pub tog: TogConfig,
 }
 
 /// The LLM used for extraction and answers. `provider = "none"` (the default) keeps
@@ -187,6 +192,10 @@ impl Default for Config {
             multihop: MultihopConfig::default(),
             multipath: MultipathConfig::default(),
             modes: ModesConfig::default(),
+            communities: CommunitiesConfig::default(),
+            global: GlobalConfig::default(),
+            drift: DriftConfig::default(),
+            tog: TogConfig::default(),
         }
     }
 }

@@ -60,3 +60,31 @@ pub fn l2_normalize(v: &mut [f32]) {
         v.iter_mut().for_each(|x| *x /= n);
     }
 }
+
+/// A deterministic bag-of-words embedder: lowercased words hashed into 64 dimensions,
+/// L2-normalised, so texts that share words are close. No model and no weights; it knows
+/// nothing of meaning. For tests of code that takes an [`Embedder`].
+pub struct WordHashEmbedder;
+
+impl Embedder for WordHashEmbedder {
+    fn model_id(&self) -> &str {
+        "test-words"
+    }
+    fn dim(&self) -> usize {
+        64
+    }
+    fn embed(&self, texts: &[String], _kind: EmbedKind) -> crate::Result<Vec<Vec<f32>>> {
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let mut v = vec![0f32; 64];
+                for w in t.to_lowercase().split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+                    let h = w.bytes().fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
+                    v[(h % 64) as usize] += 1.0;
+                }
+                l2_normalize(&mut v);
+                v
+            })
+            .collect())
+    }
+}

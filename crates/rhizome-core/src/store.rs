@@ -12,6 +12,7 @@ use std::sync::atomic::AtomicBool;
 
 use serde::{Deserialize, Serialize};
 
+use crate::community::{Community, CommunityReport, Covariate, CovariateRecord};
 use crate::model::{Chunk, Document, Entity, Fact, Relation};
 use crate::Result;
 
@@ -21,6 +22,8 @@ pub enum VectorKind {
     Chunk,
     Entity,
     Fact,
+    /// Community reports.
+    Report,
 }
 
 impl VectorKind {
@@ -29,6 +32,7 @@ impl VectorKind {
             VectorKind::Chunk => "chunk",
             VectorKind::Entity => "entity",
             VectorKind::Fact => "fact",
+            VectorKind::Report => "report",
         }
     }
 }
@@ -102,6 +106,8 @@ pub struct WriteBatch {
     /// Chunks whose earlier failed extraction succeeded now (their records are in this
     /// batch): their failure records go.
     pub resolved_failures: Vec<String>,
+    /// Claims about entities (covariates).
+    pub covariates: Vec<CovariateRecord>,
 }
 
 /// A chunk whose extraction failed: kept in the index without its graph until a later run
@@ -161,6 +167,8 @@ pub trait StoreRead {
         -> Result<Vec<Vec<Scored>>> {
         queries.iter().map(|q| self.vector_search(kind, q, k)).collect()
     }
+    /// The stored vectors of `kind` for those of `ids` that have one, in the order asked.
+    fn vectors(&self, kind: VectorKind, ids: &[String]) -> Result<Vec<(String, Vec<f32>)>>;
     /// Of `ids`, those with no vector of `kind` yet.
     fn missing_vectors(&self, kind: VectorKind, ids: &[String]) -> Result<Vec<String>>;
     /// True when entities changed since synonymy edges were last rebuilt.
@@ -176,6 +184,15 @@ pub trait StoreRead {
     /// A counter that changes whenever the graph changes (any write or delete), so that a
     /// caller can cache what it derives from [`StoreRead::graph_data`].
     fn graph_version(&self) -> Result<u64>;
+    /// All communities, by level then id.
+    fn communities(&self) -> Result<Vec<Community>>;
+    /// The graph version the stored communities were computed at (None: never computed
+    /// or imported). Communities are stale when it differs from [`StoreRead::graph_version`].
+    fn communities_version(&self) -> Result<Option<u64>>;
+    /// All community reports, by level then community id.
+    fn community_reports(&self) -> Result<Vec<CommunityReport>>;
+    /// Claims whose subject or object is one of `entity_ids`, by id.
+    fn covariates_of(&self, entity_ids: &[String]) -> Result<Vec<Covariate>>;
 }
 
 /// Write side: ingestion. Every method is atomic.
@@ -192,4 +209,11 @@ pub trait StoreWrite: StoreRead {
     /// >= `threshold`. Returns the number of edges. Stops early when `cancel` is set.
     fn rebuild_synonyms(&mut self, top_k: usize, threshold: f32, cancel: &AtomicBool)
         -> Result<u64>;
+    /// Replace all communities with `communities`, computed at `graph_version`. Reports
+    /// (and their vectors) of communities that are gone, or whose fingerprint changed,
+    /// are removed; the others are kept. Does not change the graph version.
+    fn replace_communities(&mut self, communities: &[Community], graph_version: u64) -> Result<()>;
+    /// Store reports (replacing a community's earlier report) with their vectors
+    /// (community id, vector), which must be of the index's embedding model.
+    fn put_reports(&mut self, reports: &[CommunityReport], vectors: &[(String, Vec<f32>)]) -> Result<()>;
 }

@@ -7,3 +7,5 @@ pub mod load;
 pub mod pipeline;
 pub mod resolve;
 pub mod import;
+#[cfg(feature = "graphrag-parquet")]
+pub mod import_graphrag;

@@ -209,3 +209,14 @@ fn strip_bullet(s: &str) -> &str {
     }
     t
 }
+
+/// The first JSON object in an LLM reply, read leniently (fences, prose around it,
+/// single quotes, trailing commas, truncation closed at the end of the text). None when
+/// the reply holds no object.
+pub fn json_object_lenient(text: &str) -> Option<serde_json::Map<String, serde_json::Value>> {
+    let (found, _) = json_repair::find_values(text, |v| v.is_object());
+    found.into_iter().find_map(|f| match f.value {
+        serde_json::Value::Object(o) => Some(o),
+        _ => None,
+    })
+}

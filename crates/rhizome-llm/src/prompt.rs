@@ -21,7 +21,7 @@ use rhizome_core::llm::{ChatMessage, Role};
 use rhizome_core::{Error, Result};
 
 /// Names of the built-in prompts (file name = name + `.txt`).
-pub const PROMPT_NAMES: [&str; 9] = [
+pub const PROMPT_NAMES: [&str; 19] = [
     "extract_entities",
     "glean",
     "summarize_entity",
@@ -31,13 +31,23 @@ pub const PROMPT_NAMES: [&str; 9] = [
     "analyze_query",
     "rewrite_followup",
     "rerank",
+    "tog_prune",
+    "tog_check",
+    "tog_answer",
+    "community_report",
+    "global_map",
+    "global_reduce",
+    "drift_hyde",
+    "drift_primer",
+    "drift_local",
+    "drift_reduce",
 ];
 
 /// The sentence the built-in `answer` prompt asks for when the contexts do not hold the
 /// answer.
 pub const INSUFFICIENT_EVIDENCE: &str = "The provided evidence is insufficient to answer this question.";
 
-const BUILTIN: [(&str, &str); 9] = [
+const BUILTIN: [(&str, &str); 19] = [
     ("extract_entities", include_str!("../prompts/extract_entities.txt")),
     ("glean", include_str!("../prompts/glean.txt")),
     ("summarize_entity", include_str!("../prompts/summarize_entity.txt")),
@@ -47,6 +57,16 @@ const BUILTIN: [(&str, &str); 9] = [
     ("analyze_query", include_str!("../prompts/analyze_query.txt")),
     ("rewrite_followup", include_str!("../prompts/rewrite_followup.txt")),
     ("rerank", include_str!("../prompts/rerank.txt")),
+    ("tog_prune", include_str!("../prompts/tog_prune.txt")),
+    ("tog_check", include_str!("../prompts/tog_check.txt")),
+    ("tog_answer", include_str!("../prompts/tog_answer.txt")),
+    ("community_report", include_str!("../prompts/community_report.txt")),
+    ("global_map", include_str!("../prompts/global_map.txt")),
+    ("global_reduce", include_str!("../prompts/global_reduce.txt")),
+    ("drift_hyde", include_str!("../prompts/drift_hyde.txt")),
+    ("drift_primer", include_str!("../prompts/drift_primer.txt")),
+    ("drift_local", include_str!("../prompts/drift_local.txt")),
+    ("drift_reduce", include_str!("../prompts/drift_reduce.txt")),
 ];
 
 /// Where a prompt's text came from.

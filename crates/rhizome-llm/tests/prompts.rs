@@ -42,6 +42,52 @@ fn inputs(name: &str) -> Vec<(&'static str, String)> {
             ("question", "Who published the first algorithm for the Analytical Engine?".to_string()),
             ("passages", format!("[1] Notes: {TEXT}\n\n[2] Babbage: Babbage designed the engine.")),
         ],
+        "tog_prune" => vec![
+            ("question", "Where was the author of the Analytical Engine notes born?".to_string()),
+            ("entity", "Ada Lovelace".to_string()),
+            ("paths", "(start entity)".to_string()),
+            ("relations", "1. Ada Lovelace -[wrote notes on]-> Analytical Engine\n2. Ada Lovelace -[born in]-> London".to_string()),
+        ],
+        "tog_check" => vec![
+            ("question", "Where was the author of the Analytical Engine notes born?".to_string()),
+            ("paths", "[P1] Ada Lovelace -[wrote notes on]-> Analytical Engine\n[P2] Ada Lovelace -[born in]-> London".to_string()),
+        ],
+        "tog_answer" => vec![
+            ("question", "Where was the author of the Analytical Engine notes born?".to_string()),
+            ("paths", "[P1] Ada Lovelace -[born in]-> London (score 0.90)".to_string()),
+            ("passages", format!("[S1] (notes.txt) {TEXT}")),
+        ],
+        "community_report" => vec![
+            ("context", "Entities:\n- ADA LOVELACE (PERSON, degree 2): Wrote the first program.\n- ANALYTICAL ENGINE (TECHNOLOGY, degree 2): Babbage's machine.\n\nRelationships:\n- ADA LOVELACE -> ANALYTICAL ENGINE (RELATED, weight 2.0): She wrote notes on it.".to_string()),
+            ("max_words", "1125".to_string()),
+        ],
+        "global_map" => vec![
+            ("question", "What are the main themes?".to_string()),
+            ("reports", "----- Report 1 -----\n# Ada Lovelace and the Analytical Engine\n\nAda Lovelace wrote the first program for Babbage's engine.".to_string()),
+        ],
+        "global_reduce" => vec![
+            ("question", "What are the main themes?".to_string()),
+            ("points", "----- Analyst 1 -----\nImportance score: 80\nEarly computing [Reports 1].".to_string()),
+            ("response_type", "multiple paragraphs".to_string()),
+        ],
+        "drift_hyde" => vec![
+            ("question", "Who published the first algorithm for the Analytical Engine?".to_string()),
+            ("template", "# Ada Lovelace and the Analytical Engine\n\nAda Lovelace wrote notes on Babbage's engine.".to_string()),
+        ],
+        "drift_primer" => vec![
+            ("question", "Who published the first algorithm for the Analytical Engine?".to_string()),
+            ("reports", "----- Report 1 -----\n# Ada Lovelace and the Analytical Engine\n\nAda Lovelace wrote notes on Babbage's engine.".to_string()),
+        ],
+        "drift_local" => vec![
+            ("question", "Who published the first algorithm for the Analytical Engine?".to_string()),
+            ("follow_up", "When did Ada Lovelace publish her notes?".to_string()),
+            ("context", format!("[1] (chunk, notes.txt) {TEXT}")),
+        ],
+        "drift_reduce" => vec![
+            ("question", "Who published the first algorithm for the Analytical Engine?".to_string()),
+            ("answers", "----- Finding 1 (score 90) -----\nQuestion: When did Ada Lovelace publish her notes?\nAnswer: In 1843.".to_string()),
+            ("response_type", "multiple paragraphs".to_string()),
+        ],
         other => panic!("no fixed inputs for prompt {other}"),
     }
 }

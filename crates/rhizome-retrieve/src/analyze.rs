@@ -16,6 +16,7 @@ mod cues;
 mod followup;
 mod lang;
 mod llm;
+pub(crate) use llm::json_object;
 mod rules;
 mod text;
 

@@ -19,7 +19,11 @@ pub fn extractive_answer(embedder: &dyn Embedder, question: &str, contexts: &[Co
     let mut cands: Vec<(usize, String)> = Vec::new();
     for (i, c) in contexts.iter().take(max_contexts).enumerate() {
         for (_, s) in sentences(&c.text) {
-            cands.push((i, s.to_string()));
+            // A sentence repeated (in another context, or twice in a report) counts once,
+            // at its first and best-ranked place.
+            if !cands.iter().any(|(_, x)| x == s) {
+                cands.push((i, s.to_string()));
+            }
         }
     }
     if cands.is_empty() {

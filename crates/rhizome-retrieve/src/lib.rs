@@ -5,6 +5,8 @@ pub mod analyze;
 mod answer;
 mod auto;
 mod basic;
+mod drift;
+mod global;
 pub mod graph;
 mod hippo;
 mod local;
@@ -14,6 +16,7 @@ mod multihop;
 mod multipath;
 mod paths;
 mod query_entities;
+mod tog;
 pub mod ppr;
 
 use std::collections::BTreeMap;
@@ -26,6 +29,8 @@ pub use answer::{extractive_answer, INSUFFICIENT_EVIDENCE};
 pub use analyze::{analyze, QueryAnalysis};
 pub use auto::{route, Auto, Route};
 pub use basic::Basic;
+pub use drift::Drift;
+pub use global::Global;
 pub use graph::{Graph, GraphCache};
 pub use hippo::Hippo;
 pub use local::Local;
@@ -33,6 +38,7 @@ pub use method::Method;
 pub use modes::Mode;
 pub use multihop::Multihop;
 pub use multipath::Multipath;
+pub use tog::Tog;
 
 /// What a retriever needs: the index (read side only), the embedder whose vectors the
 /// index holds, the settings, the LLM when one is configured (None: take the LLM-free
@@ -81,6 +87,10 @@ pub struct Retrieval {
     /// Method-specific evidence (scores, anchors, the routed method, a query graph...).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub extra: BTreeMap<String, serde_json::Value>,
+    /// An answer the method wrote itself with the LLM (global's and drift's reduce, tog's
+    /// answer over its paths): the caller shows it instead of running the answer prompt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
 }
 
 /// A retrieval method.
@@ -101,6 +111,9 @@ pub fn retriever(method: Method) -> Box<dyn Retriever> {
         Method::ChunkOnly | Method::EntityOnly | Method::Hybrid | Method::GraphEnhanced => {
             Box::new(Mode(method))
         }
+        Method::Global => Box::new(Global),
+        Method::Drift => Box::new(Drift),
+        Method::Tog => Box::new(Tog),
         Method::Auto => Box::new(Auto),
     }
 }

@@ -7,10 +7,10 @@
 //!    `top_k_mapped_entities` kept.
 //! 2. A mixed context under `max_context_tokens` (tokens of
 //!    [`rhizome_core::text::count_tokens`], measured on exactly the texts emitted):
-//!    community summaries `community_prop` (none exist in the index yet, so that share goes
-//!    to the two others in proportion, with a note), entities + relationships the rest after
-//!    text units, text units (chunks) `text_unit_prop` plus whatever entities and
-//!    relationships left unused.
+//!    community reports up to `community_prop` ([`community`]: reports of the communities
+//!    holding mapped entities; what they leave, or all of it in an index without reports,
+//!    goes to the two others in proportion), entities + relationships + claims the rest
+//!    after text units, text units (chunks) `text_unit_prop` plus whatever the others left.
 //!    - Entities are added one at a time, each with the relationships of the entities
 //!      selected so far, while both fit their share: relationships with both ends selected
 //!      first, then those leaving the selection, by how many selected entities the other
@@ -20,7 +20,11 @@
 //!      prioritised relationships they mention (both ends in the chunk); the first that
 //!      does not fit is cut to the tokens left.
 //!
-//! Contexts come in the order of the built context: `entity`, `relationship`, `chunk`.
+//!    - Claims (covariates, e.g. from a Microsoft GraphRAG import) of the entities shown,
+//!      in the tokens the entities and relationships left of their share.
+//!
+//! Contexts come in the order of the built context: `report`, `entity`, `relationship`,
+//! `claim`, `chunk`.
 
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
@@ -33,6 +37,8 @@ use crate::graph::Graph;
 use crate::paths::{chunk_sources, relation_sources};
 use crate::query_entities::{embed_text, recognise};
 use crate::{ms, Context, Method, QueryEnv, Retrieval, Retriever};
+
+mod community;
 
 /// A chunk is cut to fit only when at least this many tokens are left for it.
 const MIN_CUT_TOKENS: usize = 12;
@@ -68,50 +74,60 @@ impl Retriever for Local {
             return Ok(out);
         }
 
-        // Budget shares; no community summaries exist yet, so their share is redistributed.
+        // Budget shares: community reports first; what they leave goes to text units and
+        // entities/relationships in proportion.
         let max = cfg.max_context_tokens;
         let text_p = cfg.text_unit_prop.clamp(0.0, 1.0);
         let comm_p = cfg.community_prop.clamp(0.0, 1.0 - text_p);
         let local_p = (1.0 - text_p - comm_p).max(0.0);
         let local_share = if text_p + local_p > 0.0 { local_p / (text_p + local_p) } else { 0.5 };
-        if comm_p > 0.0 {
+        let t = Instant::now();
+        let comm_budget = (max as f32 * comm_p).floor() as usize;
+        let (comms, comm_tokens, n_reports) = community::report_contexts(env, &g, &mapped, comm_budget)?;
+        out.timings_ms.insert("communities".into(), ms(t));
+        if comm_p > 0.0 && n_reports == 0 {
             out.notes.push(format!(
-                "no community summaries in the index: their {:.0}% of the token budget went to \
-                 text units and entities/relationships in proportion",
+                "no community reports in the index (build them with `rhizome communities`): their {:.0}% \
+                 of the token budget went to text units and entities/relationships in proportion",
                 comm_p * 100.0
             ));
         }
-        let local_budget = (max as f32 * local_share).floor() as usize;
+        let rest = max.saturating_sub(comm_tokens);
+        let local_budget = (rest as f32 * local_share).floor() as usize;
 
         let t = Instant::now();
         let (ents, rels) = local_context(env, &g, &mapped, local_budget)?;
         let ent_tokens: usize = ents.iter().map(|c| count_tokens(&c.text)).sum();
         let rel_tokens: usize = rels.iter().map(|c| count_tokens(&c.text)).sum();
+        let shown: Vec<String> = ents.iter().map(|c| c.id.clone()).collect();
+        let claims = community::claim_contexts(env, &g, &shown, local_budget.saturating_sub(ent_tokens + rel_tokens))?;
+        let claim_tokens: usize = claims.iter().map(|c| count_tokens(&c.text)).sum();
         out.timings_ms.insert("entities_relationships".into(), ms(t));
 
         let t = Instant::now();
         // Text units come from every mapped entity, whether or not its line fitted.
         let selected: Vec<u32> = mapped.iter().map(|m| m.0).collect();
         let sel_rels = select_relationships(&g, &selected, cfg.top_k_relationships);
-        let text_budget = max.saturating_sub(ent_tokens + rel_tokens);
+        let text_budget = max.saturating_sub(comm_tokens + ent_tokens + rel_tokens + claim_tokens);
         let chunks = text_units(env, &g, &selected, &sel_rels, text_budget)?;
         let chunk_tokens: usize = chunks.iter().map(|c| count_tokens(&c.text)).sum();
         out.timings_ms.insert("text_units".into(), ms(t));
 
         out.extra.insert("budget".into(), json!({
             "max_tokens": max,
-            "used": ent_tokens + rel_tokens + chunk_tokens,
+            "used": comm_tokens + ent_tokens + rel_tokens + claim_tokens + chunk_tokens,
+            "communities": comm_tokens,
             "entities": ent_tokens,
             "relationships": rel_tokens,
+            "claims": claim_tokens,
             "text_units": chunk_tokens,
-            "communities": 0,
             "allotted": {
+                "communities": comm_budget,
                 "entities_relationships": local_budget,
-                "text_units": max - local_budget,
-                "communities": 0,
+                "text_units": text_budget,
             },
         }));
-        out.contexts = ents.into_iter().chain(rels).chain(chunks).collect();
+        out.contexts = comms.into_iter().chain(ents).chain(rels).chain(claims).chain(chunks).collect();
         Ok(out)
     }
 }

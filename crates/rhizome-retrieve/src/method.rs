@@ -22,6 +22,12 @@ pub enum Method {
     EntityOnly,
     Hybrid,
     GraphEnhanced,
+    /// Microsoft GraphRAG global search: map-reduce over community reports.
+    Global,
+    /// Microsoft GraphRAG DRIFT: a report primer, then rounds of local search on follow-ups.
+    Drift,
+    /// Think-on-Graph: beam exploration of relation paths from the question's entities.
+    Tog,
     /// Query analysis picks one of the others.
     Auto,
 }
@@ -37,6 +43,9 @@ impl Method {
         Method::EntityOnly,
         Method::Hybrid,
         Method::GraphEnhanced,
+        Method::Global,
+        Method::Drift,
+        Method::Tog,
         Method::Auto,
     ];
 
@@ -51,6 +60,9 @@ impl Method {
             Method::EntityOnly => "entity-only",
             Method::Hybrid => "hybrid",
             Method::GraphEnhanced => "graph-enhanced",
+            Method::Global => "global",
+            Method::Drift => "drift",
+            Method::Tog => "tog",
             Method::Auto => "auto",
         }
     }

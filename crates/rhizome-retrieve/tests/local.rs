@@ -13,31 +13,7 @@ use rhizome_llm::{BlockingLlm, OpenAiConfig, OpenAiProvider};
 use rhizome_retrieve::{retriever, GraphCache, Method, QueryEnv, Retrieval};
 use rhizome_store::SqliteStore;
 
-/// Bag of lowercased words hashed into 64 dimensions.
-struct WordEmbedder;
-
-impl Embedder for WordEmbedder {
-    fn model_id(&self) -> &str {
-        "test-words"
-    }
-    fn dim(&self) -> usize {
-        64
-    }
-    fn embed(&self, texts: &[String], _kind: EmbedKind) -> Result<Vec<Vec<f32>>> {
-        Ok(texts
-            .iter()
-            .map(|t| {
-                let mut v = vec![0f32; 64];
-                for w in t.to_lowercase().split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
-                    let h = w.bytes().fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
-                    v[(h % 64) as usize] += 1.0;
-                }
-                l2_normalize(&mut v);
-                v
-            })
-            .collect())
-    }
-}
+use rhizome_core::embed::WordHashEmbedder as WordEmbedder;
 
 const LONG: &str = "Marie Curie won the Nobel Prize in Physics in 1903 together with Pierre Curie \
     and Henri Becquerel, for their joint research on the radiation phenomena discovered by \
@@ -140,7 +116,7 @@ fn mixed_context_in_order_with_prioritised_relationships() {
         "Pierre Curie taught at the Sorbonne in Paris."]);
     let rel_ctx = r.contexts.iter().find(|c| c.kind == "relationship").unwrap();
     assert_eq!(rel_ctx.source, "curie.txt");
-    assert!(r.notes.iter().any(|n| n.contains("no community summaries")), "{:?}", r.notes);
+    assert!(r.notes.iter().any(|n| n.contains("no community reports")), "{:?}", r.notes);
     assert!(r.notes.iter().any(|n| n.contains("no LLM configured")), "{:?}", r.notes);
     let b = &r.extra["budget"];
     let used: usize = r.contexts.iter().map(|c| count_tokens(&c.text)).sum();

@@ -1,7 +1,6 @@
 //! `multihop` over a small Vietnamese graph in a temporary SQLite store, without an LLM
 //! and with one (a loopback OpenAI-compatible server).
 
-
 use rhizome_core::ids::{chunk_id, document_id, entity_id, normalize_name, relation_id};
 use rhizome_core::llm::PromptLlm;
 use rhizome_core::*;
@@ -10,32 +9,7 @@ use rhizome_llm::BlockingLlm;
 use rhizome_retrieve::{retriever, GraphCache, Method, QueryEnv, Retrieval};
 use rhizome_store::SqliteStore;
 
-/// Bag of folded words, hashed into 64 dimensions: names sharing words are close, a
-/// name embeds exactly like the same name typed again.
-struct WordEmbedder;
-
-impl Embedder for WordEmbedder {
-    fn model_id(&self) -> &str {
-        "test-words"
-    }
-    fn dim(&self) -> usize {
-        64
-    }
-    fn embed(&self, texts: &[String], _kind: EmbedKind) -> Result<Vec<Vec<f32>>> {
-        Ok(texts
-            .iter()
-            .map(|t| {
-                let mut v = vec![0f32; 64];
-                for w in t.to_lowercase().split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
-                    let h = w.bytes().fold(7u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
-                    v[(h % 64) as usize] += 1.0;
-                }
-                l2_normalize(&mut v);
-                v
-            })
-            .collect())
-    }
-}
+use rhizome_core::embed::WordHashEmbedder as WordEmbedder;
 
 const EDGES: &[(&str, &str, &str)] = &[
     ("Aage Bohr", "đoạt giải", "Giải Nobel Vật lý 1975"),

@@ -11,6 +11,7 @@
 //! [`WriteBatch`]: rhizome_core::WriteBatch
 
 mod bm25;
+mod communities;
 mod graph_read;
 mod llm_cache;
 mod schema;

@@ -69,6 +69,7 @@ pub fn prepare(conn: &Connection) -> Result<()> {
     conn.pragma_update(None, "journal_mode", "WAL").map_err(sql)?;
     conn.pragma_update(None, "synchronous", "NORMAL").map_err(sql)?;
     conn.execute_batch(SCHEMA).map_err(sql)?;
+    conn.execute_batch(crate::communities::SCHEMA).map_err(sql)?;
     match get_meta(conn, "schema_version")? {
         None => set_meta(conn, "schema_version", SCHEMA_VERSION),
         Some(v) if v == SCHEMA_VERSION => Ok(()),

@@ -110,6 +110,13 @@ impl StoreRead for SqliteStore {
         s.edges.insert("RELATED".into(), count(c, "SELECT COUNT(*) FROM relations")?);
         s.edges.insert("SYNONYM".into(), count(c, "SELECT COUNT(*) FROM synonyms")?);
         s.edges.insert("SIMILAR_TO".into(), count(c, "SELECT COUNT(*) FROM similar")?);
+        s.nodes.insert("Community".into(), count(c, "SELECT COUNT(*) FROM communities")?);
+        s.nodes.insert("CommunityReport".into(), count(c, "SELECT COUNT(*) FROM community_reports")?);
+        s.nodes.insert("Covariate".into(), count(c, "SELECT COUNT(DISTINCT id) FROM covariates")?);
+        s.edges.insert(
+            "IN_COMMUNITY".into(),
+            count(c, "SELECT COALESCE(SUM(json_array_length(entity_ids)), 0) FROM communities")?,
+        );
         Ok(s)
     }
 
@@ -301,6 +308,22 @@ impl StoreRead for SqliteStore {
         Ok(out)
     }
 
+    fn vectors(&self, kind: VectorKind, ids: &[String]) -> Result<Vec<(String, Vec<f32>)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT vec FROM vectors WHERE kind = ?1 AND id = ?2")
+            .map_err(sql)?;
+        let mut out = Vec::new();
+        for id in ids {
+            let found: Option<Vec<u8>> =
+                stmt.query_row(params![kind.as_str(), id], |r| r.get(0)).optional().map_err(sql)?;
+            if let Some(b) = found {
+                out.push((id.clone(), crate::vectors::decode(&b)));
+            }
+        }
+        Ok(out)
+    }
+
     fn summary_tasks(&self, min_descriptions: usize) -> Result<Vec<SummaryTask>> {
         if min_descriptions == 0 {
             return Ok(Vec::new());
@@ -360,6 +383,22 @@ impl StoreRead for SqliteStore {
 
     fn graph_data(&self) -> Result<rhizome_core::GraphData> {
         crate::graph_read::graph_data(&self.conn)
+    }
+
+    fn communities(&self) -> Result<Vec<rhizome_core::Community>> {
+        crate::communities::communities(&self.conn)
+    }
+
+    fn communities_version(&self) -> Result<Option<u64>> {
+        crate::communities::version(&self.conn)
+    }
+
+    fn community_reports(&self) -> Result<Vec<rhizome_core::CommunityReport>> {
+        crate::communities::reports(&self.conn)
+    }
+
+    fn covariates_of(&self, entity_ids: &[String]) -> Result<Vec<rhizome_core::Covariate>> {
+        crate::communities::covariates_of(&self.conn, entity_ids)
     }
 
     fn graph_version(&self) -> Result<u64> {

@@ -265,6 +265,9 @@ impl StoreWrite for SqliteStore {
             )
             .map_err(sql)?;
         }
+        let covariates: Vec<_> =
+            batch.covariates.iter().filter(|c| !skip.contains(c.doc_id.as_str())).collect();
+        crate::communities::insert_covariates(&tx, &covariates)?;
         for chunk_id in &batch.resolved_failures {
             tx.execute("DELETE FROM extraction_failures WHERE chunk_id = ?1", [chunk_id]).map_err(sql)?;
         }
@@ -316,7 +319,8 @@ impl StoreWrite for SqliteStore {
             tx.execute("DELETE FROM vectors WHERE kind = 'chunk' AND id = ?1", [id]).map_err(sql)?;
         }
         report.chunks = tx.execute("DELETE FROM chunks WHERE doc_id = ?1", [doc_id]).map_err(sql)? as u64;
-        for table in ["entity_support", "relation_support", "fact_support", "similar", "extraction_failures"] {
+        for table in ["entity_support", "relation_support", "fact_support", "similar", "extraction_failures",
+                      "covariates"] {
             tx.execute(&format!("DELETE FROM {table} WHERE doc_id = ?1"), [doc_id]).map_err(sql)?;
         }
         for id in &entity_ids {
@@ -343,6 +347,20 @@ impl StoreWrite for SqliteStore {
         tx.commit().map_err(sql)?;
         self.invalidate_caches();
         Ok(report)
+    }
+
+    fn replace_communities(&mut self, communities: &[rhizome_core::Community], graph_version: u64)
+        -> Result<()> {
+        crate::communities::replace(&mut self.conn, communities, graph_version)?;
+        self.invalidate_caches();
+        Ok(())
+    }
+
+    fn put_reports(&mut self, reports: &[rhizome_core::CommunityReport], vectors: &[(String, Vec<f32>)])
+        -> Result<()> {
+        crate::communities::put_reports(&mut self.conn, reports, vectors)?;
+        self.invalidate_caches();
+        Ok(())
     }
 
     fn set_entity_summary(&mut self, entity_id: &str, fingerprint: &str, summary: &str)

@@ -1,0 +1,14 @@
+//! Communities of the entity graph: hierarchical Leiden clustering ([`leiden`],
+//! [`hierarchy`]), communities as records ([`build`]), and their reports — written by the
+//! LLM from material under a token budget ([`context`], [`report_llm`]) or extractively
+//! ([`report_extractive`]) — kept current by [`reports::refresh`].
+
+pub mod build;
+pub mod context;
+pub mod hierarchy;
+pub mod leiden;
+pub mod report_extractive;
+pub mod report_llm;
+pub mod reports;
+
+pub use reports::{refresh, CommunityOutcome};

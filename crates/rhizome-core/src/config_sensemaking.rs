@@ -1,0 +1,182 @@
+//! Settings of the corpus-wide methods: communities and their reports (`[communities]`),
+//! `global` map-reduce (`[global]`), `drift` (`[drift]`) and Think-on-Graph (`[tog]`).
+//! Names and defaults follow Microsoft GraphRAG and the ToG paper where they have them.
+
+use serde::{Deserialize, Serialize};
+
+/// Hierarchical Leiden communities of the entity graph and their reports.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CommunitiesConfig {
+    /// Compute communities and reports at the end of `rhizome index` (they are also
+    /// (re)built by `rhizome communities`, and only when the graph changed).
+    pub enabled: bool,
+    /// A community with more entities than this is clustered again into sub-communities.
+    pub max_cluster_size: usize,
+    /// Seed of Leiden's randomised refinement: same graph + same seed = same communities.
+    pub seed: u64,
+    /// Modularity resolution (higher: smaller communities).
+    pub resolution: f64,
+    /// Token budget of the material given to the LLM for one report; when a community's
+    /// own entities, relations and claims exceed it, its sub-communities' reports stand in
+    /// for their members.
+    pub report_max_input_tokens: usize,
+    /// Most tokens the LLM may write for one report.
+    pub report_max_tokens: u32,
+    /// Extractive reports (no LLM): entities, relations and sentences listed.
+    pub extractive_entities: usize,
+    pub extractive_relations: usize,
+    pub extractive_sentences: usize,
+}
+
+impl Default for CommunitiesConfig {
+    fn default() -> Self {
+        CommunitiesConfig {
+            enabled: true,
+            max_cluster_size: 10,
+            seed: 42,
+            resolution: 1.0,
+            report_max_input_tokens: 8000,
+            report_max_tokens: 1500,
+            extractive_entities: 10,
+            extractive_relations: 10,
+            extractive_sentences: 5,
+        }
+    }
+}
+
+/// `global`: map-reduce over community reports.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GlobalConfig {
+    /// Hierarchy level whose reports are used (deeper levels are finer); leaf communities
+    /// above this level stand for themselves, so the whole graph is covered.
+    pub community_level: u32,
+    /// Reports whose impact rating is below this are left out.
+    pub min_rating: f32,
+    /// Token budget of the reports in one map call.
+    pub map_max_tokens: usize,
+    /// Most tokens one map call may write.
+    pub map_max_output_tokens: u32,
+    /// Token budget of the analysts' points given to the reduce call.
+    pub reduce_max_tokens: usize,
+    /// Most tokens the reduce call may write.
+    pub reduce_max_output_tokens: u32,
+    /// Map calls in flight at once.
+    pub concurrency: usize,
+    /// Seed of the shuffle that spreads reports over map batches.
+    pub shuffle_seed: u64,
+    /// Form of the answer, e.g. "multiple paragraphs", "a single sentence", "a list".
+    pub response_type: String,
+    /// Reports shown offline (no LLM): the best by relevance x rating.
+    pub offline_reports: usize,
+}
+
+impl Default for GlobalConfig {
+    fn default() -> Self {
+        GlobalConfig {
+            community_level: 2,
+            min_rating: 0.0,
+            map_max_tokens: 8000,
+            map_max_output_tokens: 1000,
+            reduce_max_tokens: 8000,
+            reduce_max_output_tokens: 1500,
+            concurrency: 32,
+            shuffle_seed: 42,
+            response_type: "multiple paragraphs".into(),
+            offline_reports: 5,
+        }
+    }
+}
+
+/// `drift`: a primer over community reports, then rounds of local search on follow-ups.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DriftConfig {
+    /// Reports the primer reads (by similarity to the expanded question).
+    pub primer_top_k: usize,
+    /// Parallel primer calls the reports are split into.
+    pub primer_folds: usize,
+    /// Rounds of follow-ups after the primer.
+    pub n_depth: usize,
+    /// Unanswered follow-ups answered per round, best score first.
+    pub drift_k_followups: usize,
+    /// Token budget of the local-search context of one follow-up.
+    pub local_max_tokens: usize,
+    /// Most tokens of one primer or follow-up answer.
+    pub max_output_tokens: u32,
+    /// Token budget of the answers given to the final reduce call.
+    pub reduce_max_tokens: usize,
+    /// Most tokens the final reduce call may write.
+    pub reduce_max_output_tokens: u32,
+    /// Form of the answer, e.g. "multiple paragraphs", "a single sentence", "a list".
+    pub response_type: String,
+}
+
+impl Default for DriftConfig {
+    fn default() -> Self {
+        DriftConfig {
+            primer_top_k: 6,
+            primer_folds: 3,
+            n_depth: 2,
+            drift_k_followups: 3,
+            local_max_tokens: 4000,
+            max_output_tokens: 800,
+            reduce_max_tokens: 8000,
+            reduce_max_output_tokens: 1500,
+            response_type: "multiple paragraphs".into(),
+        }
+    }
+}
+
+/// How Think-on-Graph scores candidate relations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TogPruning {
+    /// The LLM scores the candidates when one is configured, else `semantic`.
+    Auto,
+    /// The LLM scores the candidates (ToG's own pruning).
+    Llm,
+    /// Cosine between the question and the relation's text.
+    Semantic,
+    /// BM25 of the relation's text against the question.
+    Bm25,
+}
+
+/// `tog`: Think-on-Graph beam exploration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TogConfig {
+    /// Starting entities (by embedding), and the beam: paths kept after each depth.
+    pub width: usize,
+    /// Most exploration rounds.
+    pub depth: usize,
+    /// Relations kept per frontier entity before the beam cut.
+    pub num_retain_entity: usize,
+    pub pruning: TogPruning,
+    /// With an LLM: after each depth ask whether the paths suffice, and stop if so.
+    pub early_stop: bool,
+    /// Most tokens of the final answer.
+    pub max_output_tokens: u32,
+    /// Candidate relations of one frontier entity scored at one depth; a hub with more
+    /// keeps those whose text best matches the question (BM25), then graph order.
+    pub max_candidates: usize,
+    /// Token budget of the supporting chunk text returned as contexts and given to the
+    /// answer call.
+    pub chunk_tokens: usize,
+}
+
+impl Default for TogConfig {
+    fn default() -> Self {
+        TogConfig {
+            width: 3,
+            depth: 3,
+            num_retain_entity: 5,
+            pruning: TogPruning::Auto,
+            early_stop: true,
+            max_output_tokens: 800,
+            max_candidates: 40,
+            chunk_tokens: 1500,
+        }
+    }
+}

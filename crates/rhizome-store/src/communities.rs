@@ -1,0 +1,214 @@
+//! Communities, their reports and claims (covariates) in SQLite.
+//!
+//! Communities and reports are derived from the whole graph, not supported by documents:
+//! they are replaced as a set ([`replace`]) and carry the graph version they were computed
+//! at (meta `communities_version`). A report survives a recomputation while its community
+//! keeps the same id and fingerprint. Covariates are supported by a document like every
+//! other extracted record, and go with it.
+
+use std::collections::HashMap;
+
+use rhizome_core::{Community, CommunityReport, Covariate, CovariateRecord, Finding, ReportKind, Result};
+use rusqlite::{params, Connection};
+
+use crate::vectors::encode;
+use crate::{schema, sql};
+
+pub const SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS communities(id TEXT PRIMARY KEY, level INTEGER NOT NULL,
+    parent TEXT, children TEXT NOT NULL, title TEXT NOT NULL, entity_ids TEXT NOT NULL,
+    fingerprint TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS community_reports(community_id TEXT PRIMARY KEY,
+    level INTEGER NOT NULL, title TEXT NOT NULL, summary TEXT NOT NULL, findings TEXT NOT NULL,
+    rating REAL NOT NULL, rating_explanation TEXT NOT NULL, fingerprint TEXT NOT NULL,
+    kind TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS covariates(id TEXT NOT NULL, doc_id TEXT NOT NULL, chunk_id TEXT,
+    covariate_type TEXT NOT NULL, claim_type TEXT NOT NULL, subject_id TEXT NOT NULL,
+    object_id TEXT, status TEXT NOT NULL, start_date TEXT NOT NULL, end_date TEXT NOT NULL,
+    description TEXT NOT NULL, source_text TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS covariates_subject ON covariates(subject_id);
+CREATE INDEX IF NOT EXISTS covariates_object ON covariates(object_id);
+CREATE INDEX IF NOT EXISTS covariates_doc ON covariates(doc_id);
+"#;
+
+fn json_list(v: &[String]) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "[]".into())
+}
+
+fn parse_list(s: &str) -> Vec<String> {
+    serde_json::from_str(s).unwrap_or_default()
+}
+
+pub fn communities(conn: &Connection) -> Result<Vec<Community>> {
+    let mut stmt = conn
+        .prepare(
+            "SELECT id, level, parent, children, title, entity_ids, fingerprint FROM communities
+             ORDER BY level, id",
+        )
+        .map_err(sql)?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok(Community {
+                id: r.get(0)?,
+                level: r.get(1)?,
+                parent: r.get(2)?,
+                children: parse_list(&r.get::<_, String>(3)?),
+                title: r.get(4)?,
+                entity_ids: parse_list(&r.get::<_, String>(5)?),
+                fingerprint: r.get(6)?,
+            })
+        })
+        .map_err(sql)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(sql)?;
+    Ok(rows)
+}
+
+pub fn reports(conn: &Connection) -> Result<Vec<CommunityReport>> {
+    let mut stmt = conn
+        .prepare(
+            "SELECT community_id, level, title, summary, findings, rating, rating_explanation,
+             fingerprint, kind FROM community_reports ORDER BY level, community_id",
+        )
+        .map_err(sql)?;
+    let rows = stmt
+        .query_map([], |r| {
+            let findings: Vec<(String, String)> =
+                serde_json::from_str(&r.get::<_, String>(4)?).unwrap_or_default();
+            Ok(CommunityReport {
+                community_id: r.get(0)?,
+                level: r.get(1)?,
+                title: r.get(2)?,
+                summary: r.get(3)?,
+                findings: findings
+                    .into_iter()
+                    .map(|(summary, explanation)| Finding { summary, explanation })
+                    .collect(),
+                rating: r.get::<_, f64>(5)? as f32,
+                rating_explanation: r.get(6)?,
+                fingerprint: r.get(7)?,
+                kind: ReportKind::parse(&r.get::<_, String>(8)?),
+            })
+        })
+        .map_err(sql)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(sql)?;
+    Ok(rows)
+}
+
+pub fn version(conn: &Connection) -> Result<Option<u64>> {
+    Ok(schema::get_meta(conn, "communities_version")?.and_then(|v| v.parse().ok()))
+}
+
+/// Replace the communities; drop reports (and report vectors) that no longer match.
+pub fn replace(conn: &mut Connection, list: &[Community], graph_version: u64) -> Result<()> {
+    let tx = conn.transaction().map_err(sql)?;
+    let current: HashMap<&str, &str> =
+        list.iter().map(|c| (c.id.as_str(), c.fingerprint.as_str())).collect();
+    let stale: Vec<String> = {
+        let mut stmt = tx.prepare("SELECT community_id, fingerprint FROM community_reports").map_err(sql)?;
+        let v = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .map_err(sql)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(sql)?;
+        v.into_iter()
+            .filter(|(id, fp)| current.get(id.as_str()) != Some(&fp.as_str()))
+            .map(|(id, _)| id)
+            .collect()
+    };
+    for id in &stale {
+        tx.execute("DELETE FROM community_reports WHERE community_id = ?1", [id]).map_err(sql)?;
+        tx.execute("DELETE FROM vectors WHERE kind = 'report' AND id = ?1", [id]).map_err(sql)?;
+    }
+    tx.execute("DELETE FROM communities", []).map_err(sql)?;
+    for c in list {
+        tx.execute(
+            "INSERT OR REPLACE INTO communities(id, level, parent, children, title, entity_ids,
+             fingerprint) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![c.id, c.level, c.parent, json_list(&c.children), c.title,
+                    json_list(&c.entity_ids), c.fingerprint],
+        )
+        .map_err(sql)?;
+    }
+    schema::set_meta(&tx, "communities_version", &graph_version.to_string())?;
+    tx.commit().map_err(sql)
+}
+
+pub fn put_reports(conn: &mut Connection, list: &[CommunityReport], vectors: &[(String, Vec<f32>)])
+    -> Result<()> {
+    let tx = conn.transaction().map_err(sql)?;
+    for r in list {
+        let findings: Vec<(&str, &str)> =
+            r.findings.iter().map(|f| (f.summary.as_str(), f.explanation.as_str())).collect();
+        tx.execute(
+            "INSERT OR REPLACE INTO community_reports(community_id, level, title, summary,
+             findings, rating, rating_explanation, fingerprint, kind)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![r.community_id, r.level, r.title, r.summary,
+                    serde_json::to_string(&findings).unwrap_or_else(|_| "[]".into()),
+                    r.rating as f64, r.rating_explanation, r.fingerprint, r.kind.as_str()],
+        )
+        .map_err(sql)?;
+    }
+    for (id, v) in vectors {
+        tx.execute(
+            "INSERT OR REPLACE INTO vectors(kind, id, vec) VALUES ('report', ?1, ?2)",
+            params![id, encode(v)],
+        )
+        .map_err(sql)?;
+    }
+    tx.commit().map_err(sql)
+}
+
+pub fn insert_covariates(conn: &Connection, list: &[&CovariateRecord]) -> Result<()> {
+    for rec in list {
+        let c = &rec.covariate;
+        conn.execute(
+            "INSERT INTO covariates(id, doc_id, chunk_id, covariate_type, claim_type, subject_id,
+             object_id, status, start_date, end_date, description, source_text)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            params![c.id, rec.doc_id, rec.chunk_id, c.covariate_type, c.claim_type, c.subject_id,
+                    c.object_id, c.status, c.start_date, c.end_date, c.description, c.source_text],
+        )
+        .map_err(sql)?;
+    }
+    Ok(())
+}
+
+pub fn covariates_of(conn: &Connection, entity_ids: &[String]) -> Result<Vec<Covariate>> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT DISTINCT id, covariate_type, claim_type, subject_id, object_id, status,
+             start_date, end_date, description, source_text FROM covariates
+             WHERE subject_id = ?1 OR object_id = ?1",
+        )
+        .map_err(sql)?;
+    let mut out: Vec<Covariate> = Vec::new();
+    for e in entity_ids {
+        let rows = stmt
+            .query_map([e], |r| {
+                Ok(Covariate {
+                    id: r.get(0)?,
+                    covariate_type: r.get(1)?,
+                    claim_type: r.get(2)?,
+                    subject_id: r.get(3)?,
+                    object_id: r.get(4)?,
+                    status: r.get(5)?,
+                    start_date: r.get(6)?,
+                    end_date: r.get(7)?,
+                    description: r.get(8)?,
+                    source_text: r.get(9)?,
+                })
+            })
+            .map_err(sql)?;
+        for c in rows {
+            let c = c.map_err(sql)?;
+            if !out.iter().any(|o| o.id == c.id) {
+                out.push(c);
+            }
+        }
+    }
+    out.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(out)
+}
