@@ -94,13 +94,16 @@ pub fn run(cli: Cli) -> Result<()> {
             cmd_index::index(app, &paths, extractor, dry_run)
         }
         Command::Import { what } => cmd_index::import(app, what),
+        // Questions in NFC, as documents are indexed (`rhizome_core::text::nfc`).
         Command::Query { question, method, top_k, history, multihop } => {
+            let question = rhizome_core::text::nfc(&question).into_owned();
             let mut app = app;
             multihop.apply(&mut app.config);
             let question = crate::cmd_analyze::resolve_follow_up(&app, &question, history.as_deref())?;
             cmd_query::query(app, &question, &method, top_k)
         }
         Command::Analyze { question, history } => {
+            let question = rhizome_core::text::nfc(&question).into_owned();
             crate::cmd_analyze::analyze(app, &question, history.as_deref())
         }
         Command::Eval { questions, method, k, answers, limit } => {

@@ -74,6 +74,15 @@ fn llm_extraction_survives_failures_and_never_pays_twice() {
     // 3 chunks + 4 faulted attempts (the truncated and chatty answers are parsed, not
     // retried), then the reports.
     assert_eq!(calls_after_first as u64, 3 + 4 + report_calls, "requests seen");
+    // The extractor's importance judgements (0.5 from this responder) are stored and reach
+    // the community reports' material.
+    let reports: Vec<String> = server
+        .requests()
+        .iter()
+        .map(rhizome_llm::testing::last_user_text)
+        .filter(|u| u.contains("Write a report about this community"))
+        .collect();
+    assert!(!reports.is_empty() && reports.iter().all(|u| u.contains("importance 0.5")), "{reports:#?}");
 
     // Same input again: nothing new to do, zero calls.
     let mut c = rz(&idx, &server);

@@ -103,3 +103,94 @@ fn vietnamese_question_without_diacritics_and_languages_per_document() {
         assert!(names.iter().any(|n| n == want), "{want} is not an Entity node: {names:?}");
     }
 }
+
+/// Decomposed (NFD) `s`: base letters followed by combining marks.
+fn nfd(s: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    s.nfd().collect()
+}
+
+/// BM25 score of the context from `file` in a query's output.
+fn score_of(r: &Value, file: &str) -> f64 {
+    r["contexts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["source"].as_str().is_some_and(|s| s.ends_with(file)))
+        .and_then(|c| c["score"].as_f64())
+        .unwrap_or(0.0)
+}
+
+#[test]
+fn vietnamese_typed_with_combining_marks_is_the_same_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let docs = tmp.path().join("docs");
+    std::fs::create_dir(&docs).unwrap();
+    // "độ" (degree) and "đỗ" (to pass) fold to the same "do": only the exact syllable
+    // tells them apart, and it only matches when both sides are in the same form.
+    let nhiet = nfd("Nhiệt độ ở Đà Lạt thấp quanh năm.");
+    assert_ne!(nhiet, "Nhiệt độ ở Đà Lạt thấp quanh năm.");
+    let files = [
+        ("nhiet.txt", nhiet),
+        ("thi.txt", "Anh ấy thi đỗ ở Đà Lạt năm ngoái.".to_string()),
+        ("hue.txt", "Huế là cố đô của Việt Nam.".to_string()),
+    ];
+    for (name, text) in &files {
+        std::fs::write(docs.join(name), text).unwrap();
+    }
+    let idx = tmp.path().join("idx");
+    rz(&idx, &["index", docs.to_str().unwrap()]);
+    // The decomposed document answers a precomposed question, ranked above the one
+    // that only matches folded...
+    let r = rz(&idx, &["--set", "retrieval.dense_weight=0", "query", "--method", "basic", "nhiệt độ"]);
+    assert!(top_source(&r).ends_with("nhiet.txt"), "{r:#}");
+    let r = rz(&idx, &["--set", "retrieval.dense_weight=0", "query", "--method", "basic", "độ"]);
+    assert!(top_source(&r).ends_with("nhiet.txt"), "{r:#}");
+    assert!(score_of(&r, "nhiet.txt") > score_of(&r, "thi.txt"), "exact syllable first: {r:#}");
+    // ...and a decomposed question finds the precomposed document the same way.
+    let q = nfd("đỗ");
+    assert_ne!(q, "đỗ");
+    let r = rz(&idx, &["--set", "retrieval.dense_weight=0", "query", "--method", "basic", &q]);
+    assert!(top_source(&r).ends_with("thi.txt"), "{r:#}");
+    assert!(score_of(&r, "thi.txt") > score_of(&r, "nhiet.txt"), "exact syllable first: {r:#}");
+    // One entity for the name, stored precomposed whichever way it was typed.
+    let names = entity_names(&idx);
+    assert_eq!(names.iter().filter(|n| n.as_str() == "Đà Lạt").count(), 1, "{names:?}");
+    assert!(names.iter().all(|n| !n.chars().any(|c| ('\u{300}'..='\u{36f}').contains(&c))), "{names:?}");
+}
+
+#[test]
+fn english_noun_phrases_need_the_tagger_and_say_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let doc = tmp.path().join("fission.txt");
+    std::fs::write(&doc, "Nuclear fission releases energy. Most power plants turn that energy into electricity.").unwrap();
+    // With the installed tagger: lower-case noun phrases among the entities.
+    let idx = tmp.path().join("idx");
+    rz(&idx, &["index", doc.to_str().unwrap()]);
+    let names = entity_names(&idx);
+    assert!(names.iter().any(|n| n == "power plants"), "{names:?}");
+    // Without it (a models dir holding only the embedders): names only, and a note
+    // that says what was skipped and how to fetch the model.
+    let models = tmp.path().join("models");
+    std::fs::create_dir(&models).unwrap();
+    let real = rhizome_embed::models_dir();
+    for m in ["all-MiniLM-L6-v2", "multilingual-e5-small"] {
+        std::os::unix::fs::symlink(real.join(m), models.join(m)).unwrap();
+    }
+    let bare = tmp.path().join("bare");
+    let out = Command::new(env!("CARGO_BIN_EXE_rhizome"))
+        .arg("--index")
+        .arg(&bare)
+        .args(["--json", "index"])
+        .arg(&doc)
+        .env("RHIZOME_MODELS_DIR", &models)
+        .env_remove("RHIZOME_INDEX")
+        .env_remove("RHIZOME_CONFIG")
+        .output()
+        .expect("run rhizome");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("English noun phrases skipped") && stderr.contains("rhizome models fetch"), "{stderr}");
+    let names = entity_names(&bare);
+    assert!(!names.iter().any(|n| n == "power plants"), "{names:?}");
+}

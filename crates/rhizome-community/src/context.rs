@@ -48,10 +48,14 @@ impl Material<'_> {
         self.degree.get(id).copied().unwrap_or(0)
     }
 
-    /// Entities by degree (then name), relations by summed degree (then id).
+    /// Entities by degree (then importance, then name), relations by summed degree (then id).
     fn ranked(&self) -> (Vec<&Entity>, Vec<&Relation>) {
         let mut ents: Vec<&Entity> = self.entities.iter().collect();
-        ents.sort_by(|a, b| self.deg(&b.id).cmp(&self.deg(&a.id)).then(a.name.cmp(&b.name)));
+        // By degree, then by the extractor's importance judgement (LLM), then by name.
+        let imp = |e: &Entity| e.importance.unwrap_or(0.0);
+        ents.sort_by(|a, b| {
+            self.deg(&b.id).cmp(&self.deg(&a.id)).then(imp(b).total_cmp(&imp(a))).then(a.name.cmp(&b.name))
+        });
         let mut rels: Vec<&Relation> = self.relations.iter().collect();
         let rank = |r: &Relation| self.deg(&r.source_id) + self.deg(&r.target_id);
         rels.sort_by(|a, b| rank(b).cmp(&rank(a)).then(a.id.cmp(&b.id)));
@@ -63,7 +67,8 @@ impl Material<'_> {
     }
 
     fn entity_line(&self, e: &Entity) -> String {
-        format!("- {} ({}, degree {}): {}", e.name, e.entity_type, self.deg(&e.id), one_line(&e.description, 400))
+        let importance = e.importance.map(|x| format!(", importance {x:.1}")).unwrap_or_default();
+        format!("- {} ({}, degree {}{importance}): {}", e.name, e.entity_type, self.deg(&e.id), one_line(&e.description, 400))
     }
 
     fn relation_line(&self, r: &Relation, names: &HashMap<&str, &str>) -> String {

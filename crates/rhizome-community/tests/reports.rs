@@ -27,6 +27,7 @@ fn write_graph(s: &mut SqliteStore, title: &str, groups: &[Vec<String>], bridges
         b.mentions.push(MentionRecord {
             entity_id: entity_id(n), name: n.to_string(), entity_type: "CONCEPT".into(),
             description: format!("{n} is a member of the test graph."), doc_id: doc.id.clone(), chunk_id: None, count: 1,
+            importance: None,
         });
     }
     let vecs = emb.embed(&names.iter().map(|n| n.to_string()).collect::<Vec<_>>(), EmbedKind::Passage).unwrap();

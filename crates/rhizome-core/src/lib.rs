@@ -24,3 +24,18 @@ pub use graph::{ChunkRow, EntityRow, FactRow, GraphData, RelationRow};
 pub use model::*;
 pub use steps::{Chunker, Extractor, Loader, Summarizer};
 pub use store::*;
+
+/// The models directory every part of Rhizome installs to and loads from:
+/// `$RHIZOME_MODELS_DIR` if set and non-empty, else `$HOME/.cache/rhizome/models`
+/// (`./.cache/rhizome/models` without a home).
+pub fn models_dir() -> std::path::PathBuf {
+    use std::path::PathBuf;
+    if let Some(d) = std::env::var_os("RHIZOME_MODELS_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d);
+    }
+    let home = std::env::var_os("HOME")
+        .or_else(|| std::env::var_os("USERPROFILE"))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
+    home.join(".cache").join("rhizome").join("models")
+}

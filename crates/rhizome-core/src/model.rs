@@ -40,6 +40,10 @@ pub struct ExtractedEntity {
     pub description: String,
     /// Times it occurs in the chunk.
     pub count: u32,
+    /// How important the entity is to the chunk, 0..1, when the extractor judges it (the
+    /// LLM extractor does; None otherwise).
+    #[serde(default)]
+    pub importance: Option<f32>,
 }
 
 /// A relation seen in one chunk, between two extracted entities (by surface name).
@@ -77,6 +81,9 @@ pub struct Entity {
     pub name: String,
     pub entity_type: String,
     pub description: String,
+    /// Mean importance (0..1) over the chunks whose extractor judged it; None when none did.
+    #[serde(default)]
+    pub importance: Option<f32>,
 }
 
 /// A resolved relation edge (RELATED), with its support summed over chunks.

@@ -61,6 +61,8 @@ pub struct MentionRecord {
     pub doc_id: String,
     pub chunk_id: Option<String>,
     pub count: u32,
+    /// The extractor's importance judgement (0..1) in this chunk, if it made one.
+    pub importance: Option<f32>,
 }
 
 /// A relation supported by a document (and chunk).

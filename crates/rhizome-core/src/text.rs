@@ -4,17 +4,40 @@
 //! BM25 terms ([`bm25_terms`]): Latin-script words are lowercased whole words
 //! (Vietnamese syllables keep their diacritics, and add a folded twin so that text typed
 //! without diacritics matches); Chinese is cut into words by a dictionary segmenter
-//! ([`zh`], jieba). Stop words are dropped per language ([`stop`]).
+//! ([`zh`], jieba). Stop words are dropped per language ([`stop`]). Text is read in
+//! Unicode NFC ([`nfc`]): a word typed with combining marks is the same word precomposed.
 
 pub mod fold;
 pub mod stop;
 pub mod zh;
 
+use std::borrow::Cow;
+
+use unicode_normalization::{is_nfc_quick, IsNormalized, UnicodeNormalization};
 use unicode_segmentation::UnicodeSegmentation;
 
 use crate::lang::{detect_language, is_han, Lang};
 pub use fold::fold_diacritics;
 pub use stop::is_stop_word_in;
+
+/// `text` in Unicode Normalization Form C: combining marks composed with their letters
+/// where a precomposed letter exists ("e\u{301}" -> "é", Vietnamese "ệ" typed as
+/// "e\u{323}\u{302}" -> "ệ"). Borrowed when `text` is already NFC (the usual case, checked
+/// quickly). Documents are normalised when loaded and questions when asked, so the same
+/// word is the same entity and the same term whichever way it was typed.
+pub fn nfc(text: &str) -> Cow<'_, str> {
+    match is_nfc_quick(text.chars()) {
+        IsNormalized::Yes => Cow::Borrowed(text),
+        _ => {
+            let composed: String = text.nfc().collect();
+            if composed == text {
+                Cow::Borrowed(text)
+            } else {
+                Cow::Owned(composed)
+            }
+        }
+    }
+}
 
 /// True for Han ideographs, kana and Hangul (scripts written without spaces).
 pub fn is_cjk(c: char) -> bool {
@@ -60,13 +83,16 @@ pub fn is_stop_word(term: &str) -> bool {
 /// with diacritics is followed by its folded form ([`fold_diacritics`]: `thưởng` gives
 /// `thưởng`, `thuong`), so a query typed without diacritics matches, and one typed with
 /// them matches the exact form too and ranks it first. Runs of Han characters are cut
-/// into words by jieba ([`zh::segment_for_search`]).
+/// into words by jieba ([`zh::segment_for_search`]). The text is read in NFC ([`nfc`]).
 pub fn bm25_terms(text: &str) -> Vec<String> {
-    terms_in(detect_language(text), text)
+    let text = nfc(text);
+    terms_in(detect_language(&text), &text)
 }
 
 /// [`bm25_terms`] with the language given.
 pub fn terms_in(lang: Lang, text: &str) -> Vec<String> {
+    let text = nfc(text);
+    let text = text.as_ref();
     let mut out = Vec::new();
     let mut han_run: Option<(usize, usize)> = None;
     for (start, seg) in text.split_word_bound_indices() {
@@ -158,6 +184,20 @@ mod tests {
         assert_eq!(vi_ai.iter().filter(|t| *t == "ai").count(), 1, "{vi_ai:?}");
         // Words with diacritics in English text get a folded twin too.
         assert_eq!(bm25_terms("Beyoncé"), vec!["beyoncé", "beyonce"]);
+    }
+
+    #[test]
+    fn decomposed_and_precomposed_text_give_the_same_terms() {
+        use unicode_normalization::UnicodeNormalization;
+        let composed = "Aage Bohr đoạt giải Nobel Vật lý năm 1975 cùng Ben Mottelson. Beyoncé.";
+        let decomposed: String = composed.nfd().collect();
+        assert_ne!(decomposed, composed);
+        assert_eq!(nfc(&decomposed), composed);
+        assert!(matches!(nfc(composed), Cow::Borrowed(_)));
+        assert_eq!(bm25_terms(&decomposed), bm25_terms(composed));
+        assert!(bm25_terms(&decomposed).contains(&"đoạt".to_string()));
+        assert_eq!(terms_in(Lang::Vi, &decomposed), terms_in(Lang::Vi, composed));
+        assert_eq!(nfc("plain ascii"), "plain ascii");
     }
 
     /// BM25 (k1 = 1.2, b = 0.75) of `query` over `docs`, best first, ties by index.

@@ -25,7 +25,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let dir = models::models_dir();
     if names.is_empty() {
-        names = models::ALL.iter().filter(|s| models::is_installed(s, &dir)).map(|s| s.name.to_string()).collect();
+        names = models::EMBEDDERS.iter().filter(|s| models::is_installed(s, &dir)).map(|s| s.name.to_string()).collect();
     }
     let path = args.first().ok_or("usage: throughput [--model NAME]... CORPUS.json [N] [BATCH...]")?;
     let n: usize = args.get(1).map(|s| s.parse()).transpose()?.unwrap_or(512);

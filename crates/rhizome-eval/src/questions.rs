@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use rhizome_core::text::nfc;
 use rhizome_core::{Error, Result};
 use serde_json::Value;
 
@@ -15,9 +16,10 @@ pub struct PassageKey {
 }
 
 impl PassageKey {
-    /// Does a retrieved document (title, text) match this passage?
+    /// Does a retrieved document (title, text) match this passage? Compared in NFC, as
+    /// documents are indexed.
     pub fn matches(&self, title: &str, text: &str) -> bool {
-        if self.title.trim() != title.trim() {
+        if nfc(self.title.trim()) != nfc(title.trim()) {
             return false;
         }
         match &self.text {
@@ -28,7 +30,7 @@ impl PassageKey {
 }
 
 fn squash(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    nfc(s).split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[derive(Debug, Clone)]
@@ -92,7 +94,8 @@ pub fn load_questions(path: &Path) -> Result<Vec<Question>> {
                 format!("question {i} has neither \"paragraphs\" (MuSiQue) nor \"supporting_facts\" (HotpotQA, 2Wiki)"),
             ));
         };
-        out.push(Question { id, question: question.to_string(), answers, supporting });
+        // In NFC, as documents are indexed and as `query` reads its question.
+        out.push(Question { id, question: nfc(question).into_owned(), answers, supporting });
     }
     Ok(out)
 }

@@ -4,10 +4,13 @@
 //! Layout: `tokens` (a sentence as tokens), `lexicon` (cue word lists), `spans`
 //! (quoted terms, money, dates, capitalised names, numbers), `chinese` (CJK dates, money
 //! and names), `zh_tags` (Chinese names from jieba's part-of-speech tags), `classify`
-//! (types of capitalised names), `nlp` (the extractor).
+//! (types of capitalised names), `en_pos` (the English part-of-speech tagger) and
+//! `en_phrases` (lower-case English noun phrases from its tags), `nlp` (the extractor).
 
 mod chinese;
 mod classify;
+pub mod en_phrases;
+pub mod en_pos;
 mod lexicon;
 mod nlp;
 mod spans;

@@ -80,6 +80,7 @@ pub fn hipporag_openie(path: &Path) -> Result<Imported> {
                     entity_type: "ENTITY".into(),
                     description: String::new(),
                     count: 1,
+                    importance: None,
                 }),
                 _ => out.dropped.push(format!("{src}: docs[{i}]: entity {e} is not a name")),
             }
@@ -217,6 +218,7 @@ pub fn edges_csv(path: &Path) -> Result<Imported> {
                 entity_type: "ENTITY".into(),
                 description: String::new(),
                 count: 1,
+                importance: None,
             });
         }
         ex.relations.push(ExtractedRelation {

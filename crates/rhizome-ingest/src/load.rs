@@ -55,7 +55,7 @@ pub struct MarkdownLoader;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct HtmlLoader;
 
-/// Corpus files, one document per entry, source `FILE#N`:
+/// Corpus files, one document per entry (title and text in NFC), source `FILE#N`:
 /// `.json` holding `[{"title": .., "text": ..}, ..]` (text may also be under `passage`,
 /// `content`, `body` or `paragraph_text`) or `{"Title": ["sentence", ..], ..}` (sentences
 /// joined as they are), and `.jsonl` / `.ndjson` with one `{title, text}` object per line.
@@ -121,13 +121,23 @@ pub fn read_text(path: &Path) -> Result<String> {
     Ok(text)
 }
 
-/// One document for a single file.
+/// `s` in Unicode NFC ([`rhizome_core::text::nfc`]), reusing it when it already is: the
+/// same word typed with combining marks or precomposed becomes the same text, so the
+/// same entity and the same BM25 term.
+pub(crate) fn to_nfc(s: String) -> String {
+    match rhizome_core::text::nfc(&s) {
+        std::borrow::Cow::Borrowed(_) => s,
+        std::borrow::Cow::Owned(n) => n,
+    }
+}
+
+/// One document for a single file (title and text in NFC).
 fn single_doc(path: &Path, title: String, text: String) -> Result<Vec<Document>> {
-    let text = text.trim().to_string();
+    let text = to_nfc(text.trim().to_string());
     if text.is_empty() {
         return Err(bad(path, "empty (no text after removing markup)"));
     }
-    let title = if title.trim().is_empty() { stem(path) } else { title.trim().to_string() };
+    let title = to_nfc(if title.trim().is_empty() { stem(path) } else { title.trim().to_string() });
     Ok(vec![Document {
         id: ids::document_id(&title, &text),
         source: path.display().to_string(),
@@ -313,5 +323,27 @@ mod tests {
         assert!(!TextLoader.accepts(Path::new("x.pdf")));
         assert!(CorpusLoader.accepts(Path::new("c.jsonl")));
         assert_eq!(stem(Path::new("dir/notes.v2.txt")), "notes.v2");
+    }
+
+    #[test]
+    fn documents_are_loaded_in_nfc() {
+        let dir = std::env::temp_dir().join(format!("rhizome-load-nfc-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        // "Đà Nẵng" and "Huế" typed with combining marks (NFD), and the same precomposed.
+        let decomposed = "Đa\u{300} Na\u{306}\u{303}ng ở gần Hue\u{302}\u{301}.";
+        let composed = "Đà Nẵng ở gần Huế.";
+        assert_ne!(decomposed, composed);
+        fs::write(dir.join("nfd.txt"), decomposed.as_bytes()).unwrap();
+        fs::write(dir.join("nfc.txt"), composed.as_bytes()).unwrap();
+        let corpus = serde_json::json!([{"title": "Hue\u{302}\u{301}", "text": decomposed}]);
+        fs::write(dir.join("c.json"), corpus.to_string()).unwrap();
+        let a = &TextLoader.load(&dir.join("nfd.txt")).unwrap()[0];
+        let b = &TextLoader.load(&dir.join("nfc.txt")).unwrap()[0];
+        assert_eq!(a.text, composed);
+        assert_eq!(a.id, ids::document_id("nfd", composed));
+        assert_eq!(a.text, b.text);
+        let c = &CorpusLoader.load(&dir.join("c.json")).unwrap()[0];
+        assert_eq!((c.title.as_str(), c.text.as_str()), ("Huế", composed));
+        fs::remove_dir_all(&dir).unwrap();
     }
 }

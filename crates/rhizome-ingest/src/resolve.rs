@@ -23,7 +23,7 @@ use rhizome_core::{
 /// fact endpoints become entities too. Records with an empty name are dropped.
 pub fn resolve(ex: &Extraction, doc_id: &str, chunk_id: Option<&str>, batch: &mut WriteBatch) {
     let mut mentions: BTreeMap<String, MentionRecord> = BTreeMap::new();
-    let mut mention = |name: &str, ty: &str, desc: &str, count: u32| {
+    let mut mention = |name: &str, ty: &str, desc: &str, count: u32, importance: Option<f32>| {
         let key = normalize_name(name);
         if key.is_empty() {
             return None;
@@ -37,20 +37,24 @@ pub fn resolve(ex: &Extraction, doc_id: &str, chunk_id: Option<&str>, batch: &mu
             doc_id: doc_id.to_string(),
             chunk_id: chunk_id.map(str::to_string),
             count: 0,
+            importance: None,
         });
         m.count += count;
+        if let Some(x) = importance.filter(|x| x.is_finite()) {
+            m.importance = Some(m.importance.map_or(x, |y: f32| y.max(x)).clamp(0.0, 1.0));
+        }
         if m.description.is_empty() {
             m.description = desc.to_string();
         }
         Some(id)
     };
     for e in &ex.entities {
-        mention(&e.name, &e.entity_type, &e.description, e.count.max(1));
+        mention(&e.name, &e.entity_type, &e.description, e.count.max(1), e.importance);
     }
     let mut relations: BTreeMap<String, RelationRecord> = BTreeMap::new();
     for r in &ex.relations {
         let (Some(s), Some(t)) =
-            (mention(&r.source, "ENTITY", "", 0), mention(&r.target, "ENTITY", "", 0))
+            (mention(&r.source, "ENTITY", "", 0, None), mention(&r.target, "ENTITY", "", 0, None))
         else {
             continue;
         };
@@ -76,7 +80,7 @@ pub fn resolve(ex: &Extraction, doc_id: &str, chunk_id: Option<&str>, batch: &mu
     let mut facts: BTreeMap<String, FactRecord> = BTreeMap::new();
     for f in &ex.facts {
         let (Some(s), Some(o)) =
-            (mention(&f.subject, "ENTITY", "", 0), mention(&f.object, "ENTITY", "", 0))
+            (mention(&f.subject, "ENTITY", "", 0, None), mention(&f.object, "ENTITY", "", 0, None))
         else {
             continue;
         };

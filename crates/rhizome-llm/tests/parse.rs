@@ -31,6 +31,7 @@ fn assert_clean_shape(o: &ParseOutcome) {
     assert_eq!(entity(o, "Ana Ruiz").entity_type, "PERSON");
     assert_eq!(entity(o, "Ana Ruiz").description, "A marine biologist.");
     assert_eq!(entity(o, "Ana Ruiz").count, 1);
+    assert_eq!(entity(o, "Ana Ruiz").importance, Some(0.9));
     let r = &o.extraction.relations;
     assert_eq!(r.len(), 1);
     assert_eq!((r[0].source.as_str(), r[0].target.as_str()), ("Ana Ruiz", "Coral Watch"));
@@ -393,3 +394,14 @@ fn query_entity_lists() {
 /// The real gpt-4o responses.
 #[path = "parse/fixtures.rs"]
 mod fixtures;
+
+#[test]
+fn importance_is_kept_and_brought_to_zero_one() {
+    // A model writing importance on a 0..10 scale: the batch is rescaled like strengths.
+    let o = parse(r#"{"entities": [{"name": "Ana Ruiz", "type": "PERSON", "importance": 8},
+        {"name": "Coral Watch", "type": "ORGANIZATION", "importance": "high"},
+        {"name": "Reef", "type": "LOCATION"}]}"#);
+    assert!((entity(&o, "Ana Ruiz").importance.unwrap() - 0.8).abs() < 1e-6, "{o:#?}");
+    assert!(entity(&o, "Coral Watch").importance.unwrap() > 0.5, "{o:#?}");
+    assert_eq!(entity(&o, "Reef").importance, None);
+}

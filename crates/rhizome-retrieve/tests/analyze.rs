@@ -432,6 +432,7 @@ fn small_index(dir: &std::path::Path) -> SqliteStore {
             b.mentions.push(MentionRecord {
                 entity_id: entity_id(n), name: n.into(), entity_type: "ENTITY".into(), description: n.into(),
                 doc_id: doc.id.clone(), chunk_id: Some(c.id.clone()), count: 1,
+                importance: None,
             });
             b.vectors.push((VectorKind::Entity, entity_id(n), e.embed(&[n.to_string()], EmbedKind::Passage).unwrap().remove(0)));
         }

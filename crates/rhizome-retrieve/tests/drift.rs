@@ -55,7 +55,7 @@ fn store(dir: &std::path::Path, with_reports: bool) -> SqliteStore {
         for e in ents {
             b.mentions.push(MentionRecord { entity_id: entity_id(e), name: e.into(), entity_type: "ENTITY".into(),
                 description: format!("{e} appears in {title}"), doc_id: doc.id.clone(), chunk_id: Some(c.id.clone()),
-                count: 1 });
+                count: 1, importance: None });
             let v = emb.embed(&[normalize_name(e)], EmbedKind::Passage).unwrap().remove(0);
             b.vectors.push((VectorKind::Entity, entity_id(e), v));
         }

@@ -129,6 +129,7 @@ fn passage(title: &str, text: &str, cos: f32, ents: &[&str], facts: &[(&str, &st
         b.mentions.push(MentionRecord {
             entity_id: entity_id(e), name: e.to_string(), entity_type: "ENTITY".into(), description: String::new(),
             doc_id: doc.id.clone(), chunk_id: Some(chunk.id.clone()), count: 1,
+            importance: None,
         });
     }
     for &(s, p, o, fcos) in facts {

@@ -40,6 +40,7 @@ fn store(dir: &std::path::Path) -> SqliteStore {
         b.mentions.push(MentionRecord {
             entity_id: entity_id(n), name: n.to_string(), entity_type: "ENTITY".into(),
             description: String::new(), doc_id: doc.id.clone(), chunk_id: None, count: 1,
+            importance: None,
         });
     }
     let vecs = emb.embed(&names.iter().map(|n| normalize_name(n)).collect::<Vec<_>>(), EmbedKind::Passage).unwrap();
@@ -65,6 +66,7 @@ fn store(dir: &std::path::Path) -> SqliteStore {
         b.mentions.push(MentionRecord {
             entity_id: entity_id(n), name: n.into(), entity_type: "ENTITY".into(), description: String::new(),
             doc_id: doc.id.clone(), chunk_id: Some(c.id.clone()), count: 1,
+            importance: None,
         });
     }
     let (s1, o1) = (entity_id("Niels Bohr"), entity_id("Copenhagen"));

@@ -78,6 +78,7 @@ fn store(dir: &std::path::Path) -> SqliteStore {
             b.mentions.push(MentionRecord {
                 entity_id: entity_id(n), name: n.to_string(), entity_type: "ENTITY".into(),
                 description: format!("{n}, named in {title}"), doc_id: doc.id.clone(), chunk_id: Some(c.id.clone()), count: 1,
+                importance: None,
             });
         }
         b.vectors.push((VectorKind::Chunk, c.id.clone(), emb.embed(&[text.to_string()], EmbedKind::Passage).unwrap().remove(0)));

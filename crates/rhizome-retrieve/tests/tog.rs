@@ -32,6 +32,7 @@ fn store(dir: &std::path::Path, edges: &[(String, String, String)], extra_entiti
         b.mentions.push(MentionRecord {
             entity_id: entity_id(n), name: n.to_string(), entity_type: "ENTITY".into(),
             description: String::new(), doc_id: doc.id.clone(), chunk_id: None, count: 1,
+            importance: None,
         });
     }
     let vecs = emb.embed(&names.iter().map(|n| normalize_name(n)).collect::<Vec<_>>(), EmbedKind::Passage).unwrap();
@@ -59,6 +60,7 @@ fn store(dir: &std::path::Path, edges: &[(String, String, String)], extra_entiti
             b.mentions.push(MentionRecord {
                 entity_id: entity_id(n), name: n.into(), entity_type: "ENTITY".into(), description: String::new(),
                 doc_id: doc.id.clone(), chunk_id: Some(c.id.clone()), count: 1,
+                importance: None,
             });
         }
         b.vectors.push((VectorKind::Chunk, c.id.clone(), emb.embed(&[text.to_string()], EmbedKind::Passage).unwrap().remove(0)));

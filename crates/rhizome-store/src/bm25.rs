@@ -36,7 +36,7 @@ impl DocLengths {
 /// Version of the term rules (`rhizome_core::text::bm25_terms`) the postings were made
 /// with. Raise it whenever those rules change: an index made with older rules has its
 /// postings rebuilt from the stored chunks when it is opened.
-pub const TERMS_VERSION: &str = "2";
+pub const TERMS_VERSION: &str = "3";
 
 /// The text indexed for a chunk: its document's title (a corpus passage's title often
 /// names its subject), then the chunk.

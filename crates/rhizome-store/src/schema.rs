@@ -70,6 +70,9 @@ pub fn prepare(conn: &Connection) -> Result<()> {
     conn.pragma_update(None, "synchronous", "NORMAL").map_err(sql)?;
     conn.execute_batch(SCHEMA).map_err(sql)?;
     conn.execute_batch(crate::communities::SCHEMA).map_err(sql)?;
+    // Columns added after the first release: indexes made before get them on open.
+    add_column(conn, "entity_support", "importance", "REAL")?;
+    add_column(conn, "entities", "importance", "REAL")?;
     match get_meta(conn, "schema_version")? {
         None => set_meta(conn, "schema_version", SCHEMA_VERSION),
         Some(v) if v == SCHEMA_VERSION => Ok(()),
@@ -77,6 +80,20 @@ pub fn prepare(conn: &Connection) -> Result<()> {
             "index schema version {v}, this rhizome reads version {SCHEMA_VERSION}"
         ))),
     }
+}
+
+/// Add `column` to `table` unless it is there (SQLite has no ADD COLUMN IF NOT EXISTS).
+fn add_column(conn: &Connection, table: &str, column: &str, decl: &str) -> Result<()> {
+    let mut stmt = conn.prepare(&format!("PRAGMA table_info({table})")).map_err(sql)?;
+    let names: Vec<String> = stmt
+        .query_map([], |r| r.get::<_, String>(1))
+        .map_err(sql)?
+        .collect::<Result<_, _>>()
+        .map_err(sql)?;
+    if !names.iter().any(|n| n == column) {
+        conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {decl}")).map_err(sql)?;
+    }
+    Ok(())
 }
 
 pub fn get_meta(conn: &Connection, key: &str) -> Result<Option<String>> {

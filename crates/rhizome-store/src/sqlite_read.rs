@@ -196,7 +196,7 @@ impl StoreRead for SqliteStore {
     fn entities(&self, ids: &[String]) -> Result<Vec<Entity>> {
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT id, name, entity_type, description FROM entities WHERE id = ?1")
+            .prepare_cached("SELECT id, name, entity_type, description, importance FROM entities WHERE id = ?1")
             .map_err(sql)?;
         let mut out = Vec::new();
         for id in ids {
@@ -207,6 +207,7 @@ impl StoreRead for SqliteStore {
                         name: r.get(1)?,
                         entity_type: r.get(2)?,
                         description: r.get(3)?,
+                        importance: r.get::<_, Option<f64>>(4)?.map(|x| x as f32),
                     })
                 })
                 .optional()

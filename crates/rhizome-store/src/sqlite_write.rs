@@ -93,11 +93,18 @@ fn refresh_entity(conn: &Connection, id: &str) -> Result<Refreshed> {
     let description = summary.unwrap_or_else(|| {
         descriptions.iter().take(3).cloned().collect::<Vec<_>>().join("\n")
     });
+    let importance: Option<f64> = conn
+        .query_row(
+            "SELECT AVG(importance) FROM entity_support WHERE entity_id = ?1 AND importance IS NOT NULL",
+            [id],
+            |r| r.get(0),
+        )
+        .map_err(sql)?;
     conn.execute(
-        "INSERT INTO entities(id, name, entity_type, description) VALUES (?1, ?2, ?3, ?4)
+        "INSERT INTO entities(id, name, entity_type, description, importance) VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT(id) DO UPDATE SET name = excluded.name, entity_type = excluded.entity_type,
-         description = excluded.description",
-        params![id, majority(&names), majority(&types), description],
+         description = excluded.description, importance = excluded.importance",
+        params![id, majority(&names), majority(&types), description, importance],
     )
     .map_err(sql)?;
     Ok(if existed { Refreshed::Kept } else { Refreshed::Created })
@@ -210,8 +217,9 @@ impl StoreWrite for SqliteStore {
         for m in batch.mentions.iter().filter(|m| !skip.contains(m.doc_id.as_str())) {
             tx.execute(
                 "INSERT INTO entity_support(entity_id, doc_id, chunk_id, name, entity_type,
-                 description, count) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![m.entity_id, m.doc_id, m.chunk_id, m.name, m.entity_type, m.description, m.count],
+                 description, count, importance) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![m.entity_id, m.doc_id, m.chunk_id, m.name, m.entity_type, m.description, m.count,
+                        m.importance.map(f64::from)],
             )
             .map_err(sql)?;
             entities.insert(m.entity_id.as_str());

@@ -26,6 +26,7 @@ fn batch(title: &str, texts: &[&str], ents: &[&str]) -> WriteBatch {
             b.mentions.push(MentionRecord {
                 entity_id: entity_id(e), name: e.to_string(), entity_type: "ENTITY".into(),
                 description: format!("{e} in {title}"), doc_id: doc.id.clone(), chunk_id: Some(c.id.clone()), count: 1,
+                importance: None,
             });
         }
         b.chunks.push(c);
@@ -183,4 +184,30 @@ fn postings_made_with_older_term_rules_are_rebuilt_on_open() {
     drop(conn);
     let s = SqliteStore::open(tmp.path(), false).unwrap();
     assert_eq!(s.bm25("OpenAI投资", 5).unwrap(), before, "rebuilt from the stored chunks");
+}
+
+/// An entity's importance is the mean of the judgements of the chunks that made one, and
+/// follows its support when a document goes.
+#[test]
+fn entity_importance_is_the_mean_of_its_support() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = rhizome_store::SqliteStore::open(tmp.path(), true).unwrap();
+    s.set_embedding_model("test", 3).unwrap();
+    let judged = |title: &str, x: Option<f32>| {
+        let mut b = batch(title, &[&format!("Ada wrote in {title}.")], &["Ada"]);
+        for m in &mut b.mentions {
+            m.importance = x;
+        }
+        b
+    };
+    let (a, b, c) = (judged("a", Some(0.2)), judged("b", Some(0.6)), judged("c", None));
+    for x in [&a, &b, &c] {
+        s.write_batch(x).unwrap();
+    }
+    let get = |s: &rhizome_store::SqliteStore| s.entities(&[entity_id("Ada")]).unwrap()[0].importance;
+    assert!((get(&s).unwrap() - 0.4).abs() < 1e-6);
+    s.delete_document(&b.documents[0].id).unwrap();
+    assert!((get(&s).unwrap() - 0.2).abs() < 1e-6);
+    s.delete_document(&a.documents[0].id).unwrap();
+    assert_eq!(get(&s), None, "only an unjudged mention is left");
 }

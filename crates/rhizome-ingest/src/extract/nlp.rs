@@ -1,11 +1,15 @@
-//! [`NlpExtractor`]: entities, co-occurrence relations and facts from sentence spans.
+//! [`NlpExtractor`]: entities, co-occurrence relations and facts from sentence spans and
+//! English noun phrases.
 
 use std::collections::{HashMap, HashSet};
 
+use rhizome_core::lang::{detect_language, Lang};
 use rhizome_core::text::{is_cjk, sentences, token_spans};
 use rhizome_core::{ids, Chunk, ExtractedEntity, ExtractedFact, ExtractedRelation, Extraction, Extractor, Result};
 
-use super::spans::{sentence_mentions, Mention};
+use super::en_phrases;
+use super::en_pos::{self, PosTagger};
+use super::spans::sentence_mentions;
 
 /// Most entities of one sentence that are paired into relations.
 const MAX_PAIRED_PER_SENTENCE: usize = 12;
@@ -17,22 +21,52 @@ const MAX_PREDICATE_WORDS: usize = 8;
 /// LLM-free, deterministic extractor (name `nlp`).
 ///
 /// Per sentence of a chunk it finds entity-like spans ([`super::sentence_mentions`]:
-/// capitalised names, dates, numbers, money, quoted terms, Chinese names), then:
+/// capitalised names, dates, numbers, money, quoted terms, Chinese names) and, in English
+/// text when the POS tagger is installed, lower-case noun phrases ([`super::en_phrases`],
+/// type CONCEPT; a one-word phrase only when it occurs twice in the chunk or makes a
+/// fact), then:
 /// - one [`ExtractedEntity`] per distinct normalised name ([`ids::normalize_name`]), typed
 ///   by the most specific type seen, described by the first sentence it occurs in, with
 ///   its count of occurrences in the chunk;
 /// - one `CO_OCCURS` [`ExtractedRelation`] per pair of entities sharing a sentence (source
-///   = the one seen first; weight = sentences shared; at most 12 entities per sentence);
+///   = the one seen first; weight = sentences shared; at most 12 entities per sentence,
+///   names before noun phrases);
 /// - [`ExtractedFact`]s (subject, words between, object) for consecutive entities of a
-///   sentence whose in-between text is 1-8 words without punctuation, articles trimmed.
+///   sentence whose in-between text is 1-8 words without punctuation, articles trimmed
+///   (names are paired as if there were no noun phrases, and noun phrases with their
+///   neighbours).
 ///
 /// At most `max_entities` entities are kept per chunk (most frequent first, ties by first
-/// occurrence; 0 keeps all); relations and facts of dropped entities go with them.
+/// occurrence; 0 keeps all); noun phrases only fill the places names leave. Relations and
+/// facts of dropped entities go with them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NlpExtractor {
     /// Most entities kept per chunk (0: no limit).
     pub max_entities: usize,
+    en_pos: EnPos,
 }
+
+/// Where English part-of-speech tags come from.
+#[derive(Debug, Clone, Copy)]
+enum EnPos {
+    /// The installed model ([`en_pos::installed`]), read on the first English chunk.
+    Installed,
+    /// None: capitalised spans only.
+    Off,
+    /// A tagger given by the caller.
+    Given(&'static PosTagger),
+}
+
+impl PartialEq for EnPos {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (EnPos::Given(a), EnPos::Given(b)) => std::ptr::eq(*a, *b),
+            (a, b) => std::mem::discriminant(a) == std::mem::discriminant(b),
+        }
+    }
+}
+
+impl Eq for EnPos {}
 
 impl Default for NlpExtractor {
     /// 40 entities per chunk, as [`rhizome_core::config::ExtractConfig`] defaults.
@@ -46,6 +80,19 @@ struct Ent {
     ty: &'static str,
     description: String,
     count: u32,
+    /// Seen as a name (not only as a noun phrase).
+    named: bool,
+    /// A one-word noun phrase.
+    single: bool,
+}
+
+/// One occurrence of an entity in a sentence.
+struct Occ {
+    idx: usize,
+    start: usize,
+    end: usize,
+    /// Found as a noun phrase.
+    phrase: bool,
 }
 
 struct Rel {
@@ -55,10 +102,60 @@ struct Rel {
     weight: u32,
 }
 
+/// Says once per process that English noun phrases are skipped, and why.
+static MISSING_TAGGER_WARNED: std::sync::Once = std::sync::Once::new();
+
 impl NlpExtractor {
-    /// An extractor keeping at most `max_entities_per_chunk` entities per chunk.
+    /// An extractor keeping at most `max_entities_per_chunk` entities per chunk, finding
+    /// English noun phrases with the installed POS tagger when there is one.
     pub fn new(max_entities_per_chunk: usize) -> Self {
-        NlpExtractor { max_entities: max_entities_per_chunk }
+        NlpExtractor { max_entities: max_entities_per_chunk, en_pos: EnPos::Installed }
+    }
+
+    /// The same extractor without English noun phrases (capitalised spans only).
+    pub fn without_pos_tagger(self) -> Self {
+        NlpExtractor { en_pos: EnPos::Off, ..self }
+    }
+
+    /// The same extractor tagging English with `tagger` instead of the installed model.
+    pub fn with_pos_tagger(self, tagger: &'static PosTagger) -> Self {
+        NlpExtractor { en_pos: EnPos::Given(tagger), ..self }
+    }
+
+    /// The tagger English text gets (None: noun phrases are skipped).
+    pub fn pos_tagger(&self) -> Option<&'static PosTagger> {
+        match self.en_pos {
+            EnPos::Installed => en_pos::installed(),
+            EnPos::Off => None,
+            EnPos::Given(t) => Some(t),
+        }
+    }
+
+    /// What this extractor skips and why, for the index report: the note that English
+    /// noun phrases are skipped when the tagger model is missing (with the command that
+    /// fetches it). Empty when nothing is skipped or noun phrases were turned off.
+    pub fn notes(&self) -> Vec<String> {
+        match self.en_pos {
+            EnPos::Installed => en_pos::unavailable_note().into_iter().collect(),
+            EnPos::Off | EnPos::Given(_) => Vec::new(),
+        }
+    }
+
+    /// The tagger for `text`: English text only; a missing installed model is said once
+    /// on stderr.
+    fn tagger_for(&self, text: &str) -> Option<&'static PosTagger> {
+        if matches!(self.en_pos, EnPos::Off) || detect_language(text) != Lang::En {
+            return None;
+        }
+        let t = self.pos_tagger();
+        if t.is_none() {
+            MISSING_TAGGER_WARNED.call_once(|| {
+                for note in self.notes() {
+                    eprintln!("warning: {note}");
+                }
+            });
+        }
+        t
     }
 
     /// Extracts from raw text (what [`Extractor::extract`] does with a chunk's text).
@@ -70,17 +167,32 @@ impl NlpExtractor {
             .map(|(a, b)| &text[a..b])
             .filter(|w| w.chars().next().is_some_and(char::is_lowercase))
             .collect();
+        let tagger = self.tagger_for(text);
         let mut ents: Vec<Ent> = Vec::new();
         let mut by_key: HashMap<String, usize> = HashMap::new();
-        let mut rels: Vec<Rel> = Vec::new();
-        let mut rel_index: HashMap<(usize, usize), usize> = HashMap::new();
-        let mut facts: Vec<(usize, String, usize)> = Vec::new();
-        let mut fact_seen: HashSet<(usize, String, usize)> = HashSet::new();
+        let mut sents: Vec<(&str, Vec<Occ>)> = Vec::new();
 
         for sent in merged_sentences(text) {
-            let mentions = sentence_mentions(sent);
-            let mut seq: Vec<(usize, &Mention)> = Vec::with_capacity(mentions.len());
-            for m in &mentions {
+            let mut seq: Vec<Occ> = Vec::new();
+            let mut add = |name: &str, ty: &'static str, phrase: bool, single: bool| -> Option<usize> {
+                let key = ids::normalize_name(name);
+                if key.is_empty() {
+                    return None;
+                }
+                let idx = *by_key.entry(key).or_insert_with(|| {
+                    let description = truncate(sent);
+                    ents.push(Ent { name: name.to_string(), ty, description, count: 0, named: false, single });
+                    ents.len() - 1
+                });
+                let e = &mut ents[idx];
+                e.count += 1;
+                e.named |= !phrase;
+                if is_generic(e.ty) && !is_generic(ty) {
+                    e.ty = ty;
+                }
+                Some(idx)
+            };
+            for m in &sentence_mentions(sent) {
                 if m.initial_word && m.entity_type == "ENTITY" {
                     let low = m.name.to_lowercase();
                     let singular = low.strip_suffix('s').unwrap_or(&low);
@@ -88,29 +200,53 @@ impl NlpExtractor {
                         continue;
                     }
                 }
-                let key = ids::normalize_name(&m.name);
-                if key.is_empty() {
-                    continue;
-                }
-                let idx = *by_key.entry(key).or_insert_with(|| {
-                    ents.push(Ent { name: m.name.clone(), ty: m.entity_type, description: truncate(sent), count: 0 });
-                    ents.len() - 1
-                });
-                let e = &mut ents[idx];
-                e.count += 1;
-                if is_generic(e.ty) && !is_generic(m.entity_type) {
-                    e.ty = m.entity_type;
-                }
-                seq.push((idx, m));
-            }
-            let mut distinct: Vec<usize> = Vec::new();
-            for &(idx, _) in &seq {
-                if !distinct.contains(&idx) && distinct.len() < MAX_PAIRED_PER_SENTENCE {
-                    distinct.push(idx);
+                if let Some(idx) = add(&m.name, m.entity_type, false, false) {
+                    seq.push(Occ { idx, start: m.start, end: m.end, phrase: false });
                 }
             }
-            for (x, &a) in distinct.iter().enumerate() {
-                for &b in &distinct[x + 1..] {
+            if let Some(t) = tagger {
+                let taken: Vec<(usize, usize)> = seq.iter().map(|o| (o.start, o.end)).collect();
+                for p in en_phrases::noun_phrases(sent, t, &taken) {
+                    if let Some(idx) = add(&p.name, "CONCEPT", true, p.words == 1) {
+                        seq.push(Occ { idx, start: p.start, end: p.end, phrase: true });
+                    }
+                }
+                seq.sort_by_key(|o| (o.start, o.end));
+            }
+            sents.push((sent, seq));
+        }
+
+        // A one-word noun phrase stays when it occurs twice, or is what a name is said to
+        // be ("Aage Bohr was a physicist").
+        let mut is_a = vec![false; ents.len()];
+        for (sent, seq) in &sents {
+            for w in seq.windows(2) {
+                if !w[0].phrase && w[1].phrase && w[0].end <= w[1].start && predicate(&sent[w[0].end..w[1].start]).is_some_and(|p| copula(&p)) {
+                    is_a[w[1].idx] = true;
+                }
+            }
+        }
+        let usable: Vec<bool> =
+            ents.iter().zip(&is_a).map(|(e, &f)| e.named || !e.single || e.count >= 2 || f).collect();
+
+        let mut rels: Vec<Rel> = Vec::new();
+        let mut rel_index: HashMap<(usize, usize), usize> = HashMap::new();
+        let mut facts: Vec<(usize, String, usize)> = Vec::new();
+        let mut fact_seen: HashSet<(usize, String, usize)> = HashSet::new();
+        for (sent, seq) in &sents {
+            let named: Vec<&Occ> = seq.iter().filter(|o| !o.phrase).collect();
+            let all: Vec<&Occ> = seq.iter().filter(|o| !o.phrase || usable[o.idx]).collect();
+            // Names first, then noun phrases, each in order of first occurrence.
+            let mut distinct: Vec<(usize, usize)> = Vec::new();
+            for o in named.iter().chain(all.iter().filter(|o| o.phrase)) {
+                if !distinct.iter().any(|d| d.1 == o.idx) && distinct.len() < MAX_PAIRED_PER_SENTENCE {
+                    let first = all.iter().find(|x| x.idx == o.idx).map_or(o.start, |x| x.start);
+                    distinct.push((first, o.idx));
+                }
+            }
+            distinct.sort_unstable();
+            for (x, &(_, a)) in distinct.iter().enumerate() {
+                for &(_, b) in &distinct[x + 1..] {
                     let pair = (a.min(b), a.max(b));
                     match rel_index.get(&pair) {
                         Some(&r) => rels[r].weight += 1,
@@ -121,28 +257,21 @@ impl NlpExtractor {
                     }
                 }
             }
-            for w in seq.windows(2) {
-                let ((ia, ma), (ib, mb)) = (w[0], w[1]);
-                if ia == ib || ma.end > mb.start {
+            let name_pairs = named.windows(2).map(|w| (w[0], w[1]));
+            let phrase_pairs = all.windows(2).map(|w| (w[0], w[1])).filter(|(a, b)| a.phrase || b.phrase);
+            for (a, b) in name_pairs.chain(phrase_pairs) {
+                if a.idx == b.idx || a.end > b.start {
                     continue;
                 }
-                if let Some(pred) = predicate(&sent[ma.end..mb.start]) {
-                    if fact_seen.insert((ia, pred.clone(), ib)) {
-                        facts.push((ia, pred, ib));
+                if let Some(pred) = predicate(&sent[a.end..b.start]) {
+                    if fact_seen.insert((a.idx, pred.clone(), b.idx)) {
+                        facts.push((a.idx, pred, b.idx));
                     }
                 }
             }
         }
 
-        let mut keep = vec![true; ents.len()];
-        if self.max_entities > 0 && ents.len() > self.max_entities {
-            let mut order: Vec<usize> = (0..ents.len()).collect();
-            order.sort_by_key(|&i| (std::cmp::Reverse(ents[i].count), i));
-            keep = vec![false; ents.len()];
-            for &i in &order[..self.max_entities] {
-                keep[i] = true;
-            }
-        }
+        let keep = self.kept(&ents, &usable);
         let relations = rels
             .iter()
             .filter(|r| keep[r.source] && keep[r.target])
@@ -168,9 +297,28 @@ impl NlpExtractor {
                 entity_type: e.ty.to_string(),
                 description: e.description,
                 count: e.count,
+                importance: None,
             })
             .collect();
         Extraction { entities, relations, facts }
+    }
+
+    /// Which entities the chunk keeps: names under `max_entities` (most frequent first,
+    /// ties by first occurrence), then usable noun phrases in the places left, the same way.
+    fn kept(&self, ents: &[Ent], usable: &[bool]) -> Vec<bool> {
+        let mut keep = vec![false; ents.len()];
+        let limit = if self.max_entities == 0 { usize::MAX } else { self.max_entities };
+        let mut room = limit;
+        for names in [true, false] {
+            let mut order: Vec<usize> =
+                (0..ents.len()).filter(|&i| ents[i].named == names && (names || usable[i])).collect();
+            order.sort_by_key(|&i| (std::cmp::Reverse(ents[i].count), i));
+            for &i in order.iter().take(room) {
+                keep[i] = true;
+            }
+            room = room.saturating_sub(order.len());
+        }
+        keep
     }
 }
 
@@ -210,6 +358,13 @@ fn ends_with_abbreviation(s: &str) -> bool {
     initial
         || (super::lexicon::ABBREVIATIONS.contains(lower.as_str())
             && !matches!(lower.as_str(), "inc" | "co" | "corp" | "ltd" | "no" | "vol" | "bros"))
+}
+
+/// A predicate that says what something is: "is", "was also", "became".
+fn copula(pred: &str) -> bool {
+    let mut words = pred.split(' ');
+    words.next().is_some_and(|w| matches!(w, "is" | "was" | "are" | "were" | "became" | "becomes" | "remains" | "remained"))
+        && words.all(|w| matches!(w, "a" | "an" | "the" | "also" | "now" | "still" | "later" | "once" | "formerly"))
 }
 
 fn is_generic(ty: &str) -> bool {

@@ -134,6 +134,7 @@ pub fn graph(t: &Tables, b: &mut Built) -> BTreeSet<String> {
             entity_type: e.entity_type.clone(),
             description: e.description.clone(),
             count: 1,
+            importance: None,
         };
         let places: Vec<Place> = places_of(b, &e.text_unit_ids).into_iter().copied().collect();
         push(b, &places, |ex| ex.entities.push(x.clone()));
@@ -171,6 +172,7 @@ pub fn graph(t: &Tables, b: &mut Built) -> BTreeSet<String> {
                             entity_type: ty.to_string(),
                             description: String::new(),
                             count: 1,
+                            importance: None,
                         });
                     }
                 }

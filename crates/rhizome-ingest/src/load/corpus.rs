@@ -37,7 +37,8 @@ pub(super) fn parse(path: &Path, text: &str, jsonl: bool) -> Result<Parsed> {
     for (n, (title, body)) in entries.into_iter().enumerate() {
         match body {
             Some(text) if !text.trim().is_empty() => {
-                let title = title.unwrap_or_else(|| format!("{fallback}#{n}"));
+                let title = super::to_nfc(title.unwrap_or_else(|| format!("{fallback}#{n}")));
+                let text = super::to_nfc(text);
                 out.documents.push(Document {
                     id: ids::document_id(&title, &text),
                     source: format!("{display}#{n}"),

@@ -19,7 +19,11 @@ pub(crate) fn finish(mut col: Collector, schema: &[String]) -> ParseOutcome {
     let mut mapped: Vec<(String, usize)> = Vec::new();
     let mut rejected: Vec<(String, usize)> = Vec::new();
 
+    // Importance: rescaled like JSON strengths (a 0..10 or 0..100 batch is brought to 0..1).
+    let importances: Vec<_> = col.entities.iter().map(|e| e.importance).collect();
+    let mut importance_scaled = rescale(&importances, false).into_iter();
     for raw in std::mem::take(&mut col.entities) {
+        let importance = importance_scaled.next().flatten();
         let label = raw.entity_type.clone().unwrap_or_else(|| "CONCEPT".to_string());
         if raw.entity_type.is_none() {
             col.notes.add("entity without a type: set to CONCEPT");
@@ -53,6 +57,9 @@ pub(crate) fn finish(mut col: Collector, schema: &[String]) -> ParseOutcome {
                     kept.entity_type = entity_type;
                 }
                 merge_description(&mut kept.description, &raw.description);
+                if let Some(x) = importance {
+                    kept.importance = Some(kept.importance.map_or(x, |y| y.max(x)));
+                }
             }
             None => {
                 index.insert(key, entities.len());
@@ -61,6 +68,7 @@ pub(crate) fn finish(mut col: Collector, schema: &[String]) -> ParseOutcome {
                     entity_type,
                     description: raw.description,
                     count: 1,
+                    importance,
                 });
             }
         }
@@ -112,6 +120,7 @@ pub(crate) fn finish(mut col: Collector, schema: &[String]) -> ParseOutcome {
                         entity_type: concept.clone().unwrap_or_default(),
                         description: String::new(),
                         count: 1,
+                        importance: None,
                     });
                     entities.len() - 1
                 }
