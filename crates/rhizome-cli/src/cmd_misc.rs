@@ -120,8 +120,14 @@ pub fn models(app: App, what: ModelsCmd) -> Result<()> {
                 return print_json(&json!({"models_dir": dir, "models": rows}));
             }
             for r in rows {
-                println!("{:<24} {}", r["name"].as_str().unwrap_or(""),
-                    if r["installed"].as_bool() == Some(true) { "installed" } else { "missing (run `rhizome models fetch`)" });
+                let name = r["name"].as_str().unwrap_or("");
+                let llm = rhizome_embed::models::find_llm(name).is_some();
+                let state = match (r["installed"].as_bool() == Some(true), llm) {
+                    (true, _) => "installed".to_string(),
+                    (false, false) => "missing (run `rhizome models fetch`)".to_string(),
+                    (false, true) => format!("missing (run `rhizome models fetch --llm {name}`)"),
+                };
+                println!("{name:<24} {state}");
             }
             Ok(())
         }
