@@ -1,39 +1,22 @@
 //! `rhizome bench communities`: Leiden against the Louvain baseline on the index's entity
 //! graph, and hierarchical Leiden, timed on the same graph in the same run.
 //!
-//! The entity graph: one node per entity (in id order); the weight of an edge is the sum
-//! of the RELATED relation weights between its two entities, both directions merged (a
-//! weight that is not a positive finite number counts as 1). Relations from an entity to
-//! itself are left out: a self-loop says nothing about which entities belong together.
+//! The entity graph is the one `rhizome index` clusters
+//! ([`rhizome_community::build::entity_edges`]): one node per entity (in id order), the
+//! RELATED weights between two entities summed over both directions, self-relations left
+//! out (a self-loop says nothing about which entities belong together).
 
-use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
 use anyhow::Result;
 use rhizome_community::hierarchy::hierarchical_leiden;
 use rhizome_community::leiden::{leiden, modularity, LeidenOptions, WeightedGraph};
-use rhizome_core::{GraphData, StoreRead};
+use rhizome_core::StoreRead;
 use serde_json::json;
 
 use crate::app::{print_json, App};
 
-/// The entity graph's edges: (entity index, entity index, summed weight), a < b, sorted.
-pub fn entity_edges(data: &GraphData) -> Vec<(u32, u32, f64)> {
-    let index: HashMap<&str, u32> =
-        data.entities.iter().enumerate().map(|(i, e)| (e.id.as_str(), i as u32)).collect();
-    let mut sums: BTreeMap<(u32, u32), f64> = BTreeMap::new();
-    for r in &data.relations {
-        let (Some(&a), Some(&b)) = (index.get(r.source_id.as_str()), index.get(r.target_id.as_str())) else {
-            continue;
-        };
-        if a == b {
-            continue;
-        }
-        let w = if r.weight.is_finite() && r.weight > 0.0 { f64::from(r.weight) } else { 1.0 };
-        *sums.entry((a.min(b), a.max(b))).or_default() += w;
-    }
-    sums.into_iter().map(|((a, b), w)| (a, b, w)).collect()
-}
+use rhizome_community::build::entity_edges;
 
 /// Communities whose nodes do not induce a connected subgraph (Louvain can make them,
 /// Leiden guarantees none).
@@ -180,7 +163,7 @@ pub fn communities(app: App, repeat: usize, max_cluster_size: usize) -> Result<(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rhizome_core::{EntityRow, RelationRow};
+    use rhizome_core::{EntityRow, GraphData, RelationRow};
 
     fn entity(id: &str) -> EntityRow {
         EntityRow { id: id.into(), name: id.into(), entity_type: "T".into() }

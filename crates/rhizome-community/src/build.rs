@@ -1,10 +1,10 @@
-//! From the graph to communities: the entity graph (RELATED edges, weights summed over
-//! both directions) clustered by hierarchical Leiden into [`Community`] records.
+//! From the graph to communities: the entity graph ([`entity_edges`]: RELATED edges,
+//! weights summed over both directions) clustered by hierarchical Leiden into [`Community`] records.
 //!
 //! Entities without any relation are left out: a community of one entity has nothing to
 //! report (Microsoft GraphRAG likewise clusters only connected entities).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use rhizome_core::community::{community_fingerprint, community_id};
 use rhizome_core::config_sensemaking::CommunitiesConfig;
@@ -26,14 +26,12 @@ pub struct EntityGraph {
 }
 
 impl EntityGraph {
-    /// Nodes are all entities; edge weight is the sum of the relations' weights between
-    /// two entities (a weight <= 0 or not finite counts as 1).
+    /// Nodes are all entities; edges are [`entity_edges`].
     pub fn from_data(data: &GraphData) -> EntityGraph {
         let index: HashMap<&str, u32> =
             data.entities.iter().enumerate().map(|(i, e)| (e.id.as_str(), i as u32)).collect();
         let mut degree = vec![0u32; data.entities.len()];
         let mut relations = Vec::new();
-        let mut weights: HashMap<(u32, u32), f64> = HashMap::new();
         for r in &data.relations {
             let (Some(&s), Some(&t)) = (index.get(r.source_id.as_str()), index.get(r.target_id.as_str())) else {
                 continue;
@@ -43,19 +41,36 @@ impl EntityGraph {
                 degree[t as usize] += 1;
             }
             relations.push((s, t, r.id.clone()));
-            let w = if r.weight.is_finite() && r.weight > 0.0 { r.weight as f64 } else { 1.0 };
-            *weights.entry((s.min(t), s.max(t))).or_insert(0.0) += w;
         }
-        let mut edges: Vec<(u32, u32, f64)> = weights.into_iter().map(|((a, b), w)| (a, b, w)).collect();
-        edges.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
         EntityGraph {
             ids: data.entities.iter().map(|e| e.id.clone()).collect(),
             names: data.entities.iter().map(|e| e.name.clone()).collect(),
             degree,
             relations,
-            graph: WeightedGraph::new(data.entities.len(), &edges),
+            graph: WeightedGraph::new(data.entities.len(), &entity_edges(data)),
         }
     }
+}
+
+/// The edges that are clustered: (entity index, entity index, summed weight), a < b,
+/// sorted; both directions of a pair add up, a weight <= 0 or not finite counts as 1,
+/// self-relations and relations to unknown entities are left out. `rhizome bench
+/// communities` times Leiden on exactly these.
+pub fn entity_edges(data: &GraphData) -> Vec<(u32, u32, f64)> {
+    let index: HashMap<&str, u32> =
+        data.entities.iter().enumerate().map(|(i, e)| (e.id.as_str(), i as u32)).collect();
+    let mut sums: BTreeMap<(u32, u32), f64> = BTreeMap::new();
+    for r in &data.relations {
+        let (Some(&a), Some(&b)) = (index.get(r.source_id.as_str()), index.get(r.target_id.as_str())) else {
+            continue;
+        };
+        if a == b {
+            continue;
+        }
+        let w = if r.weight.is_finite() && r.weight > 0.0 { f64::from(r.weight) } else { 1.0 };
+        *sums.entry((a.min(b), a.max(b))).or_default() += w;
+    }
+    sums.into_iter().map(|((a, b), w)| (a, b, w)).collect()
 }
 
 /// Hierarchical communities of the graph: level 0 the coarsest, children split a

@@ -16,7 +16,7 @@ mod cues;
 mod followup;
 mod lang;
 mod llm;
-pub(crate) use llm::json_object;
+pub(crate) use llm::{json_object, json_value};
 mod rules;
 mod text;
 

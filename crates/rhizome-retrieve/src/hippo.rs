@@ -359,7 +359,7 @@ fn recognition_filter(env: &QueryEnv, question: &str, linked: Vec<Linked>, notes
 /// dropped. None when the reply holds no such list, or when none of the items of a
 /// non-empty list is a usable number.
 fn parse_kept(reply: &str, n: usize) -> Option<Vec<usize>> {
-    let value = json_in(reply)?;
+    let value = crate::analyze::json_value(reply)?;
     let list = match &value {
         Value::Array(a) => a,
         Value::Object(o) => o
@@ -387,23 +387,4 @@ fn parse_kept(reply: &str, n: usize) -> Option<Vec<usize>> {
     }
     kept.sort_unstable();
     Some(kept)
-}
-
-/// The JSON object or list in `text`: the whole text, else the widest `{...}` or `[...]`
-/// span that parses.
-fn json_in(text: &str) -> Option<Value> {
-    let t = text.trim();
-    if let Ok(v) = serde_json::from_str::<Value>(t) {
-        return Some(v);
-    }
-    for (open, close) in [('{', '}'), ('[', ']')] {
-        if let (Some(a), Some(b)) = (t.find(open), t.rfind(close)) {
-            if a < b {
-                if let Ok(v) = serde_json::from_str::<Value>(&t[a..=b]) {
-                    return Some(v);
-                }
-            }
-        }
-    }
-    None
 }

@@ -186,6 +186,27 @@ pub(crate) fn json_object(text: &str) -> Option<Map<String, Value>> {
     None
 }
 
+/// The JSON object or list in `text`: the whole text when it is one, else the widest
+/// `{...}` or `[...]` span that parses (code fences and prose around it are ignored).
+pub(crate) fn json_value(text: &str) -> Option<Value> {
+    let t = text.trim();
+    if let Ok(v) = serde_json::from_str::<Value>(t) {
+        if v.is_object() || v.is_array() {
+            return Some(v);
+        }
+    }
+    for (open, close) in [('{', '}'), ('[', ']')] {
+        if let (Some(a), Some(b)) = (t.find(open), t.rfind(close)) {
+            if a < b {
+                if let Ok(v) = serde_json::from_str::<Value>(&t[a..=b]) {
+                    return Some(v);
+                }
+            }
+        }
+    }
+    None
+}
+
 /// Byte length of the balanced `{...}` at the start of `s` (strings and escapes honoured).
 fn balanced_end(s: &str) -> Option<usize> {
     let (mut depth, mut in_str, mut escaped) = (0usize, false, false);

@@ -8,7 +8,6 @@ use rhizome_core::llm::PromptCall;
 use serde_json::Value;
 
 use super::beam::Path;
-use super::prune::json_in;
 use crate::graph::Graph;
 use crate::Context;
 
@@ -49,7 +48,7 @@ pub(crate) struct Verdict {
 /// `true`/`yes`/`false`/`no`) and an optional `answer`. None when there is no such
 /// object. A "sufficient" verdict with an empty answer is not trusted: not sufficient.
 pub(crate) fn parse_verdict(reply: &str) -> Option<Verdict> {
-    let v = json_in(reply)?;
+    let v = crate::analyze::json_value(reply)?;
     let sufficient = match v.get("sufficient")? {
         Value::Bool(b) => *b,
         Value::String(s) => match s.trim().to_lowercase().as_str() {

@@ -222,21 +222,6 @@ fn prune_call(g: &Graph, question: &str, beam: &[Path], f: &Frontier, texts: &Ha
     .max_tokens(max_tokens)
 }
 
-/// The first JSON value in `reply`: the whole reply, or the text between its first `{`
-/// or `[` and the matching last `}` or `]` (code fences and prose around it ignored).
-pub(crate) fn json_in(reply: &str) -> Option<Value> {
-    let text = reply.trim();
-    if let Ok(v) = serde_json::from_str::<Value>(text) {
-        if v.is_object() || v.is_array() {
-            return Some(v);
-        }
-    }
-    let start = text.find(['{', '['])?;
-    let close = if text[start..].starts_with('{') { '}' } else { ']' };
-    let end = text.rfind(close)?;
-    (end > start).then(|| serde_json::from_str(&text[start..=end]).ok()).flatten()
-}
-
 /// A score: a number, or a string holding one; clamped to 0..1.
 fn score_of(v: &Value) -> Option<f32> {
     let x = match v {
@@ -257,7 +242,7 @@ fn number_of(v: &str) -> Option<usize> {
 /// may be strings; numbers out of range are ignored, missing ones score 0. None when no
 /// candidate got a score.
 pub(crate) fn parse_scores(reply: &str, n: usize) -> Option<Vec<f32>> {
-    let mut v = json_in(reply)?;
+    let mut v = crate::analyze::json_value(reply)?;
     if let Some(inner) = v.get("scores").or_else(|| v.get("ratings")).cloned() {
         v = inner;
     }
