@@ -109,6 +109,13 @@ fn offline_reports_are_extractive_and_recomputed_only_when_the_graph_changes() {
     }
     let reports = s.community_reports().unwrap();
     assert_eq!(reports.len(), n);
+    // Communities by member: a clique member is in its leaf and in the leaf's parent.
+    let of = s.communities_of(&[entity_id("Clique3 Member2")]).unwrap();
+    assert_eq!(of.iter().map(|c| c.level).collect::<Vec<_>>(), [0, 1], "{of:?}");
+    assert_eq!(of[1].parent.as_ref(), Some(&of[0].id));
+    let ids: Vec<String> = of.iter().map(|c| c.id.clone()).collect();
+    assert_eq!(s.community_reports_of(&ids).unwrap().len(), 2);
+    assert_eq!(s.community_report_count().unwrap(), n as u64);
     assert!(reports.iter().all(|r| r.kind == ReportKind::Extractive && !r.findings.is_empty()));
     assert!(s.missing_vectors(VectorKind::Report, &comms.iter().map(|c| c.id.clone()).collect::<Vec<_>>()).unwrap().is_empty());
 

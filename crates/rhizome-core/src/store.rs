@@ -193,6 +193,12 @@ pub trait StoreRead {
     fn communities_version(&self) -> Result<Option<u64>>;
     /// All community reports, by level then community id.
     fn community_reports(&self) -> Result<Vec<CommunityReport>>;
+    /// The communities (any level) holding at least one of `entity_ids`, by level then id.
+    fn communities_of(&self, entity_ids: &[String]) -> Result<Vec<Community>>;
+    /// The reports of `community_ids` that exist, by level then community id.
+    fn community_reports_of(&self, community_ids: &[String]) -> Result<Vec<CommunityReport>>;
+    /// How many community reports the index holds.
+    fn community_report_count(&self) -> Result<u64>;
     /// Claims whose subject or object is one of `entity_ids`, by id.
     fn covariates_of(&self, entity_ids: &[String]) -> Result<Vec<Covariate>>;
 }

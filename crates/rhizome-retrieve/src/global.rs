@@ -77,7 +77,7 @@ impl Retriever for Global {
         }
         match env.llm {
             Some(_) => map_reduce(env, question, &selected, &mut out)?,
-            None => offline(env, question, &selected, &mut out)?,
+            None => offline(env, question, &selected, all.len(), &mut out)?,
         }
         Ok(out)
     }
@@ -202,12 +202,12 @@ fn map_reduce(env: &QueryEnv, question: &str, selected: &[&CommunityReport], out
     Ok(())
 }
 
-fn offline(env: &QueryEnv, question: &str, selected: &[&CommunityReport], out: &mut Retrieval) -> Result<()> {
+fn offline(env: &QueryEnv, question: &str, selected: &[&CommunityReport], in_index: usize, out: &mut Retrieval)
+    -> Result<()> {
     let cfg = &env.config.global;
     let t = Instant::now();
     let q = env.embedder.embed(&[question.to_string()], EmbedKind::Query)?.remove(0);
-    let all = env.store.community_reports()?.len();
-    let hits = env.store.vector_search(VectorKind::Report, &q, all.max(1))?;
+    let hits = env.store.vector_search(VectorKind::Report, &q, in_index.max(1))?;
     let cos: HashMap<&str, f32> = hits.iter().map(|s| (s.id.as_str(), s.score)).collect();
     let scores: Vec<f32> = selected.iter().map(|r| cos.get(r.community_id.as_str()).copied().unwrap_or(f32::NAN)).collect();
     let (lo, hi) = scores.iter().filter(|s| s.is_finite()).fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), &s| (l.min(s), h.max(s)));

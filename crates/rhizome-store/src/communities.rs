@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use rhizome_core::{Community, CommunityReport, Covariate, CovariateRecord, Finding, ReportKind, Result};
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::vectors::encode;
 use crate::{schema, sql};
@@ -18,6 +18,8 @@ pub const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS communities(id TEXT PRIMARY KEY, level INTEGER NOT NULL,
     parent TEXT, children TEXT NOT NULL, title TEXT NOT NULL, entity_ids TEXT NOT NULL,
     fingerprint TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS community_members(community_id TEXT NOT NULL, entity_id TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS community_members_entity ON community_members(entity_id);
 CREATE TABLE IF NOT EXISTS community_reports(community_id TEXT PRIMARY KEY,
     level INTEGER NOT NULL, title TEXT NOT NULL, summary TEXT NOT NULL, findings TEXT NOT NULL,
     rating REAL NOT NULL, rating_explanation TEXT NOT NULL, fingerprint TEXT NOT NULL,
@@ -39,61 +41,108 @@ fn parse_list(s: &str) -> Vec<String> {
     serde_json::from_str(s).unwrap_or_default()
 }
 
-pub fn communities(conn: &Connection) -> Result<Vec<Community>> {
-    let mut stmt = conn
-        .prepare(
-            "SELECT id, level, parent, children, title, entity_ids, fingerprint FROM communities
-             ORDER BY level, id",
+/// Members of communities written before `community_members` existed.
+pub fn backfill_members(conn: &Connection) -> Result<()> {
+    let members: i64 = conn.query_row("SELECT COUNT(*) FROM community_members", [], |r| r.get(0)).map_err(sql)?;
+    if members == 0 {
+        conn.execute(
+            "INSERT INTO community_members(community_id, entity_id)
+             SELECT c.id, j.value FROM communities c, json_each(c.entity_ids) j",
+            [],
         )
         .map_err(sql)?;
-    let rows = stmt
-        .query_map([], |r| {
-            Ok(Community {
-                id: r.get(0)?,
-                level: r.get(1)?,
-                parent: r.get(2)?,
-                children: parse_list(&r.get::<_, String>(3)?),
-                title: r.get(4)?,
-                entity_ids: parse_list(&r.get::<_, String>(5)?),
-                fingerprint: r.get(6)?,
-            })
-        })
-        .map_err(sql)?
-        .collect::<Result<Vec<_>, _>>()
+    }
+    Ok(())
+}
+
+const COMMUNITY_COLUMNS: &str = "id, level, parent, children, title, entity_ids, fingerprint";
+
+fn community_row(r: &rusqlite::Row) -> rusqlite::Result<Community> {
+    Ok(Community {
+        id: r.get(0)?,
+        level: r.get(1)?,
+        parent: r.get(2)?,
+        children: parse_list(&r.get::<_, String>(3)?),
+        title: r.get(4)?,
+        entity_ids: parse_list(&r.get::<_, String>(5)?),
+        fingerprint: r.get(6)?,
+    })
+}
+
+pub fn communities(conn: &Connection) -> Result<Vec<Community>> {
+    let mut stmt = conn
+        .prepare(&format!("SELECT {COMMUNITY_COLUMNS} FROM communities ORDER BY level, id"))
         .map_err(sql)?;
+    let rows = stmt.query_map([], community_row).map_err(sql)?.collect::<Result<Vec<_>, _>>().map_err(sql)?;
     Ok(rows)
 }
 
+pub fn communities_of(conn: &Connection, entity_ids: &[String]) -> Result<Vec<Community>> {
+    let mut ids: Vec<String> = Vec::new();
+    let mut stmt = conn
+        .prepare_cached("SELECT community_id FROM community_members WHERE entity_id = ?1")
+        .map_err(sql)?;
+    for e in entity_ids {
+        for id in stmt.query_map([e], |r| r.get::<_, String>(0)).map_err(sql)? {
+            ids.push(id.map_err(sql)?);
+        }
+    }
+    ids.sort();
+    ids.dedup();
+    let mut stmt = conn
+        .prepare_cached(&format!("SELECT {COMMUNITY_COLUMNS} FROM communities WHERE id = ?1"))
+        .map_err(sql)?;
+    let mut out = Vec::with_capacity(ids.len());
+    for id in &ids {
+        out.extend(stmt.query_row([id], community_row).optional().map_err(sql)?);
+    }
+    out.sort_by(|a, b| (a.level, &a.id).cmp(&(b.level, &b.id)));
+    Ok(out)
+}
+
+const REPORT_COLUMNS: &str =
+    "community_id, level, title, summary, findings, rating, rating_explanation, fingerprint, kind";
+
 pub fn reports(conn: &Connection) -> Result<Vec<CommunityReport>> {
     let mut stmt = conn
-        .prepare(
-            "SELECT community_id, level, title, summary, findings, rating, rating_explanation,
-             fingerprint, kind FROM community_reports ORDER BY level, community_id",
-        )
+        .prepare(&format!("SELECT {REPORT_COLUMNS} FROM community_reports ORDER BY level, community_id"))
         .map_err(sql)?;
-    let rows = stmt
-        .query_map([], |r| {
-            let findings: Vec<(String, String)> =
-                serde_json::from_str(&r.get::<_, String>(4)?).unwrap_or_default();
-            Ok(CommunityReport {
-                community_id: r.get(0)?,
-                level: r.get(1)?,
-                title: r.get(2)?,
-                summary: r.get(3)?,
-                findings: findings
-                    .into_iter()
-                    .map(|(summary, explanation)| Finding { summary, explanation })
-                    .collect(),
-                rating: r.get::<_, f64>(5)? as f32,
-                rating_explanation: r.get(6)?,
-                fingerprint: r.get(7)?,
-                kind: ReportKind::parse(&r.get::<_, String>(8)?),
-            })
-        })
-        .map_err(sql)?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(sql)?;
+    let rows = stmt.query_map([], report_row).map_err(sql)?.collect::<Result<Vec<_>, _>>().map_err(sql)?;
     Ok(rows)
+}
+
+pub fn reports_of(conn: &Connection, community_ids: &[String]) -> Result<Vec<CommunityReport>> {
+    let mut stmt = conn
+        .prepare_cached(&format!("SELECT {REPORT_COLUMNS} FROM community_reports WHERE community_id = ?1"))
+        .map_err(sql)?;
+    let mut out = Vec::new();
+    for id in community_ids {
+        out.extend(stmt.query_row([id], report_row).optional().map_err(sql)?);
+    }
+    out.sort_by(|a, b| (a.level, &a.community_id).cmp(&(b.level, &b.community_id)));
+    out.dedup_by(|a, b| a.community_id == b.community_id);
+    Ok(out)
+}
+
+pub fn report_count(conn: &Connection) -> Result<u64> {
+    conn.query_row("SELECT COUNT(*) FROM community_reports", [], |r| r.get::<_, i64>(0))
+        .map(|n| n as u64)
+        .map_err(sql)
+}
+
+fn report_row(r: &rusqlite::Row) -> rusqlite::Result<CommunityReport> {
+    let findings: Vec<(String, String)> = serde_json::from_str(&r.get::<_, String>(4)?).unwrap_or_default();
+    Ok(CommunityReport {
+        community_id: r.get(0)?,
+        level: r.get(1)?,
+        title: r.get(2)?,
+        summary: r.get(3)?,
+        findings: findings.into_iter().map(|(summary, explanation)| Finding { summary, explanation }).collect(),
+        rating: r.get::<_, f64>(5)? as f32,
+        rating_explanation: r.get(6)?,
+        fingerprint: r.get(7)?,
+        kind: ReportKind::parse(&r.get::<_, String>(8)?),
+    })
 }
 
 pub fn version(conn: &Connection) -> Result<Option<u64>> {
@@ -122,7 +171,12 @@ pub fn replace(conn: &mut Connection, list: &[Community], graph_version: u64) ->
         tx.execute("DELETE FROM vectors WHERE kind = 'report' AND id = ?1", [id]).map_err(sql)?;
     }
     tx.execute("DELETE FROM communities", []).map_err(sql)?;
+    tx.execute("DELETE FROM community_members", []).map_err(sql)?;
     for c in list {
+        for e in &c.entity_ids {
+            tx.execute("INSERT INTO community_members(community_id, entity_id) VALUES (?1, ?2)", params![c.id, e])
+                .map_err(sql)?;
+        }
         tx.execute(
             "INSERT OR REPLACE INTO communities(id, level, parent, children, title, entity_ids,
              fingerprint) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",

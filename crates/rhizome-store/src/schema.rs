@@ -70,6 +70,7 @@ pub fn prepare(conn: &Connection) -> Result<()> {
     conn.pragma_update(None, "synchronous", "NORMAL").map_err(sql)?;
     conn.execute_batch(SCHEMA).map_err(sql)?;
     conn.execute_batch(crate::communities::SCHEMA).map_err(sql)?;
+    crate::communities::backfill_members(conn)?;
     // Columns added after the first release: indexes made before get them on open.
     add_column(conn, "entity_support", "importance", "REAL")?;
     add_column(conn, "entities", "importance", "REAL")?;

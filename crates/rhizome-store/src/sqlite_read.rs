@@ -398,6 +398,18 @@ impl StoreRead for SqliteStore {
         crate::communities::reports(&self.conn)
     }
 
+    fn communities_of(&self, entity_ids: &[String]) -> Result<Vec<rhizome_core::Community>> {
+        crate::communities::communities_of(&self.conn, entity_ids)
+    }
+
+    fn community_reports_of(&self, community_ids: &[String]) -> Result<Vec<rhizome_core::CommunityReport>> {
+        crate::communities::reports_of(&self.conn, community_ids)
+    }
+
+    fn community_report_count(&self) -> Result<u64> {
+        crate::communities::report_count(&self.conn)
+    }
+
     fn covariates_of(&self, entity_ids: &[String]) -> Result<Vec<rhizome_core::Covariate>> {
         crate::communities::covariates_of(&self.conn, entity_ids)
     }

@@ -20,16 +20,18 @@ use crate::{Context, QueryEnv};
 /// no reports.
 pub(crate) fn report_contexts(env: &QueryEnv, g: &Graph, mapped: &[(u32, f32)], budget: usize)
     -> Result<(Vec<Context>, usize, usize)> {
-    let reports = env.store.community_reports()?;
-    if reports.is_empty() || budget == 0 {
-        return Ok((Vec::new(), 0, reports.len()));
+    let n_reports = env.store.community_report_count()? as usize;
+    if n_reports == 0 || budget == 0 {
+        return Ok((Vec::new(), 0, n_reports));
     }
-    let communities = env.store.communities()?;
-    let wanted: HashSet<&str> = mapped.iter().map(|&(e, _)| g.entity_ids[e as usize].as_str()).collect();
+    let wanted: Vec<String> = mapped.iter().map(|&(e, _)| g.entity_ids[e as usize].clone()).collect();
+    let communities = env.store.communities_of(&wanted)?;
+    let ids: Vec<String> = communities.iter().map(|c| c.id.clone()).collect();
+    let reports = env.store.community_reports_of(&ids)?;
+    let wanted: HashSet<&str> = wanted.iter().map(String::as_str).collect();
     let matches: HashMap<&str, usize> = communities
         .iter()
         .map(|c| (c.id.as_str(), c.entity_ids.iter().filter(|e| wanted.contains(e.as_str())).count()))
-        .filter(|&(_, n)| n > 0)
         .collect();
     let mut ranked: Vec<(&CommunityReport, usize)> = reports
         .iter()
@@ -58,7 +60,7 @@ pub(crate) fn report_contexts(env: &QueryEnv, g: &Graph, mapped: &[(u32, f32)], 
             title: r.title.clone(),
         });
     }
-    Ok((out, used, reports.len()))
+    Ok((out, used, n_reports))
 }
 
 /// Claims about `entity_ids` within `budget` tokens.
