@@ -6,7 +6,7 @@ use anyhow::{Context as _, Result};
 use rhizome_core::{Config, StoreRead, StoreWrite};
 use rhizome_core::Embedder;
 use rhizome_embed::{E5Embedder, MiniLmEmbedder};
-use rhizome_store::SqliteStore;
+use rhizome_store::{LockWait, SqliteStore};
 
 use crate::{cmd_communities, cmd_eval, cmd_index, cmd_misc, cmd_query, bench, Cli, Command};
 
@@ -14,11 +14,28 @@ pub struct App {
     pub cli_index: std::path::PathBuf,
     pub json: bool,
     pub config: Config,
+    /// Refuse at once when another process writes the index (`--no-wait`).
+    pub no_wait: bool,
 }
 
 impl App {
-    pub fn open_store(&self, create: bool) -> Result<SqliteStore> {
-        Ok(SqliteStore::open(&self.cli_index, create)?)
+    /// The index for reading: no lock, the last committed state even while a writer works.
+    pub fn open_reader(&self) -> Result<SqliteStore> {
+        Ok(SqliteStore::open(&self.cli_index, false)?)
+    }
+
+    /// The index for writing, holding its writer lock: when another process writes it,
+    /// say who and wait for it (or refuse at once with `--no-wait`) before writing anything.
+    pub fn open_writer(&self, create: bool) -> Result<SqliteStore> {
+        let command: Vec<String> = std::env::args().collect();
+        let wait = if self.no_wait { LockWait::No } else { LockWait::Up(None) };
+        let index = self.cli_index.display().to_string();
+        Ok(SqliteStore::open_writer(&self.cli_index, create, &command.join(" "), wait, &mut |holder| {
+            eprintln!(
+                "waiting: index {index} is being written by {holder}; this command goes on when it \
+                 finishes (Ctrl-C to stop, or --no-wait to refuse instead of waiting)"
+            );
+        })?)
     }
 
     /// An embedder matching the index: with `embed.model = auto`, the index's own model;
@@ -88,7 +105,7 @@ pub fn run(cli: Cli) -> Result<()> {
     if let Some(m) = &cli.llm_model {
         config.llm.model = m.clone();
     }
-    let app = App { cli_index: cli.index.clone(), json: cli.json, config };
+    let app = App { cli_index: cli.index.clone(), json: cli.json, config, no_wait: cli.no_wait };
     match cli.command {
         Command::Index { paths, extractor, dry_run } => {
             cmd_index::index(app, &paths, extractor, dry_run)

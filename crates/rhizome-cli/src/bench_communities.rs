@@ -58,7 +58,7 @@ fn count(partition: &[u32]) -> usize {
 }
 
 pub fn communities(app: App, repeat: usize, max_cluster_size: usize) -> Result<()> {
-    let store = app.open_store(false)?;
+    let store = app.open_reader()?;
     let t = Instant::now();
     let data = store.graph_data()?;
     let load_ms = t.elapsed().as_secs_f64() * 1e3;

@@ -41,7 +41,7 @@ pub fn summary(o: &CommunityOutcome) -> String {
 }
 
 pub fn communities(app: App, force: bool) -> Result<()> {
-    let mut store = app.open_store(false)?;
+    let mut store = app.open_writer(false)?;
     let embedder = app.embedder_for(&store)?;
     bind_embedder(&mut store, embedder.as_ref())?;
     let llm = crate::llm::build(&app.config, &app.cli_index)?;

@@ -65,7 +65,7 @@ fn run_pipeline(app: &App, input: Input, skipped: Skips) -> Result<()> {
 fn run_pipeline_with(app: &App, input: Input, skipped: Skips, communities: bool) -> Result<()> {
     let (extractor, llm) = make_extractor(app)?;
     let extractor_name = extractor.name().to_string();
-    let mut store = app.open_store(true)?;
+    let mut store = app.open_writer(true)?;
     let embedder = app.embedder_for(&store)?;
     bind_embedder(&mut store, embedder.as_ref())?;
     let config = app.config.calibrated(embedder.cosine_scale());
@@ -306,7 +306,7 @@ fn import_graphrag(app: &App, dir: &std::path::Path) -> Result<()> {
     for w in &gi.imported.dropped {
         eprintln!("warning: {w}");
     }
-    let mut store = app.open_store(true)?;
+    let mut store = app.open_writer(true)?;
     let embedder = app.embedder_for(&store)?;
     bind_embedder(&mut store, embedder.as_ref())?;
     let config = app.config.calibrated(embedder.cosine_scale());

@@ -16,7 +16,7 @@ pub fn stats_line(s: &Stats) -> String {
 }
 
 pub fn stats(app: App) -> Result<()> {
-    let store = app.open_store(false)?;
+    let store = app.open_reader()?;
     let s = store.stats()?;
     if app.json {
         return print_json(&s);
@@ -34,7 +34,7 @@ pub fn stats(app: App) -> Result<()> {
 }
 
 pub fn delete(app: App, doc: &str) -> Result<()> {
-    let mut store = app.open_store(false)?;
+    let mut store = app.open_writer(false)?;
     let mut targets = store.documents_from_source(doc)?;
     if targets.is_empty() {
         if let Some(d) = store.find_document(doc)? {

@@ -38,6 +38,10 @@ pub struct Cli {
     /// Print one JSON object instead of text (no progress bars).
     #[arg(long, global = true)]
     pub json: bool,
+    /// When another process is writing the index, refuse at once instead of waiting for
+    /// it to finish (writers take turns; readers never wait).
+    #[arg(long, global = true)]
+    pub no_wait: bool,
     /// LLM provider: none, openai (any OpenAI-compatible API) or local (GGUF). [llm.provider]
     #[arg(long, global = true, value_name = "PROVIDER")]
     pub llm_provider: Option<String>,

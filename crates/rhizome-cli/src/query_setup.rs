@@ -23,7 +23,7 @@ pub struct QuerySetup {
 
 impl QuerySetup {
     pub fn open(app: &App) -> Result<Self> {
-        let store = app.open_store(false)?;
+        let store = app.open_reader()?;
         let embedder = app.embedder_for(&store)?;
         let llm = crate::llm::build(&app.config, &app.cli_index)?;
         let prompt_llm = llm.as_ref().map(|l| l.prompt_llm(&app.config));

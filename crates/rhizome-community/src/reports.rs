@@ -3,10 +3,11 @@
 //! without a current one — deepest level first, so that a large community can use its
 //! sub-communities' reports — and embeds the reports for search.
 //!
-//! A report is current while its community's fingerprint (members and the relations
-//! among them) is the one it was written for, so an unchanged community keeps its report
-//! across recomputations, and with an LLM configured an extractive report (written
-//! offline, or standing in for a failed LLM call) is replaced by an LLM one. LLM calls go
+//! A report is current while the fingerprint of its inputs ([`input_fingerprint`]) is the
+//! one it was written for, so an unchanged community keeps its report across
+//! recomputations, a community whose members changed in any way the report shows gets a
+//! new one, and with an LLM configured an extractive report (written offline, or standing
+//! in for a failed LLM call) is replaced by an LLM one. LLM calls go
 //! through the configured stack, so a rerun pays for nothing it already did.
 
 use std::collections::{HashMap, HashSet};
@@ -59,20 +60,27 @@ fn add_time(out: &mut CommunityOutcome, stage: &str, since: std::time::Instant) 
     *out.timings_ms.entry(stage.into()).or_insert(0.0) += since.elapsed().as_secs_f64() * 1e3;
 }
 
-/// Recompute communities if the graph changed (or `recompute`), then write the missing
-/// reports.
+/// Recompute communities if the graph changed (or `force`), then (re)write every report
+/// whose inputs changed since it was written.
+///
+/// A report's fingerprint covers everything it is written from ([`input_fingerprint`]):
+/// its members as they are now (names, types, descriptions, degrees, importance), the
+/// relations among them, claims, the chunks its sentences come from, its rating and its
+/// sub-communities' reports. So after any sequence of deletes and re-indexing, the
+/// reports equal those of indexing the final documents once. `force` rewrites every
+/// report (LLM calls go through the cache: an unchanged prompt costs nothing).
 pub fn refresh(
     store: &mut dyn StoreWrite,
     embedder: &dyn Embedder,
     llm: Option<&dyn PromptLlm>,
     cfg: &CommunitiesConfig,
-    recompute: bool,
+    force: bool,
     cancel: &AtomicBool,
 ) -> Result<CommunityOutcome> {
     let mut out = CommunityOutcome::default();
     let version = store.graph_version()?;
     let mut data: Option<GraphData> = None;
-    if recompute || store.communities_version()? != Some(version) {
+    if force || store.communities_version()? != Some(version) {
         let t = std::time::Instant::now();
         let d = store.graph_data()?;
         let list = compute(&d, cfg);
@@ -92,15 +100,13 @@ pub fn refresh(
     }
     let mut current: HashMap<String, CommunityReport> =
         store.community_reports()?.into_iter().map(|r| (r.community_id.clone(), r)).collect();
-    let todo: Vec<&Community> = communities
-        .iter()
-        .filter(|c| match current.get(&c.id) {
-            None => true,
-            Some(r) => r.fingerprint != c.fingerprint || (llm.is_some() && r.kind == ReportKind::Extractive),
-        })
-        .collect();
-    out.reports_reused = communities.len() - todo.len();
-    if todo.is_empty() {
+    let upgrade = |r: &CommunityReport| llm.is_some() && r.kind == ReportKind::Extractive;
+    // Nothing changed since every report was last checked: done without reading the graph.
+    if !out.recomputed
+        && store.reports_version()? == Some(version)
+        && communities.iter().all(|c| current.get(&c.id).is_some_and(|r| !upgrade(r)))
+    {
+        out.reports_reused = communities.len();
         return Ok(out);
     }
     if llm.is_none() {
@@ -111,29 +117,45 @@ pub fn refresh(
         None => store.graph_data()?,
     };
     let stats = GraphStats::new(&data, &communities);
-    let max_level = todo.iter().map(|c| c.level).max().unwrap_or(0);
+    let max_level = communities.iter().map(|c| c.level).max().unwrap_or(0);
+    // Input fingerprints of the reports done so far (children before parents).
+    let mut fingerprints: HashMap<String, String> = HashMap::new();
     for level in (0..=max_level).rev() {
         if cancel.load(Ordering::Relaxed) {
             return Err(Error::Cancelled);
         }
-        let at: Vec<&Community> = todo.iter().copied().filter(|c| c.level == level).collect();
-        if at.is_empty() {
-            continue;
-        }
+        let at: Vec<&Community> = communities.iter().filter(|c| c.level == level).collect();
         let mut made: Vec<CommunityReport> = Vec::new();
         for group in at.chunks(LLM_BATCH) {
             if cancel.load(Ordering::Relaxed) {
                 return Err(Error::Cancelled);
             }
             let t = std::time::Instant::now();
-            let mut materials = Vec::new();
-            for c in group {
-                materials.push(material(store, c, &communities, &current, &stats.degree)?);
+            let mut todo = Vec::new();
+            for &c in group {
+                let m = material(store, c, &communities, &current, &stats.degree)?;
+                let sentences = representative_sentences(store, c, &m, &stats)?;
+                let children: Vec<&str> =
+                    c.children.iter().filter_map(|id| fingerprints.get(id).map(String::as_str)).collect();
+                let fp = input_fingerprint(&m, &sentences, stats.rating(&c.id), &children);
+                fingerprints.insert(c.id.clone(), fp.clone());
+                // An imported report (GraphRAG's own) stands while its communities do.
+                let reusable = current.get(&c.id).is_some_and(|r| {
+                    (r.fingerprint == fp && !upgrade(r)) || (r.kind == ReportKind::Imported && !out.recomputed)
+                });
+                if reusable && !force {
+                    out.reports_reused += 1;
+                } else {
+                    todo.push((c, m, sentences, fp));
+                }
             }
             add_time(&mut out, "material", t);
+            if todo.is_empty() {
+                continue;
+            }
             let t = std::time::Instant::now();
             let built: Vec<_> = match llm {
-                Some(_) => materials.iter().map(|m| m.build(cfg.report_max_input_tokens)).collect(),
+                Some(_) => todo.iter().map(|(_, m, _, _)| m.build(cfg.report_max_input_tokens)).collect(),
                 None => Vec::new(),
             };
             add_time(&mut out, "context", t);
@@ -158,11 +180,11 @@ pub fn refresh(
                         .collect();
                     llm.run(&calls).into_iter().map(Some).collect()
                 }
-                None => group.iter().map(|_| None).collect(),
+                None => todo.iter().map(|_| None).collect(),
             };
             add_time(&mut out, "llm", t);
             let t = std::time::Instant::now();
-            for ((c, m), reply) in group.iter().zip(&materials).zip(replies) {
+            for ((c, m, sentences, fp), reply) in todo.into_iter().zip(replies) {
                 let parsed = match reply {
                     Some(Ok(text)) => match parse_report(&text, c) {
                         Ok(r) => Some(r),
@@ -181,20 +203,24 @@ pub fn refresh(
                     }
                     None => None,
                 };
-                match parsed {
+                let mut report = match parsed {
                     Some(r) => {
                         out.reports_llm += 1;
-                        made.push(r);
+                        r
                     }
                     None => {
                         out.llm_failures += llm.is_some() as usize;
                         out.reports_extractive += 1;
-                        let sentences = representative_sentences(store, c, m, &stats)?;
-                        made.push(extractive_report(m, &sentences, stats.rating(&c.id), cfg));
+                        extractive_report(&m, &sentences, stats.rating(&c.id), cfg)
                     }
-                }
+                };
+                report.fingerprint = fp;
+                made.push(report);
             }
             add_time(&mut out, "extractive", t);
+        }
+        if made.is_empty() {
+            continue;
         }
         let t = std::time::Instant::now();
         let vectors = report_vectors(store, embedder, &made, &communities)?;
@@ -206,10 +232,38 @@ pub fn refresh(
             current.insert(r.community_id.clone(), r);
         }
     }
+    store.set_reports_version(version)?;
     if out.llm_failures > MAX_FAILURE_NOTES {
         out.notes.push(format!("{} LLM reports failed in all; extractive reports stand in", out.llm_failures));
     }
     Ok(out)
+}
+
+/// Everything a report is written from, hashed: members (name, type, description,
+/// importance, degree), the relations among them, claims, the representative sentences,
+/// the rating and the sub-communities' report fingerprints. A report whose fingerprint
+/// matches would be written the same again, so it is kept.
+pub fn input_fingerprint(m: &Material, sentences: &[String], rating: f32, children: &[&str]) -> String {
+    let mut parts: Vec<String> = vec![m.community.id.clone()];
+    for e in &m.entities {
+        let deg = m.degree.get(&e.id).copied().unwrap_or(0);
+        parts.push(format!("e\t{}\t{}\t{}\t{}\t{:?}\t{deg}", e.id, e.name, e.entity_type, e.description, e.importance));
+    }
+    let mut rels: Vec<&rhizome_core::Relation> = m.relations.iter().collect();
+    rels.sort_by(|a, b| a.id.cmp(&b.id));
+    for r in rels {
+        parts.push(format!("r\t{}\t{}\t{}\t{}\t{}\t{}", r.id, r.source_id, r.target_id, r.rel_type, r.description, r.weight));
+    }
+    let mut claims: Vec<String> = m.claims.iter().map(|c| format!("c\t{c:?}")).collect();
+    claims.sort();
+    parts.extend(claims);
+    parts.extend(sentences.iter().map(|s| format!("s\t{s}")));
+    parts.push(format!("rating\t{rating}"));
+    let mut children: Vec<&str> = children.to_vec();
+    children.sort_unstable();
+    parts.extend(children.iter().map(|c| format!("child\t{c}")));
+    let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+    rhizome_core::ids::content_id("rfp_", &refs)
 }
 
 fn material<'a>(

@@ -128,6 +128,9 @@ pub struct EmbedConfig {
     pub batch_size: usize,
     /// Documents per ingestion batch (one transaction each).
     pub docs_per_batch: usize,
+    /// Chunks per ingestion batch: a batch closes at `docs_per_batch` documents or this
+    /// many chunks, and a larger document is written in parts of this size.
+    pub chunks_per_batch: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -206,7 +209,7 @@ impl Default for ChunkConfig {
 }
 impl Default for EmbedConfig {
     fn default() -> Self {
-        EmbedConfig { model: "auto".into(), batch_size: 32, docs_per_batch: 64 }
+        EmbedConfig { model: "auto".into(), batch_size: 32, docs_per_batch: 64, chunks_per_batch: 512 }
     }
 }
 impl Default for ExtractConfig {

@@ -15,6 +15,9 @@ pub enum Error {
     Model(String),
     #[error("index at {path}: {msg}")]
     Index { path: PathBuf, msg: String },
+    /// Another process holds the index for writing; `msg` says who and what to do.
+    #[error("index at {path} is busy: {msg}")]
+    Busy { path: PathBuf, msg: String },
     #[error("store error: {0}")]
     Store(String),
     #[error("{input}: {msg}")]

@@ -110,6 +110,11 @@ pub struct WriteBatch {
     pub resolved_failures: Vec<String>,
     /// Claims about entities (covariates).
     pub covariates: Vec<CovariateRecord>,
+    /// Documents written in parts (a large file): (document id, `Some(n)`) when its
+    /// chunks `0..n` are written and more parts follow, `None` when this batch writes its
+    /// last part. Until then [`StoreRead::has_document`] says false and
+    /// [`StoreRead::partial_documents`] tells a rerun where to go on.
+    pub doc_progress: Vec<(String, Option<u32>)>,
 }
 
 /// A chunk whose extraction failed: kept in the index without its graph until a later run
@@ -149,7 +154,11 @@ pub trait StoreRead {
     fn stats(&self) -> Result<Stats>;
     /// The embedding model whose vectors this index holds, if any were written.
     fn embedding_model(&self) -> Result<Option<String>>;
+    /// Whether the document is indexed completely (a document written in parts is not,
+    /// until its last part is written).
     fn has_document(&self, doc_id: &str) -> Result<bool>;
+    /// Documents written in part: (document id, chunks written, from ordinal 0).
+    fn partial_documents(&self) -> Result<Vec<(String, u32)>>;
     /// A document by id, or by the exact source it was loaded from.
     fn find_document(&self, id_or_source: &str) -> Result<Option<Document>>;
     /// All documents whose source is `source` or starts with `source#` (entries of a corpus file).
@@ -191,6 +200,9 @@ pub trait StoreRead {
     /// The graph version the stored communities were computed at (None: never computed
     /// or imported). Communities are stale when it differs from [`StoreRead::graph_version`].
     fn communities_version(&self) -> Result<Option<u64>>;
+    /// The graph version at which every report was last checked against its inputs
+    /// (None: never). Reports may be stale when it differs from the graph version.
+    fn reports_version(&self) -> Result<Option<u64>>;
     /// All community reports, by level then community id.
     fn community_reports(&self) -> Result<Vec<CommunityReport>>;
     /// The communities (any level) holding at least one of `entity_ids`, by level then id.
@@ -218,10 +230,13 @@ pub trait StoreWrite: StoreRead {
     fn rebuild_synonyms(&mut self, top_k: usize, threshold: f32, cancel: &AtomicBool)
         -> Result<u64>;
     /// Replace all communities with `communities`, computed at `graph_version`. Reports
-    /// (and their vectors) of communities that are gone, or whose fingerprint changed,
-    /// are removed; the others are kept. Does not change the graph version.
+    /// (and their vectors) of communities that are gone are removed; the others are kept
+    /// (the caller compares their inputs). Does not change the graph version.
     fn replace_communities(&mut self, communities: &[Community], graph_version: u64) -> Result<()>;
     /// Store reports (replacing a community's earlier report) with their vectors
-    /// (community id, vector), which must be of the index's embedding model.
+    /// (community id, vector), which must be of the index's embedding model. A report of
+    /// a community that is not stored is not written.
     fn put_reports(&mut self, reports: &[CommunityReport], vectors: &[(String, Vec<f32>)]) -> Result<()>;
+    /// Record that every report was checked against its inputs at `graph_version`.
+    fn set_reports_version(&mut self, graph_version: u64) -> Result<()>;
 }

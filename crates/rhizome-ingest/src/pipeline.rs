@@ -24,6 +24,10 @@ pub trait Progress: Sync {
     fn start(&self, stage: &str, total: u64);
     fn advance(&self, n: u64);
     fn finish(&self);
+    /// A stage starts whose units are bytes of text.
+    fn start_bytes(&self, stage: &str, total: u64) {
+        self.start(stage, total);
+    }
     /// A warning for the user (skipped file, dropped record).
     fn warn(&self, msg: &str);
 }
@@ -101,23 +105,79 @@ pub struct Pipeline<'a> {
 
 impl Pipeline<'_> {
     /// Chunk and extract `docs`, then run the common stages.
+    ///
+    /// Work is committed in batches of at most `embed.docs_per_batch` documents and
+    /// `embed.chunks_per_batch` chunks; a document with more chunks than that (a large
+    /// file) is written in parts, so memory stays bounded, progress moves inside it, and
+    /// a rerun after a kill goes on from the last part written
+    /// ([`StoreRead::partial_documents`]). Progress is counted in bytes of text.
+    ///
+    /// [`StoreRead::partial_documents`]: rhizome_core::StoreRead::partial_documents
     pub fn index_documents(&self, store: &mut dyn StoreWrite, docs: Vec<Document>)
         -> Result<IndexReport> {
         let mut report = IndexReport::default();
         self.retry_failures(store, &mut report)?;
         let docs = self.only_new(store, docs, &mut report)?;
-        self.progress.start("indexing", docs.len() as u64);
-        for batch in docs.chunks(self.config.embed.docs_per_batch.max(1)) {
-            self.check_cancel()?;
-            let t = Instant::now();
-            let prepared = self.chunk_and_extract(batch)?;
-            report.time("extract", t);
-            self.write_prepared(store, prepared, true, &mut report)?;
-            self.progress.advance(batch.len() as u64);
+        let resume: HashMap<String, u32> = store.partial_documents()?.into_iter().collect();
+        let max_docs = self.config.embed.docs_per_batch.max(1);
+        let max_chunks = self.config.embed.chunks_per_batch.max(1);
+        let bytes: u64 = docs.iter().map(|d| d.text.len() as u64).sum();
+        self.progress.start_bytes("indexing", bytes);
+        // Parts of the batch being filled: (document, its chunks, first, end of this part).
+        let mut parts: Vec<Part<'_>> = Vec::new();
+        let mut in_batch = 0usize;
+        for doc in &docs {
+            let chunks = self.chunker.chunk(doc);
+            let n = chunks.len();
+            let doc_bytes = doc.text.len() as u64;
+            let share = |end: usize| if n == 0 { doc_bytes } else { doc_bytes * end as u64 / n as u64 };
+            let mut from = resume.get(&doc.id).map_or(0, |&d| (d as usize).min(n));
+            self.progress.advance(share(from));
+            let chunks = std::sync::Arc::new(chunks);
+            loop {
+                let room = max_chunks.saturating_sub(in_batch).max(1);
+                let end = (from + room).min(n);
+                let advance = share(end) - share(from);
+                parts.push(Part { doc, chunks: chunks.clone(), from, end, advance });
+                in_batch += end - from;
+                if parts.len() >= max_docs || in_batch >= max_chunks {
+                    self.write_parts(store, std::mem::take(&mut parts), &mut report)?;
+                    in_batch = 0;
+                }
+                from = end;
+                if from >= n {
+                    break;
+                }
+            }
+        }
+        if !parts.is_empty() {
+            self.write_parts(store, parts, &mut report)?;
         }
         self.progress.finish();
         self.finish(store, &mut report)?;
         Ok(report)
+    }
+
+    /// Extract and write one batch of document parts.
+    fn write_parts(&self, store: &mut dyn StoreWrite, parts: Vec<Part<'_>>, report: &mut IndexReport)
+        -> Result<()> {
+        self.check_cancel()?;
+        let t = Instant::now();
+        let all: Vec<&Chunk> = parts.iter().flat_map(|p| p.chunks[p.from..p.end].iter()).collect();
+        let mut prepared = self.extract_chunks(&all, parts.iter().map(|p| (p.doc, p.end - p.from)))?;
+        report.time("extract", t);
+        let mut progress = Vec::with_capacity(parts.len());
+        let mut earlier = Vec::with_capacity(parts.len());
+        for (p, prep) in parts.iter().zip(prepared.iter_mut()) {
+            let last = p.end >= p.chunks.len();
+            progress.push(if last { None } else { Some(p.end as u32) });
+            // SIMILAR_TO reaches back into the parts written before.
+            earlier.push(p.chunks[p.from.saturating_sub(SIMILAR_WINDOW)..p.from].to_vec());
+            debug_assert_eq!(prep.chunks.len(), p.end - p.from);
+        }
+        self.write_prepared_parts(store, prepared, &progress, &earlier, true, report)?;
+        self.progress.advance(parts.iter().map(|p| p.advance).sum());
+        Ok(())
     }
 
     /// Run the common stages on documents that were chunked and extracted elsewhere
@@ -193,13 +253,13 @@ impl Pipeline<'_> {
         })
     }
 
-    fn chunk_and_extract(&self, docs: &[Document]) -> Result<Vec<Prepared>> {
-        let chunked: Vec<(Document, Vec<Chunk>)> =
-            docs.iter().map(|d| (d.clone(), self.chunker.chunk(d))).collect();
-        let all: Vec<&Chunk> = chunked.iter().flat_map(|(_, c)| c.iter()).collect();
+    /// Extract `all`, the chunks of `docs` in order (each document with its count of
+    /// chunks), into one [`Prepared`] per document.
+    fn extract_chunks<'d>(&self, all: &[&Chunk], docs: impl Iterator<Item = (&'d Document, usize)>)
+        -> Result<Vec<Prepared>> {
         let mut extractions = Vec::with_capacity(all.len());
         let mut failures: HashMap<String, Vec<ExtractionFailure>> = HashMap::new();
-        for (r, c) in self.extract_all(&all).into_iter().zip(&all) {
+        for (r, c) in self.extract_all(all).into_iter().zip(all) {
             extractions.push(r.unwrap_or_else(|e| {
                 // A failed extraction costs the chunk its graph until a later run, never
                 // the chunk itself.
@@ -217,12 +277,13 @@ impl Pipeline<'_> {
             }));
         }
         let mut ex = extractions.into_iter();
-        Ok(chunked
-            .into_iter()
-            .map(|(doc, chunks)| {
-                let extractions = ex.by_ref().take(chunks.len()).collect();
+        let mut chunks = all.iter();
+        Ok(docs
+            .map(|(doc, n)| {
+                let extractions = ex.by_ref().take(n).collect();
+                let chunks = chunks.by_ref().take(n).map(|c| (*c).clone()).collect();
                 let failures = failures.remove(&doc.id).unwrap_or_default();
-                Prepared { doc, chunks, extractions, doc_extraction: Extraction::default(), failures }
+                Prepared { doc: doc.clone(), chunks, extractions, doc_extraction: Extraction::default(), failures }
             })
             .collect())
     }
@@ -292,9 +353,20 @@ impl Pipeline<'_> {
         Ok(())
     }
 
-    /// Resolve, embed, link and write one batch.
+    /// Resolve, embed, link and write one batch of whole documents.
     fn write_prepared(&self, store: &mut dyn StoreWrite, items: Vec<Prepared>, merge: bool,
         report: &mut IndexReport) -> Result<()> {
+        let n = items.len();
+        self.write_prepared_parts(store, items, &vec![None; n], &vec![Vec::new(); n], merge, report)
+    }
+
+    /// Resolve, embed, link and write one batch of document parts. `progress[i]` is
+    /// `None` when item i ends its document, else the count of its document's chunks
+    /// written once this batch is; `earlier[i]` are the chunks of its document just
+    /// before the part (already written), for SIMILAR_TO.
+    fn write_prepared_parts(&self, store: &mut dyn StoreWrite, items: Vec<Prepared>,
+        progress: &[Option<u32>], earlier: &[Vec<Chunk>], merge: bool, report: &mut IndexReport)
+        -> Result<()> {
         let t = Instant::now();
         let mut batch = WriteBatch::default();
         let titles: HashMap<String, String> =
@@ -321,14 +393,29 @@ impl Pipeline<'_> {
         for (c, v) in chunk_ids.iter().zip(&chunk_vecs) {
             by_chunk.insert(c.id.as_str(), v);
         }
-        // SIMILAR_TO between chunks of one document.
-        for p in &items {
-            for i in 0..p.chunks.len() {
-                for j in i + 1..p.chunks.len() {
-                    let (a, b) = (&p.chunks[i].id, &p.chunks[j].id);
-                    let s = rhizome_core::dot(by_chunk[a.as_str()], by_chunk[b.as_str()]);
+        // SIMILAR_TO between chunks of one document at most SIMILAR_WINDOW apart.
+        for (p, before) in items.iter().zip(earlier) {
+            let ids: Vec<String> = before.iter().map(|c| c.id.clone()).collect();
+            let stored: HashMap<String, Vec<f32>> = if ids.is_empty() {
+                HashMap::new()
+            } else {
+                store.vectors(VectorKind::Chunk, &ids)?.into_iter().collect()
+            };
+            let known: Vec<(&Chunk, &Vec<f32>)> = before
+                .iter()
+                .filter_map(|c| stored.get(&c.id).map(|v| (c, v)))
+                .chain(p.chunks.iter().map(|c| (c, by_chunk[c.id.as_str()])))
+                .collect();
+            let first_new = known.len() - p.chunks.len();
+            for j in first_new..known.len() {
+                for i in (0..j).rev() {
+                    let (a, b) = (known[i].0, known[j].0);
+                    if b.ordinal - a.ordinal > SIMILAR_WINDOW as u32 {
+                        break;
+                    }
+                    let s = rhizome_core::dot(known[i].1, known[j].1);
                     if s >= self.config.similar.threshold {
-                        batch.similar.push((a.clone(), b.clone(), s));
+                        batch.similar.push((a.id.clone(), b.id.clone(), s));
                     }
                 }
             }
@@ -340,10 +427,13 @@ impl Pipeline<'_> {
         report.time("embed", t);
 
         let t = Instant::now();
-        report.documents_indexed += items.len() as u64;
-        for p in &items {
-            let lang = rhizome_core::lang::detect_language(&p.doc.text);
-            *report.languages.entry(lang.code().to_string()).or_default() += 1;
+        for (p, done) in items.iter().zip(progress) {
+            batch.doc_progress.push((p.doc.id.clone(), *done));
+            if done.is_none() {
+                report.documents_indexed += 1;
+                let lang = rhizome_core::lang::detect_language(&p.doc.text);
+                *report.languages.entry(lang.code().to_string()).or_default() += 1;
+            }
         }
         report.chunks += chunk_ids.len() as u64;
         report.entities_mentioned += batch.mentions.len() as u64;
@@ -411,6 +501,21 @@ impl Pipeline<'_> {
         }
         Ok(())
     }
+}
+
+/// SIMILAR_TO links chunks of one document at most this many positions apart: every
+/// pair in a document of up to 65 chunks, and a bounded amount of work per chunk in a
+/// large file.
+pub const SIMILAR_WINDOW: usize = 64;
+
+/// A part of a document in a batch: its chunks `from..end` of `chunks`.
+struct Part<'d> {
+    doc: &'d Document,
+    chunks: std::sync::Arc<Vec<Chunk>>,
+    from: usize,
+    end: usize,
+    /// Progress units (bytes of text) this part accounts for.
+    advance: u64,
 }
 
 /// The text embedded for a chunk: its document's title, then the chunk.

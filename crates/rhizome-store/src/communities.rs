@@ -6,7 +6,7 @@
 //! keeps the same id and fingerprint. Covariates are supported by a document like every
 //! other extracted record, and go with it.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 
 use rhizome_core::{Community, CommunityReport, Covariate, CovariateRecord, Finding, ReportKind, Result};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -43,8 +43,16 @@ fn parse_list(s: &str) -> Vec<String> {
 
 /// Members of communities written before `community_members` existed.
 pub fn backfill_members(conn: &Connection) -> Result<()> {
-    let members: i64 = conn.query_row("SELECT COUNT(*) FROM community_members", [], |r| r.get(0)).map_err(sql)?;
-    if members == 0 {
+    // Read first: a reader opening the index while a writer works must not need the
+    // write lock (it would wait for the writer's transaction, or fail as busy).
+    let (communities, members): (bool, bool) = conn
+        .query_row(
+            "SELECT EXISTS(SELECT 1 FROM communities), EXISTS(SELECT 1 FROM community_members)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .map_err(sql)?;
+    if communities && !members {
         conn.execute(
             "INSERT INTO community_members(community_id, entity_id)
              SELECT c.id, j.value FROM communities c, json_each(c.entity_ids) j",
@@ -149,22 +157,20 @@ pub fn version(conn: &Connection) -> Result<Option<u64>> {
     Ok(schema::get_meta(conn, "communities_version")?.and_then(|v| v.parse().ok()))
 }
 
-/// Replace the communities; drop reports (and report vectors) that no longer match.
+/// Replace the communities; drop the reports (and report vectors) of communities that are
+/// gone. A community that keeps its id keeps its members, and its report stays until the
+/// refresh compares the report's inputs.
 pub fn replace(conn: &mut Connection, list: &[Community], graph_version: u64) -> Result<()> {
     let tx = conn.transaction().map_err(sql)?;
-    let current: HashMap<&str, &str> =
-        list.iter().map(|c| (c.id.as_str(), c.fingerprint.as_str())).collect();
+    let current: HashSet<&str> = list.iter().map(|c| c.id.as_str()).collect();
     let stale: Vec<String> = {
-        let mut stmt = tx.prepare("SELECT community_id, fingerprint FROM community_reports").map_err(sql)?;
+        let mut stmt = tx.prepare("SELECT community_id FROM community_reports").map_err(sql)?;
         let v = stmt
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .query_map([], |r| r.get::<_, String>(0))
             .map_err(sql)?
             .collect::<Result<Vec<_>, _>>()
             .map_err(sql)?;
-        v.into_iter()
-            .filter(|(id, fp)| current.get(id.as_str()) != Some(&fp.as_str()))
-            .map(|(id, _)| id)
-            .collect()
+        v.into_iter().filter(|id| !current.contains(id.as_str())).collect()
     };
     for id in &stale {
         tx.execute("DELETE FROM community_reports WHERE community_id = ?1", [id]).map_err(sql)?;
@@ -189,10 +195,32 @@ pub fn replace(conn: &mut Connection, list: &[Community], graph_version: u64) ->
     tx.commit().map_err(sql)
 }
 
+/// The graph version at which every report was last checked against its inputs.
+pub fn reports_version(conn: &Connection) -> Result<Option<u64>> {
+    Ok(schema::get_meta(conn, "reports_version")?.and_then(|v| v.parse().ok()))
+}
+
+pub fn set_reports_version(conn: &Connection, v: u64) -> Result<()> {
+    schema::set_meta(conn, "reports_version", &v.to_string())
+}
+
+/// Write reports; a report whose community is no longer there (another process replaced
+/// the communities meanwhile) is not written.
 pub fn put_reports(conn: &mut Connection, list: &[CommunityReport], vectors: &[(String, Vec<f32>)])
     -> Result<()> {
     let tx = conn.transaction().map_err(sql)?;
+    let exists = |id: &str| -> Result<bool> {
+        tx.query_row("SELECT 1 FROM communities WHERE id = ?1", [id], |_| Ok(()))
+            .optional()
+            .map(|o| o.is_some())
+            .map_err(sql)
+    };
+    let mut kept = HashSet::new();
     for r in list {
+        if !exists(&r.community_id)? {
+            continue;
+        }
+        kept.insert(r.community_id.as_str());
         let findings: Vec<(&str, &str)> =
             r.findings.iter().map(|f| (f.summary.as_str(), f.explanation.as_str())).collect();
         tx.execute(
@@ -205,7 +233,7 @@ pub fn put_reports(conn: &mut Connection, list: &[CommunityReport], vectors: &[(
         )
         .map_err(sql)?;
     }
-    for (id, v) in vectors {
+    for (id, v) in vectors.iter().filter(|(id, _)| kept.contains(id.as_str())) {
         tx.execute(
             "INSERT OR REPLACE INTO vectors(kind, id, vec) VALUES ('report', ?1, ?2)",
             params![id, encode(v)],

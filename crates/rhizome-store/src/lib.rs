@@ -14,6 +14,7 @@ mod bm25;
 mod communities;
 mod graph_read;
 mod llm_cache;
+pub mod lock;
 mod schema;
 mod sqlite_read;
 mod sqlite_write;
@@ -28,6 +29,7 @@ use rhizome_core::{Error, Result, VectorKind};
 use rusqlite::Connection;
 
 pub use llm_cache::SqliteLlmCache;
+pub use lock::{Holder, LockWait, WriterLock};
 
 /// File name of the database inside an index directory.
 pub const DB_FILE: &str = "rhizome.sqlite";
@@ -39,11 +41,38 @@ pub struct SqliteStore {
     dir: PathBuf,
     vector_cache: RefCell<HashMap<VectorKind, Arc<vectors::VectorMatrix>>>,
     bm25_cache: RefCell<Option<Arc<bm25::DocLengths>>>,
+    /// Held by a store opened with [`SqliteStore::open_writer`]; released on drop.
+    lock: Option<WriterLock>,
 }
 
 impl SqliteStore {
+    /// Open the index in `dir` for writing: take the writer lock first ([`lock`]), so
+    /// that a second writer waits (or, with [`LockWait::No`], is refused) before it has
+    /// written anything. `command` names this writer in the other's message; `on_wait` is
+    /// called once, with the holder, if this call has to wait.
+    pub fn open_writer(dir: &Path, create: bool, command: &str, wait: LockWait,
+        on_wait: &mut dyn FnMut(&Holder)) -> Result<Self> {
+        if !dir.join(DB_FILE).exists() {
+            // Refuse a missing index before making a directory for its lock.
+            if !create {
+                return Self::open(dir, false);
+            }
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        let lock = WriterLock::acquire(dir, command, wait, on_wait)?;
+        let mut store = Self::open(dir, create)?;
+        store.lock = Some(lock);
+        Ok(store)
+    }
+
+    /// Whether this store holds the index's writer lock.
+    pub fn is_writer(&self) -> bool {
+        self.lock.is_some()
+    }
+
     /// Open the index in `dir`, creating it when `create` is true. Without `create`, a
-    /// missing index is an error that says how to make one.
+    /// missing index is an error that says how to make one. Takes no writer lock: use
+    /// [`SqliteStore::open_writer`] to write.
     pub fn open(dir: &Path, create: bool) -> Result<Self> {
         let db = dir.join(DB_FILE);
         if !db.exists() {
@@ -75,6 +104,7 @@ impl SqliteStore {
             dir: dir.to_path_buf(),
             vector_cache: RefCell::new(HashMap::new()),
             bm25_cache: RefCell::new(None),
+            lock: None,
         })
     }
 

@@ -60,12 +60,13 @@ CREATE TABLE IF NOT EXISTS llm_cache(key TEXT PRIMARY KEY, provider TEXT NOT NUL
     response TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS extraction_failures(chunk_id TEXT PRIMARY KEY, doc_id TEXT NOT NULL,
     error TEXT NOT NULL, attempts INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS partial_documents(doc_id TEXT PRIMARY KEY, chunks_done INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS bm25_docs(chunk_rowid INTEGER PRIMARY KEY, len INTEGER NOT NULL);
 "#;
 
 /// Set pragmas, create tables, check the schema version.
 pub fn prepare(conn: &Connection) -> Result<()> {
-    conn.busy_timeout(std::time::Duration::from_secs(10)).map_err(sql)?;
+    conn.busy_timeout(std::time::Duration::from_secs(30)).map_err(sql)?;
     conn.pragma_update(None, "journal_mode", "WAL").map_err(sql)?;
     conn.pragma_update(None, "synchronous", "NORMAL").map_err(sql)?;
     conn.execute_batch(SCHEMA).map_err(sql)?;

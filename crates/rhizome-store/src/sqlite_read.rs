@@ -127,10 +127,28 @@ impl StoreRead for SqliteStore {
     fn has_document(&self, doc_id: &str) -> Result<bool> {
         let found: Option<i64> = self
             .conn
-            .query_row("SELECT 1 FROM documents WHERE id = ?1", [doc_id], |r| r.get(0))
+            .query_row(
+                "SELECT 1 FROM documents WHERE id = ?1
+                 AND NOT EXISTS (SELECT 1 FROM partial_documents WHERE doc_id = ?1)",
+                [doc_id],
+                |r| r.get(0),
+            )
             .optional()
             .map_err(sql)?;
         Ok(found.is_some())
+    }
+
+    fn partial_documents(&self) -> Result<Vec<(String, u32)>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT doc_id, chunks_done FROM partial_documents ORDER BY doc_id")
+            .map_err(sql)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(sql)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(sql)?;
+        Ok(rows)
     }
 
     fn find_document(&self, id_or_source: &str) -> Result<Option<Document>> {
@@ -392,6 +410,10 @@ impl StoreRead for SqliteStore {
 
     fn communities_version(&self) -> Result<Option<u64>> {
         crate::communities::version(&self.conn)
+    }
+
+    fn reports_version(&self) -> Result<Option<u64>> {
+        crate::communities::reports_version(&self.conn)
     }
 
     fn community_reports(&self) -> Result<Vec<rhizome_core::CommunityReport>> {

@@ -164,6 +164,13 @@ fn refresh_fact(conn: &Connection, id: &str) -> Result<Refreshed> {
     Ok(Refreshed::Kept)
 }
 
+fn is_partial(conn: &Connection, doc_id: &str) -> Result<bool> {
+    conn.query_row("SELECT 1 FROM partial_documents WHERE doc_id = ?1", [doc_id], |_| Ok(()))
+        .optional()
+        .map(|o| o.is_some())
+        .map_err(sql)
+}
+
 impl StoreWrite for SqliteStore {
     fn set_embedding_model(&mut self, model_id: &str, dim: usize) -> Result<()> {
         match self.embedding_model()? {
@@ -195,7 +202,9 @@ impl StoreWrite for SqliteStore {
                     params![d.id, d.source, d.title, d.text],
                 )
                 .map_err(sql)?;
-            if n == 0 {
+            // Already there: skip it, unless it is a document written in parts whose
+            // next part this is.
+            if n == 0 && !is_partial(&tx, &d.id)? {
                 skip.insert(d.id.as_str());
             }
         }
@@ -276,6 +285,17 @@ impl StoreWrite for SqliteStore {
         let covariates: Vec<_> =
             batch.covariates.iter().filter(|c| !skip.contains(c.doc_id.as_str())).collect();
         crate::communities::insert_covariates(&tx, &covariates)?;
+        for (doc_id, done) in batch.doc_progress.iter().filter(|(d, _)| !skip.contains(d.as_str())) {
+            match done {
+                Some(n) => tx.execute(
+                    "INSERT INTO partial_documents(doc_id, chunks_done) VALUES (?1, ?2)
+                     ON CONFLICT(doc_id) DO UPDATE SET chunks_done = excluded.chunks_done",
+                    params![doc_id, n],
+                ),
+                None => tx.execute("DELETE FROM partial_documents WHERE doc_id = ?1", [doc_id]),
+            }
+            .map_err(sql)?;
+        }
         for chunk_id in &batch.resolved_failures {
             tx.execute("DELETE FROM extraction_failures WHERE chunk_id = ?1", [chunk_id]).map_err(sql)?;
         }
@@ -327,6 +347,7 @@ impl StoreWrite for SqliteStore {
             tx.execute("DELETE FROM vectors WHERE kind = 'chunk' AND id = ?1", [id]).map_err(sql)?;
         }
         report.chunks = tx.execute("DELETE FROM chunks WHERE doc_id = ?1", [doc_id]).map_err(sql)? as u64;
+        tx.execute("DELETE FROM partial_documents WHERE doc_id = ?1", [doc_id]).map_err(sql)?;
         for table in ["entity_support", "relation_support", "fact_support", "similar", "extraction_failures",
                       "covariates"] {
             tx.execute(&format!("DELETE FROM {table} WHERE doc_id = ?1"), [doc_id]).map_err(sql)?;
@@ -364,6 +385,10 @@ impl StoreWrite for SqliteStore {
         Ok(())
     }
 
+    fn set_reports_version(&mut self, graph_version: u64) -> Result<()> {
+        crate::communities::set_reports_version(&self.conn, graph_version)
+    }
+
     fn put_reports(&mut self, reports: &[rhizome_core::CommunityReport], vectors: &[(String, Vec<f32>)])
         -> Result<()> {
         crate::communities::put_reports(&mut self.conn, reports, vectors)?;
@@ -387,9 +412,13 @@ impl StoreWrite for SqliteStore {
 
     fn rebuild_synonyms(&mut self, top_k: usize, threshold: f32, cancel: &AtomicBool)
         -> Result<u64> {
+        let seen = self.graph_version()?;
         let m = self.matrix(VectorKind::Entity)?;
         let pairs = m.knn_pairs(top_k, threshold, cancel).ok_or(Error::Cancelled)?;
-        let tx = self.conn.transaction().map_err(sql)?;
+        let tx = self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(sql)?;
+        // Entities written since the matrix was read (only possible without the writer
+        // lock) keep the flag set, so the next run redoes synonymy.
+        let now: u64 = schema::get_meta(&tx, "graph_version")?.and_then(|v| v.parse().ok()).unwrap_or(0);
         tx.execute("DELETE FROM synonyms", []).map_err(sql)?;
         {
             let mut ins = tx
@@ -399,7 +428,9 @@ impl StoreWrite for SqliteStore {
                 ins.execute(params![m.ids[*i], m.ids[*j], *s as f64]).map_err(sql)?;
             }
         }
-        schema::set_meta(&tx, "synonyms_dirty", "0")?;
+        if now == seen {
+            schema::set_meta(&tx, "synonyms_dirty", "0")?;
+        }
         schema::bump_graph_version(&tx)?;
         tx.commit().map_err(sql)?;
         Ok(pairs.len() as u64)
