@@ -34,6 +34,9 @@ pub fn run(app: App, what: BenchCmd) -> Result<()> {
         BenchCmd::Communities { repeat, max_cluster_size } => {
             crate::bench_communities::communities(app, repeat, max_cluster_size)
         }
+        BenchCmd::LargeFile { corpus, sizes, baseline_max_mb } => {
+            crate::bench_large_file::large_file(app, &corpus, &sizes, baseline_max_mb)
+        }
         BenchCmd::Retrieval { questions, methods, limit } => {
             crate::bench_retrieval::retrieval(app, &questions, &methods, limit)
         }

@@ -4,6 +4,7 @@ mod app;
 mod bench;
 mod bench_communities;
 mod bench_embed;
+mod bench_large_file;
 mod bench_retrieval;
 mod method_flags;
 mod query_setup;
@@ -206,6 +207,18 @@ pub enum BenchCmd {
         /// Largest leaf cluster of the hierarchy.
         #[arg(long, default_value_t = 10)]
         max_cluster_size: usize,
+    },
+    /// One large text file (1, 5 and 20 MB of a corpus's passages) indexed by a child
+    /// process each: time and peak memory, against the whole file as one batch (before).
+    LargeFile {
+        /// Corpus file whose passages fill the files (e.g. musique_train_corpus.json).
+        corpus: PathBuf,
+        /// File sizes in MB, comma-separated.
+        #[arg(long, value_delimiter = ',', default_values_t = [1.0, 5.0, 20.0])]
+        sizes: Vec<f64>,
+        /// Largest file also indexed as one batch for the baseline.
+        #[arg(long, default_value_t = 5.0)]
+        baseline_max_mb: f64,
     },
     /// Local model prompt and generation tokens/s (--llm-model NAME).
     Llm {

@@ -154,6 +154,8 @@ pub trait StoreRead {
     fn stats(&self) -> Result<Stats>;
     /// The embedding model whose vectors this index holds, if any were written.
     fn embedding_model(&self) -> Result<Option<String>>;
+    /// A free-form metadata value (the extractor used, LLM usage totals).
+    fn meta(&self, key: &str) -> Result<Option<String>>;
     /// Whether the document is indexed completely (a document written in parts is not,
     /// until its last part is written).
     fn has_document(&self, doc_id: &str) -> Result<bool>;
@@ -219,6 +221,8 @@ pub trait StoreRead {
 pub trait StoreWrite: StoreRead {
     /// Record the embedding model; an index holding vectors of another model refuses.
     fn set_embedding_model(&mut self, model_id: &str, dim: usize) -> Result<()>;
+    /// Write a free-form metadata value.
+    fn set_meta(&mut self, key: &str, value: &str) -> Result<()>;
     fn write_batch(&mut self, batch: &WriteBatch) -> Result<()>;
     fn delete_document(&mut self, doc_id: &str) -> Result<DeleteReport>;
     /// Store a summary of an entity's descriptions; the entity's description becomes the

@@ -2,9 +2,8 @@
 //! lists, built once from [`GraphData`] and shared by every graph method of a process
 //! ([`GraphCache`] rebuilds it only when the store's graph version changes).
 
-use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rhizome_core::{GraphData, Result, StoreRead};
 
@@ -152,10 +151,13 @@ impl Graph {
 }
 
 /// The graph of one store, loaded on first use and reloaded when the store's graph
-/// version changes.
+/// version changes. Shared by concurrent queries (a server's): one of them builds a new
+/// version while the others keep using the graph they hold.
 #[derive(Default)]
 pub struct GraphCache {
-    slot: RefCell<Option<(u64, Arc<Graph>)>>,
+    slot: Mutex<Option<(u64, Arc<Graph>)>>,
+    /// Held while a graph is built, so that concurrent queries build it once.
+    building: Mutex<()>,
 }
 
 impl GraphCache {
@@ -163,15 +165,22 @@ impl GraphCache {
         Self::default()
     }
 
+    fn current(&self, version: u64) -> Option<Arc<Graph>> {
+        let slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
+        slot.as_ref().filter(|(v, _)| *v == version).map(|(_, g)| g.clone())
+    }
+
     pub fn get(&self, store: &dyn StoreRead) -> Result<Arc<Graph>> {
         let version = store.graph_version()?;
-        if let Some((v, g)) = self.slot.borrow().as_ref() {
-            if *v == version {
-                return Ok(g.clone());
-            }
+        if let Some(g) = self.current(version) {
+            return Ok(g);
+        }
+        let _building = self.building.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(g) = self.current(version) {
+            return Ok(g);
         }
         let g = Arc::new(Graph::build(store.graph_data()?));
-        *self.slot.borrow_mut() = Some((version, g.clone()));
+        *self.slot.lock().unwrap_or_else(|p| p.into_inner()) = Some((version, g.clone()));
         Ok(g)
     }
 }

@@ -10,6 +10,7 @@
 //!
 //! [`WriteBatch`]: rhizome_core::WriteBatch
 
+pub mod backend;
 mod bm25;
 mod communities;
 mod graph_read;
@@ -29,6 +30,7 @@ use rhizome_core::{Error, Result, VectorKind};
 use rusqlite::Connection;
 
 pub use llm_cache::SqliteLlmCache;
+pub use backend::{Reader, StoreUrl, Writer};
 pub use lock::{Holder, LockWait, WriterLock};
 
 /// File name of the database inside an index directory.

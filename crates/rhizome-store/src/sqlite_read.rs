@@ -138,6 +138,10 @@ impl StoreRead for SqliteStore {
         Ok(found.is_some())
     }
 
+    fn meta(&self, key: &str) -> Result<Option<String>> {
+        schema::get_meta(&self.conn, key)
+    }
+
     fn partial_documents(&self) -> Result<Vec<(String, u32)>> {
         let mut stmt = self
             .conn

@@ -190,6 +190,10 @@ impl StoreWrite for SqliteStore {
         }
     }
 
+    fn set_meta(&mut self, key: &str, value: &str) -> Result<()> {
+        schema::set_meta(&self.conn, key, value)
+    }
+
     fn write_batch(&mut self, batch: &WriteBatch) -> Result<()> {
         let tx = self.conn.transaction().map_err(sql)?;
         let mut skip: HashSet<&str> = HashSet::new();

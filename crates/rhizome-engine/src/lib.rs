@@ -1,0 +1,175 @@
+//! The one engine facade. Everything a caller can do with an index — index files or
+//! texts, import other tools' outputs, delete, query, analyze, browse — goes through
+//! [`Engine`], so that the CLI, the server and the Python package are glue: they parse
+//! their input, call the engine and present what it returns.
+//!
+//! The store is opened from `store.url` through the store traits ([`rhizome_store::StoreUrl`]):
+//! no caller names a backend. Writers take the index's writer lock for the duration of one
+//! call; readers come from a small pool and see the last committed state. The embedder,
+//! the LLM stack and the in-memory graph are loaded once per engine and shared by
+//! concurrent queries.
+
+mod browse;
+mod embedder;
+mod index;
+pub mod llm;
+mod query;
+
+use std::sync::{Arc, Mutex};
+
+use rhizome_core::{Config, Embedder, Error, Result, StoreRead};
+use rhizome_retrieve::GraphCache;
+use rhizome_store::{Holder, LockWait, Reader, StoreUrl, Writer};
+
+pub use browse::{EntityDetail, GraphEdge, GraphNode, Mention, Subgraph};
+pub use embedder::load as load_embedder;
+#[cfg(feature = "graphrag-parquet")]
+pub use index::GraphragOutcome;
+pub use index::{DeleteOutcome, DryRun, IndexInput, IndexOutcome, Skip};
+pub use query::{QueryOutcome, QueryRequest};
+pub use rhizome_community::CommunityOutcome;
+pub use rhizome_ingest::pipeline::{IndexReport, NoProgress, Progress};
+pub use rhizome_retrieve::Method;
+
+/// How the engine writes: what a second writer does, and how this one is named in the
+/// other's message.
+pub struct WriteOptions {
+    pub wait: LockWait,
+    /// This process, as the lock file tells others (e.g. the command line).
+    pub command: String,
+    /// Called once when a write has to wait for another writer, with the holder.
+    pub on_wait: Box<dyn Fn(&Holder) + Send + Sync>,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions { wait: LockWait::Up(None), command: "rhizome".into(), on_wait: Box::new(|_| {}) }
+    }
+}
+
+/// An index and everything needed to work on it.
+pub struct Engine {
+    url: StoreUrl,
+    config: Config,
+    write: WriteOptions,
+    embedder: Mutex<Option<Arc<dyn Embedder>>>,
+    llm: Mutex<Option<Option<Arc<llm::Llm>>>>,
+    graph: GraphCache,
+    readers: Mutex<Vec<Reader>>,
+}
+
+impl Engine {
+    /// The engine for the index at `url` (a directory for the embedded index). Nothing is
+    /// opened or loaded yet: an index that does not exist is created by the first write.
+    pub fn open(url: &str, config: Config, write: WriteOptions) -> Result<Engine> {
+        Ok(Engine {
+            url: StoreUrl::parse(url)?,
+            config,
+            write,
+            embedder: Mutex::new(None),
+            llm: Mutex::new(None),
+            graph: GraphCache::new(),
+            readers: Mutex::new(Vec::new()),
+        })
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn url(&self) -> &StoreUrl {
+        &self.url
+    }
+
+    /// Whether the index exists yet.
+    pub fn exists(&self) -> bool {
+        self.url.exists()
+    }
+
+    /// A reader from the pool (opened on demand), returned to it when dropped.
+    pub fn reader(&self) -> Result<PooledReader<'_>> {
+        let pooled = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let store = match pooled {
+            Some(s) => s,
+            None => self.url.open_reader()?,
+        };
+        Ok(PooledReader { store: Some(store), pool: &self.readers })
+    }
+
+    /// The index for writing, holding its writer lock until the returned store is dropped.
+    pub(crate) fn writer(&self, create: bool) -> Result<Writer> {
+        let on_wait = &self.write.on_wait;
+        self.url.open_writer(create, &self.write.command, self.write.wait, &mut |h| on_wait(h))
+    }
+
+    /// The embedder whose vectors the index holds (`embed.model = auto`), or the
+    /// configured one for a new index; loaded once.
+    pub fn embedder(&self, store: &dyn StoreRead) -> Result<Arc<dyn Embedder>> {
+        let held = store.embedding_model()?;
+        embedder::check_held(&self.config, held.as_deref(), &self.url.display())?;
+        let mut slot = self.embedder.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(e) = slot.as_ref() {
+            if held.as_deref().is_none_or(|m| m == e.model_id()) {
+                return Ok(e.clone());
+            }
+        }
+        let e = embedder::load(&self.config, held.as_deref())?;
+        *slot = Some(e.clone());
+        Ok(e)
+    }
+
+    /// The embedder for work that needs no index (the configured model).
+    pub fn configured_embedder(&self) -> Result<Arc<dyn Embedder>> {
+        embedder::load(&self.config, None)
+    }
+
+    /// The configured LLM stack (cached with the index), built once; None without one.
+    pub fn llm(&self) -> Result<Option<Arc<llm::Llm>>> {
+        let mut slot = self.llm.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(l) = slot.as_ref() {
+            return Ok(l.clone());
+        }
+        let built = llm::build(&self.config, || self.url.llm_cache())?.map(Arc::new);
+        *slot = Some(built.clone());
+        Ok(built)
+    }
+
+    /// The graph cache shared by this engine's queries.
+    pub fn graph(&self) -> &GraphCache {
+        &self.graph
+    }
+
+    /// Node and edge counts.
+    pub fn stats(&self) -> Result<rhizome_core::Stats> {
+        self.reader()?.stats()
+    }
+}
+
+/// A reader on loan from the engine's pool.
+pub struct PooledReader<'a> {
+    store: Option<Reader>,
+    pool: &'a Mutex<Vec<Reader>>,
+}
+
+impl std::ops::Deref for PooledReader<'_> {
+    type Target = dyn StoreRead + Send;
+    fn deref(&self) -> &Self::Target {
+        self.store.as_deref().expect("a pooled reader holds its store until dropped")
+    }
+}
+
+impl Drop for PooledReader<'_> {
+    fn drop(&mut self) {
+        if let Some(s) = self.store.take() {
+            let mut pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+            if pool.len() < 8 {
+                pool.push(s);
+            }
+        }
+    }
+}
+
+/// An empty question, named with what to do.
+pub(crate) fn empty_question(example_cmd: &str) -> Error {
+    Error::bad_input("question", format!("the question is empty; ask something, e.g. {example_cmd} \"Who founded OpenAI?\""))
+}

@@ -1,0 +1,166 @@
+//! Asking: follow-up rewriting against a chat history, retrieval by method, the answer
+//! (the method's own, the LLM's — streamed to a sink when given — or extractive), and
+//! query analysis.
+
+use std::collections::BTreeMap;
+
+use rhizome_core::llm::{ChatMessage, PromptLlm, TokenSink};
+use rhizome_core::{Config, Result, StoreRead};
+use rhizome_llm::answer::{generate_answer, Evidence};
+use rhizome_llm::BlockingLlm;
+use rhizome_retrieve::analyze::{analyze as run_analysis, standalone_question, QueryAnalysis};
+use rhizome_retrieve::{extractive_answer, retriever, Context, Method, QueryEnv, INSUFFICIENT_EVIDENCE};
+use serde::Serialize;
+
+use crate::Engine;
+
+/// A question to answer.
+#[derive(Debug, Clone)]
+pub struct QueryRequest {
+    pub question: String,
+    pub method: Method,
+    /// Contexts to return (default: `retrieval.top_k`).
+    pub top_k: Option<usize>,
+    /// Earlier messages: a follow-up is first rewritten as a self-contained question.
+    pub history: Vec<ChatMessage>,
+}
+
+impl QueryRequest {
+    pub fn new(question: &str, method: Method) -> Self {
+        QueryRequest { question: question.into(), method, top_k: None, history: Vec::new() }
+    }
+}
+
+/// The answer with its evidence.
+#[derive(Debug, Clone, Serialize)]
+pub struct QueryOutcome {
+    /// The question as asked.
+    pub question: String,
+    /// The question retrieval used (a follow-up made self-contained), when it differs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub standalone_question: Option<String>,
+    pub method: Method,
+    pub answer: String,
+    /// `llm`, `extractive` or `none` (nothing retrieved).
+    pub answer_kind: String,
+    pub contexts: Vec<Context>,
+    pub paths: Vec<String>,
+    pub notes: Vec<String>,
+    pub extra: BTreeMap<String, serde_json::Value>,
+    pub timings_ms: BTreeMap<String, f64>,
+}
+
+impl Engine {
+    /// The prompt-level LLM view for query-time code, when an LLM is configured.
+    fn prompt_llm(&self, config: &Config) -> Result<Option<BlockingLlm>> {
+        Ok(self.llm()?.map(|l| l.prompt_llm(config)))
+    }
+
+    /// Run `f` with the retrieval environment of this index: a pooled reader, the
+    /// index's embedder, the settings (with `top_k`) calibrated to it, the LLM and the
+    /// shared graph.
+    pub fn with_env<T>(&self, top_k: Option<usize>, f: impl FnOnce(&QueryEnv) -> Result<T>) -> Result<T> {
+        let store = self.reader()?;
+        let embedder = self.embedder(&*store)?;
+        let mut config = self.config.calibrated(embedder.cosine_scale());
+        if let Some(k) = top_k {
+            config.retrieval.top_k = k;
+        }
+        let llm = self.prompt_llm(&config)?;
+        let env = QueryEnv {
+            store: &*store as &dyn StoreRead,
+            embedder: embedder.as_ref(),
+            config: &config,
+            llm: llm.as_ref().map(|p| p as &dyn PromptLlm),
+            graph: self.graph(),
+        };
+        f(&env)
+    }
+
+    /// The question made self-contained against `history` (LLM-assisted when one is
+    /// configured); None when it is not a follow-up.
+    pub fn standalone(&self, question: &str, history: &[ChatMessage]) -> Result<Option<String>> {
+        if history.is_empty() || question.trim().is_empty() {
+            return Ok(None);
+        }
+        let s = self.with_llm_view(|llm| standalone_question(question, history, llm))?;
+        Ok(s.is_follow_up.then_some(s.question))
+    }
+
+    /// Answer `req`. With an LLM and a `sink`, the answer's tokens go to the sink as the
+    /// model writes them.
+    pub fn query(&self, req: &QueryRequest, sink: Option<&TokenSink>) -> Result<QueryOutcome> {
+        let asked = rhizome_core::text::nfc(&req.question).into_owned();
+        if asked.trim().is_empty() {
+            return Err(crate::empty_question("rhizome query"));
+        }
+        let standalone = self.standalone(&asked, &req.history)?;
+        let question = standalone.clone().unwrap_or_else(|| asked.clone());
+        let method = req.method;
+        let (mut r, answer_contexts_n) = self.with_env(req.top_k, |env| {
+            let t = std::time::Instant::now();
+            let mut r = retriever(method).retrieve(env, &question)?;
+            r.timings_ms.insert("retrieve".into(), t.elapsed().as_secs_f64() * 1e3);
+            // A method may say how many of its contexts go to the answer (hippo: qa_top_k).
+            let n = r.extra.get("qa_top_k").and_then(|v| v.as_u64()).map_or(r.contexts.len(), |n| n as usize);
+            let n = n.min(r.contexts.len());
+            Ok((r, n))
+        })?;
+        let t = std::time::Instant::now();
+        let answer_contexts = &r.contexts[..answer_contexts_n];
+        let (answer, kind) = if let Some(a) = r.answer.take() {
+            // The method wrote its own answer (global's and drift's reduce, tog's path answer).
+            (a, "llm")
+        } else if r.contexts.is_empty() {
+            (INSUFFICIENT_EVIDENCE.to_string(), "none")
+        } else if let Some(llm) = self.llm()? {
+            let evidence: Vec<Evidence> =
+                answer_contexts.iter().map(|c| Evidence { source: &c.source, text: &c.text }).collect();
+            let c = &self.config.llm;
+            let resp = llm.runtime.block_on(generate_answer(
+                llm.stack.as_ref(), &llm.prompts, &question, &evidence, sink, c.temperature, c.max_tokens,
+            ))?;
+            (resp.text, "llm")
+        } else {
+            let store = self.reader()?;
+            let embedder = self.embedder(&*store)?;
+            let a = extractive_answer(embedder.as_ref(), &question, answer_contexts, self.config.retrieval.answer_sentences, 3)?;
+            (a, "extractive")
+        };
+        r.timings_ms.insert("answer".into(), t.elapsed().as_secs_f64() * 1e3);
+        Ok(QueryOutcome {
+            question: asked,
+            standalone_question: standalone,
+            method,
+            answer,
+            answer_kind: kind.into(),
+            contexts: r.contexts,
+            paths: r.paths,
+            notes: r.notes,
+            extra: r.extra,
+            timings_ms: r.timings_ms,
+        })
+    }
+
+    /// Query analysis (type, complexity, key concepts, multi-hop, follow-up rewriting).
+    /// Needs no index: with an LLM configured and no index, the LLM runs without a cache.
+    pub fn analyze(&self, question: &str, history: &[ChatMessage]) -> Result<QueryAnalysis> {
+        let q = rhizome_core::text::nfc(question).into_owned();
+        if q.trim().is_empty() {
+            return Err(crate::empty_question("rhizome analyze"));
+        }
+        self.with_llm_view(|llm| run_analysis(&q, history, llm))
+    }
+
+    /// Run `f` with the configured LLM: the cached stack when the index exists, else the
+    /// bare provider (so that analysing creates no index).
+    fn with_llm_view<T>(&self, f: impl FnOnce(Option<&dyn PromptLlm>) -> Result<T>) -> Result<T> {
+        if self.exists() {
+            let view = self.prompt_llm(&self.config)?;
+            f(view.as_ref().map(|v| v as &dyn PromptLlm))
+        } else {
+            let bare = crate::llm::bare(&self.config)?;
+            f(bare.as_ref().map(|(_, v)| v as &dyn PromptLlm))
+        }
+    }
+}

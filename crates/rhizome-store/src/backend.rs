@@ -1,0 +1,115 @@
+//! Opening a store from a URL (`store.url`): the one place that knows which backends
+//! exist. Callers get trait objects ([`StoreRead`], [`StoreWrite`], [`LlmCache`]) and never
+//! name a backend type.
+//!
+//! Today: a directory (or `sqlite://DIR`), the embedded SQLite index. PostgreSQL and
+//! FalkorDB URLs are recognised and refused with a clear message until their backends land.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rhizome_core::llm::LlmCache;
+use rhizome_core::{Error, Result, StoreRead, StoreWrite};
+
+use crate::lock::{Holder, LockWait};
+use crate::{SqliteLlmCache, SqliteStore, DB_FILE};
+
+/// A store for reading, movable to another thread.
+pub type Reader = Box<dyn StoreRead + Send>;
+/// A store for writing (holding the index's writer lock), movable to another thread.
+pub type Writer = Box<dyn StoreWrite + Send>;
+
+/// Where an index lives.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StoreUrl {
+    /// The embedded SQLite index in this directory.
+    Dir(PathBuf),
+}
+
+impl StoreUrl {
+    /// A directory path, `sqlite://DIR`; `postgres://…` and `falkordb://…` are named and
+    /// refused for now.
+    pub fn parse(url: &str) -> Result<StoreUrl> {
+        let url = url.trim();
+        if url.is_empty() {
+            return Err(Error::Config("store.url is empty: give an index directory".into()));
+        }
+        if let Some(dir) = url.strip_prefix("sqlite://") {
+            return Ok(StoreUrl::Dir(PathBuf::from(dir)));
+        }
+        for scheme in ["postgres://", "postgresql://", "falkordb://", "redis://"] {
+            if url.starts_with(scheme) {
+                return Err(Error::Config(format!(
+                    "store.url {url:?}: this rhizome has no {} backend yet; use an index \
+                     directory (the embedded SQLite index)",
+                    scheme.trim_end_matches("://")
+                )));
+            }
+        }
+        if url.contains("://") {
+            return Err(Error::Config(format!(
+                "store.url {url:?}: unknown scheme; use an index directory or sqlite://DIR"
+            )));
+        }
+        Ok(StoreUrl::Dir(PathBuf::from(url)))
+    }
+
+    /// For messages: the directory or URL.
+    pub fn display(&self) -> String {
+        match self {
+            StoreUrl::Dir(d) => d.display().to_string(),
+        }
+    }
+
+    /// Whether an index exists there.
+    pub fn exists(&self) -> bool {
+        match self {
+            StoreUrl::Dir(d) => d.join(DB_FILE).exists(),
+        }
+    }
+
+    /// The index directory, for backends that have one (the LLM cache of a directory
+    /// index lives in it).
+    pub fn dir(&self) -> Option<&Path> {
+        match self {
+            StoreUrl::Dir(d) => Some(d),
+        }
+    }
+
+    /// Open for reading: no lock, the last committed state.
+    pub fn open_reader(&self) -> Result<Reader> {
+        match self {
+            StoreUrl::Dir(d) => Ok(Box::new(SqliteStore::open(d, false)?)),
+        }
+    }
+
+    /// Open for writing, holding the writer lock ([`crate::lock`]): a second writer waits
+    /// (`on_wait` is told whom for) or, with [`LockWait::No`], is refused.
+    pub fn open_writer(&self, create: bool, command: &str, wait: LockWait,
+        on_wait: &mut dyn FnMut(&Holder)) -> Result<Writer> {
+        match self {
+            StoreUrl::Dir(d) => Ok(Box::new(SqliteStore::open_writer(d, create, command, wait, on_wait)?)),
+        }
+    }
+
+    /// The LLM response cache kept with the index.
+    pub fn llm_cache(&self) -> Result<Arc<dyn LlmCache>> {
+        match self {
+            StoreUrl::Dir(d) => Ok(Arc::new(SqliteLlmCache::open(d)?)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        assert_eq!(StoreUrl::parse("./idx").unwrap(), StoreUrl::Dir("./idx".into()));
+        assert_eq!(StoreUrl::parse("sqlite:///tmp/x").unwrap(), StoreUrl::Dir("/tmp/x".into()));
+        let e = StoreUrl::parse("postgres://u@h/db").unwrap_err().to_string();
+        assert!(e.contains("no postgres backend yet"), "{e}");
+        assert!(StoreUrl::parse("ftp://x").is_err());
+    }
+}
