@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use anyhow::{Context as _, Result};
+use rhizome_core::config::FlagSetting;
 use rhizome_core::{Config, StoreRead, StoreWrite};
 use rhizome_core::Embedder;
 use rhizome_embed::{E5Embedder, MiniLmEmbedder};
@@ -94,30 +95,21 @@ pub fn bind_embedder(store: &mut SqliteStore, e: &dyn Embedder) -> Result<()> {
 pub fn run(cli: Cli) -> Result<()> {
     let default_file = Path::new("rhizome.toml");
     let file = cli.config.clone().or_else(|| default_file.exists().then(|| default_file.to_path_buf()));
-    let mut config = Config::load(file.as_deref(), std::env::vars(), &cli.sets)?;
-    // Flags come last: they override file and environment.
-    if let Some(p) = &cli.llm_provider {
-        config.llm.provider = p.clone();
-    }
-    if let Some(u) = &cli.llm_base_url {
-        config.llm.base_url = u.clone();
-    }
-    if let Some(m) = &cli.llm_model {
-        config.llm.model = m.clone();
+    // Flags come last: they override file, environment and --set, and are checked with them.
+    let flags = flag_settings(&cli);
+    let (config, warnings) = Config::load_with_flags(file.as_deref(), std::env::vars(), &cli.sets, &flags)?;
+    for w in &warnings {
+        eprintln!("warning: {w}");
     }
     let app = App { cli_index: cli.index.clone(), json: cli.json, config, no_wait: cli.no_wait };
     match cli.command {
-        Command::Index { paths, extractor, dry_run } => {
-            cmd_index::index(app, &paths, extractor, dry_run)
-        }
+        Command::Index { paths, extractor: _, dry_run } => cmd_index::index(app, &paths, dry_run),
         Command::Import { what } => cmd_index::import(app, what),
         // Questions in NFC, as documents are indexed (`rhizome_core::text::nfc`).
-        Command::Query { question, method, top_k, history, multihop } => {
+        Command::Query { question, method, history, .. } => {
             let question = rhizome_core::text::nfc(&question).into_owned();
-            let mut app = app;
-            multihop.apply(&mut app.config);
             let question = crate::cmd_analyze::resolve_follow_up(&app, &question, history.as_deref())?;
-            cmd_query::query(app, &question, &method, top_k)
+            cmd_query::query(app, &question, &method)
         }
         Command::Analyze { question, history } => {
             let question = rhizome_core::text::nfc(&question).into_owned();
@@ -136,6 +128,32 @@ pub fn run(cli: Cli) -> Result<()> {
         }
         Command::Bench { what } => bench::run(app, what),
     }
+}
+
+/// The flags that stand for settings (`--llm-provider`, `index --extractor`, `query
+/// --top-k` and the multi-hop flags), as settings for [`Config::load_with_flags`].
+fn flag_settings(cli: &Cli) -> Vec<FlagSetting> {
+    let mut out = Vec::new();
+    for (key, value, flag) in [
+        ("llm.provider", &cli.llm_provider, "--llm-provider"),
+        ("llm.base_url", &cli.llm_base_url, "--llm-base-url"),
+        ("llm.model", &cli.llm_model, "--llm-model"),
+    ] {
+        if let Some(v) = value {
+            out.push(FlagSetting::new(key, v, flag));
+        }
+    }
+    match &cli.command {
+        Command::Index { extractor: Some(x), .. } => out.push(FlagSetting::new("extract.extractor", x, "--extractor")),
+        Command::Query { top_k, multihop, .. } => {
+            if let Some(k) = top_k {
+                out.push(FlagSetting::new("retrieval.top_k", k, "--top-k"));
+            }
+            out.extend(multihop.settings());
+        }
+        _ => {}
+    }
+    out
 }
 
 /// Print a value as pretty JSON on stdout.

@@ -197,11 +197,7 @@ fn print_report(app: &App, store: &rhizome_store::SqliteStore, r: &IndexReport, 
     Ok(())
 }
 
-pub fn index(mut app: App, paths: &[PathBuf], extractor: Option<String>, dry_run: bool)
-    -> Result<()> {
-    if let Some(x) = extractor {
-        app.config.extract.extractor = x;
-    }
+pub fn index(app: App, paths: &[PathBuf], dry_run: bool) -> Result<()> {
     let loaders = default_loaders();
     let mut docs = Vec::new();
     let mut skipped = Vec::new();

@@ -13,13 +13,10 @@ pub fn parse_method(m: &str) -> Result<Method> {
     m.parse::<Method>().map_err(anyhow::Error::msg)
 }
 
-pub fn query(mut app: App, question: &str, method: &str, top_k: Option<usize>) -> Result<()> {
+pub fn query(app: App, question: &str, method: &str) -> Result<()> {
     let method = parse_method(method)?;
     if question.trim().is_empty() {
         anyhow::bail!("the question is empty; ask something, e.g. rhizome query \"Who founded OpenAI?\"");
-    }
-    if let Some(k) = top_k {
-        app.config.retrieval.top_k = k;
     }
     let setup = crate::query_setup::QuerySetup::open(&app)?;
     let env = setup.env();

@@ -2,7 +2,7 @@
 //! `multihop.NAME` and the env var `RHIZOME_MULTIHOP_NAME`).
 
 use clap::Args;
-use rhizome_core::Config;
+use rhizome_core::config::FlagSetting;
 
 #[derive(Args, Debug, Default, Clone)]
 #[command(next_help_heading = "Multi-hop (--method multihop)")]
@@ -37,24 +37,31 @@ pub struct MultihopFlags {
 }
 
 impl MultihopFlags {
-    /// Flags win over file and environment.
-    pub fn apply(&self, config: &mut Config) {
-        let m = &mut config.multihop;
-        let set = |slot: &mut usize, v: Option<usize>| {
+    /// The flags given, as settings: they apply over file, environment and `--set`, and
+    /// are checked with them.
+    pub fn settings(&self) -> Vec<FlagSetting> {
+        let counts = [
+            ("anchor_per_entity", self.anchor_per_entity),
+            ("max_anchors", self.max_anchors),
+            ("depth", self.depth),
+            ("neighbor_candidate_multiplier", self.neighbor_candidate_multiplier),
+            ("neighbor_top_k", self.neighbor_top_k),
+            ("max_hops", self.max_hops),
+            ("path_candidate_multiplier", self.path_candidate_multiplier),
+            ("top_k_paths", self.top_k_paths),
+        ];
+        let flag = |name: &str| (format!("multihop.{name}"), format!("--{}", name.replace('_', "-")));
+        let mut out = Vec::new();
+        for (name, v) in counts {
             if let Some(v) = v {
-                *slot = v;
+                let (key, f) = flag(name);
+                out.push(FlagSetting::new(&key, v, &f));
             }
-        };
-        set(&mut m.anchor_per_entity, self.anchor_per_entity);
-        set(&mut m.max_anchors, self.max_anchors);
-        set(&mut m.depth, self.depth);
-        set(&mut m.neighbor_candidate_multiplier, self.neighbor_candidate_multiplier);
-        set(&mut m.neighbor_top_k, self.neighbor_top_k);
-        set(&mut m.max_hops, self.max_hops);
-        set(&mut m.path_candidate_multiplier, self.path_candidate_multiplier);
-        set(&mut m.top_k_paths, self.top_k_paths);
-        if let Some(v) = self.anchor_min_score {
-            m.anchor_min_score = v;
         }
+        if let Some(v) = self.anchor_min_score {
+            let (key, f) = flag("anchor_min_score");
+            out.push(FlagSetting::new(&key, v, &f));
+        }
+        out
     }
 }

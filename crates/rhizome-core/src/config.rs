@@ -3,13 +3,16 @@
 //! Every key is `section.key` in the file, `RHIZOME_SECTION_KEY` in the environment
 //! (e.g. `chunk.size` <-> `RHIZOME_CHUNK_SIZE`, `synonymy.top_k` <-> `RHIZOME_SYNONYMY_TOP_K`)
 //! and `--set section.key=value` on the command line.
-
-use std::path::Path;
+//!
+//! Every numeric and enum setting has a valid range, written in its doc comment
+//! (`Valid: ...`) and in the table of [`crate::config_rules`]; loading
+//! ([`crate::config_load`]) refuses a value out of range and says where it came from.
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Error, Result};
-
+pub use crate::config_load::{FlagSetting, NON_SETTING_ENV};
+pub use crate::config_origin::{Origin, Origins};
+pub use crate::config_rules::{rules, CrossRule, Range, Rule, CROSS_RULES};
 pub use crate::config_methods::{HippoConfig, LocalConfig, ModesConfig, MultihopConfig, MultipathConfig};
 pub use crate::config_sensemaking::{CommunitiesConfig, DriftConfig, GlobalConfig, TogConfig, TogPruning};
 
@@ -40,6 +43,7 @@ pub struct Config {
 #[serde(default, deny_unknown_fields)]
 pub struct LlmConfig {
     /// `none`, `openai` (any OpenAI-compatible endpoint) or `local` (a GGUF model).
+    /// Valid: one of: none, openai, local (empty: none).
     pub provider: String,
     /// OpenAI-compatible base URL (…/v1, or an Azure deployment URL).
     pub base_url: String,
@@ -49,27 +53,36 @@ pub struct LlmConfig {
     pub api_key_env: String,
     /// Azure-style endpoints: the `api-version` query parameter (empty: not Azure).
     pub azure_api_version: String,
+    /// Seconds before an HTTP call is given up.
+    /// Valid: a number greater than 0 and at most 3600.
     pub timeout_s: f64,
+    /// Retries of a transient failure. Valid: an integer from 0 to 100.
     pub max_retries: u32,
+    /// First backoff delay. Valid: an integer from 0 to 600000.
     pub retry_base_ms: u64,
+    /// Longest backoff delay (at least `retry_base_ms` is used).
+    /// Valid: an integer from 0 to 3600000.
     pub retry_max_ms: u64,
-    /// Calls in flight at once.
+    /// Calls in flight at once. Valid: an integer from 1 to 1024.
     pub concurrency: usize,
-    /// 0: unlimited.
+    /// 0: unlimited. Valid: an integer from 0 to 1000000.
     pub requests_per_minute: u32,
-    /// 0: unlimited.
+    /// 0: unlimited. Valid: an integer from 0 to 1000000000.
     pub tokens_per_minute: u64,
+    /// Valid: a number from 0 to 2.
     pub temperature: f32,
+    /// Most tokens one call may write. Valid: an integer from 1 to 131072.
     pub max_tokens: u32,
     /// Directory of prompt files overriding the built-in ones (`NAME.txt`); empty: none.
     pub prompts_dir: String,
-    /// Extra "anything missed?" passes per chunk.
+    /// Extra "anything missed?" passes per chunk. Valid: an integer from 0 to 10.
     pub gleanings: u32,
     /// Entity types the LLM extractor keeps (others become CONCEPT or are dropped).
     pub schema: Vec<String>,
     /// Entities described in at least this many chunks get an LLM summary (0: never).
+    /// Valid: an integer from 0 to 10000.
     pub summarize_min_descriptions: usize,
-    /// Context size for local models, in tokens.
+    /// Context size for local models, in tokens. Valid: an integer from 256 to 131072.
     pub context_tokens: u32,
 }
 
@@ -108,9 +121,10 @@ impl Default for LlmConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ChunkConfig {
-    /// Tokens per chunk.
+    /// Tokens per chunk. Valid: an integer from 16 to 8192.
     pub size: usize,
-    /// Tokens shared by consecutive chunks.
+    /// Tokens shared by consecutive chunks, less than `size`.
+    /// Valid: an integer from 0 to 8191.
     pub overlap: usize,
 }
 
@@ -125,8 +139,10 @@ pub struct EmbedConfig {
     /// Embedding model name (see `rhizome models list`), or `auto`: the model an existing
     /// index was built with, and [`DEFAULT_EMBED_MODEL`] for a new one.
     pub model: String,
+    /// Texts embedded at once. Valid: an integer from 1 to 1024.
     pub batch_size: usize,
     /// Documents per ingestion batch (one transaction each).
+    /// Valid: an integer from 1 to 100000.
     pub docs_per_batch: usize,
     /// Chunks per ingestion batch: a batch closes at `docs_per_batch` documents or this
     /// many chunks, and a larger document is written in parts of this size.
@@ -136,20 +152,24 @@ pub struct EmbedConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ExtractConfig {
-    /// `nlp` (LLM-free, default).
+    /// `nlp` (LLM-free, default) or `llm`. Valid: one of: nlp, llm.
     pub extractor: String,
-    /// Most entities kept per chunk (prune step).
+    /// Most entities kept per chunk (prune step). Valid: an integer from 1 to 1000.
     pub max_entities_per_chunk: usize,
     /// A new entity whose name embeds at least this close to an existing entity, and whose
     /// name passes a lexical check (same numbers; equal but for punctuation, plural or
     /// initials), is merged into it. 0 turns merging off.
+    /// Valid: a number from 0 to 1.
     pub resolve_similarity: f32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SynonymyConfig {
+    /// SYNONYM edges kept per entity (0: none). Valid: an integer from 0 to 100.
     pub top_k: usize,
+    /// Least cosine between two entities joined by a SYNONYM edge.
+    /// Valid: a number from 0 to 1.
     pub threshold: f32,
 }
 
@@ -157,26 +177,29 @@ pub struct SynonymyConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct SimilarConfig {
     /// Cosine above which two chunks of one document get a SIMILAR_TO edge.
+    /// Valid: a number from 0 to 1.
     pub threshold: f32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RetrievalConfig {
-    /// Contexts returned.
+    /// Contexts returned. Valid: an integer from 1 to 1000.
     pub top_k: usize,
     /// Candidates taken from each of dense and BM25 before fusion.
+    /// Valid: an integer from 1 to 10000.
     pub candidates: usize,
-    /// Reciprocal-rank-fusion constant.
+    /// Reciprocal-rank-fusion constant. Valid: a number from 0 to 1000.
     pub rrf_k: f32,
     /// How dense and BM25 results are fused: `score` (weighted cosine + max-normalised
-    /// BM25) or `rrf` (weighted reciprocal rank).
+    /// BM25) or `rrf` (weighted reciprocal rank). Valid: one of: score, rrf.
     pub fusion: String,
-    /// Weight of the dense (embedding) ranking in the fusion.
+    /// Weight of the dense (embedding) ranking in the fusion (not both weights 0).
+    /// Valid: a number from 0 to 100.
     pub dense_weight: f32,
-    /// Weight of the BM25 ranking in the fusion.
+    /// Weight of the BM25 ranking in the fusion. Valid: a number from 0 to 100.
     pub bm25_weight: f32,
-    /// Sentences in an extractive answer.
+    /// Sentences in an extractive answer. Valid: an integer from 1 to 100.
     pub answer_sentences: usize,
 }
 
@@ -242,40 +265,6 @@ impl Default for RetrievalConfig {
 }
 
 impl Config {
-    /// Defaults, then `file` if given (a missing explicit file is an error), then the
-    /// environment, then `overrides` (`section.key=value`).
-    pub fn load(
-        file: Option<&Path>,
-        env: impl IntoIterator<Item = (String, String)>,
-        overrides: &[String],
-    ) -> Result<Config> {
-        let mut value = toml::Value::try_from(Config::default())
-            .map_err(|e| Error::Config(e.to_string()))?;
-        if let Some(path) = file {
-            let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-            let file_value: toml::Value = toml::from_str(&text).map_err(|e| {
-                Error::Config(format!("{}: {e}", path.display()))
-            })?;
-            merge(&mut value, file_value);
-        }
-        for (k, v) in env {
-            let Some(rest) = k.strip_prefix("RHIZOME_") else { continue };
-            if let Some((section, key)) = split_env_key(&value, &rest.to_lowercase()) {
-                set(&mut value, &section, &key, &v, &k)?;
-            }
-        }
-        for o in overrides {
-            let (path, v) = o.split_once('=').ok_or_else(|| {
-                Error::Config(format!("--set {o}: expected section.key=value"))
-            })?;
-            let (section, key) = path.split_once('.').ok_or_else(|| {
-                Error::Config(format!("--set {o}: expected section.key=value"))
-            })?;
-            set(&mut value, section, key, v, &format!("--set {o}"))?;
-        }
-        value.try_into().map_err(|e: toml::de::Error| Error::Config(e.to_string()))
-    }
-
     /// The settings for an embedder of `cosine_scale` ([`crate::Embedder::cosine_scale`]):
     /// cosine thresholds `t` become `1 - (1 - t) * scale` (the same distance from 1 on
     /// the model's narrower band), and temperatures and the weights of scores added to
@@ -302,96 +291,5 @@ impl Config {
     /// The configuration as TOML (what `rhizome config` prints).
     pub fn to_toml(&self) -> String {
         toml::to_string_pretty(self).unwrap_or_default()
-    }
-}
-
-fn merge(base: &mut toml::Value, over: toml::Value) {
-    match (base, over) {
-        (toml::Value::Table(b), toml::Value::Table(o)) => {
-            for (k, v) in o {
-                match b.get_mut(&k) {
-                    Some(slot) => merge(slot, v),
-                    None => {
-                        b.insert(k, v);
-                    }
-                }
-            }
-        }
-        (slot, v) => *slot = v,
-    }
-}
-
-/// `synonymy_top_k` -> (`synonymy`, `top_k`) by matching known section names.
-fn split_env_key(value: &toml::Value, key: &str) -> Option<(String, String)> {
-    let table = value.as_table()?;
-    for (section, inner) in table {
-        if let Some(rest) = key.strip_prefix(&format!("{section}_")) {
-            if inner.as_table().is_some_and(|t| t.contains_key(rest)) {
-                return Some((section.clone(), rest.to_string()));
-            }
-        }
-    }
-    None
-}
-
-fn set(value: &mut toml::Value, section: &str, key: &str, raw: &str, origin: &str) -> Result<()> {
-    let slot = value
-        .get_mut(section)
-        .and_then(|s| s.get_mut(key))
-        .ok_or_else(|| Error::Config(format!("{origin}: unknown setting {section}.{key}")))?;
-    let bad = |what: &str| Error::Config(format!("{origin}: {section}.{key} expects {what}, got {raw:?}"));
-    *slot = match slot {
-        toml::Value::Integer(_) => toml::Value::Integer(raw.trim().parse().map_err(|_| bad("an integer"))?),
-        toml::Value::Float(_) => toml::Value::Float(raw.trim().parse().map_err(|_| bad("a number"))?),
-        toml::Value::Boolean(_) => toml::Value::Boolean(raw.trim().parse().map_err(|_| bad("true or false"))?),
-        toml::Value::Array(_) => toml::Value::Array(
-            raw.split(',')
-                .map(str::trim)
-                .filter(|x| !x.is_empty())
-                .map(|x| toml::Value::String(x.to_string()))
-                .collect(),
-        ),
-        _ => toml::Value::String(raw.to_string()),
-    };
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn layers_apply_in_order() {
-        let dir = std::env::temp_dir().join(format!("rhizome-cfg-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let f = dir.join("rhizome.toml");
-        std::fs::write(&f, "[chunk]\nsize = 100\noverlap = 10\n[synonymy]\ntop_k = 3\n").unwrap();
-        let env = vec![
-            ("RHIZOME_CHUNK_OVERLAP".to_string(), "20".to_string()),
-            ("RHIZOME_SYNONYMY_THRESHOLD".to_string(), "0.9".to_string()),
-            ("RHIZOME_INDEX".to_string(), "/x".to_string()),
-        ];
-        let c = Config::load(Some(&f), env, &["synonymy.top_k=7".into()]).unwrap();
-        assert_eq!(c.chunk.size, 100);
-        assert_eq!(c.chunk.overlap, 20);
-        assert_eq!(c.synonymy.top_k, 7);
-        assert!((c.synonymy.threshold - 0.9).abs() < 1e-6);
-        let err = Config::load(None, vec![], &["chunk.size=big".into()]).unwrap_err();
-        assert!(err.to_string().contains("chunk.size expects an integer"), "{err}");
-        let err = Config::load(None, vec![], &["chunk.nope=1".into()]).unwrap_err();
-        assert!(err.to_string().contains("unknown setting"), "{err}");
-    }
-
-    #[test]
-    fn calibration_maps_thresholds_and_weights() {
-        let c = Config::default();
-        assert_eq!(c.calibrated(1.0), c, "MiniLM's scale changes nothing");
-        let e5 = c.calibrated(0.25);
-        assert!((e5.synonymy.threshold - 0.95).abs() < 1e-6);
-        assert!((e5.similar.threshold - 0.95).abs() < 1e-6);
-        assert!((e5.retrieval.bm25_weight - 0.025).abs() < 1e-6);
-        assert!((e5.hippo.passage_temperature - c.hippo.passage_temperature * 0.25).abs() < 1e-6);
-        assert!(e5.multihop.anchor_min_score > c.multihop.anchor_min_score);
-        assert_eq!(e5.chunk, c.chunk);
     }
 }

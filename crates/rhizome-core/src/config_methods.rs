@@ -8,17 +8,20 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LocalConfig {
-    /// Entities mapped from the question.
+    /// Entities mapped from the question. Valid: an integer from 1 to 1000.
     pub top_k_mapped_entities: usize,
     /// Candidates fetched per mapped entity before filtering (oversampling factor).
+    /// Valid: an integer from 1 to 100.
     pub oversample: usize,
-    /// Relationships kept per selected entity.
+    /// Relationships kept per selected entity. Valid: an integer from 1 to 1000.
     pub top_k_relationships: usize,
-    /// Token budget of the whole context.
+    /// Token budget of the whole context. Valid: an integer from 1 to 1000000.
     pub max_context_tokens: usize,
-    /// Share of the budget for text units (chunks).
+    /// Share of the budget for text units (chunks); with `community_prop`, at most 1.
+    /// Valid: a number from 0 to 1.
     pub text_unit_prop: f32,
     /// Share of the budget for community summaries (given to the rest when there are none).
+    /// Valid: a number from 0 to 1.
     pub community_prop: f32,
 }
 
@@ -40,21 +43,24 @@ impl Default for LocalConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct HippoConfig {
-    /// Facts kept after scoring all facts against the question.
+    /// Facts kept after scoring all facts against the question (0: no fact is linked;
+    /// passages are ranked by dense retrieval). Valid: an integer from 0 to 1000.
     pub linking_top_k: usize,
     /// Facts taken by cosine to the question before they are rescored with the score of
     /// their passage (`fact_context_weight`); the best `linking_top_k` of them are linked.
+    /// Valid: an integer from 1 to 100000.
     pub fact_candidates: usize,
     /// Share of a fact's linking score that comes from its passage: score = (1 - w) x
     /// min-max cosine of the fact + w x relative score of its best supporting passage
     /// (see `passage_temperature`). A short triple embedded alone is matched on its
     /// words; the passage it was read from says whether it is about the question's
-    /// subject. 0: HippoRAG 2 (fact only).
+    /// subject. 0: HippoRAG 2 (fact only). Valid: a number from 0 to 1.
     pub fact_context_weight: f32,
     /// Weight of the passage seeds in the reset vector, relative to entity seeds: the
     /// best passage gets this weight, an entity mentioned in one passage gets the score
     /// of its linked fact (at most 1). 1: the best passage and a sure fact link count
     /// alike (HippoRAG 2 uses 0.05 on min-max scores summed over every passage).
+    /// Valid: a number from 0 to 100.
     pub passage_node_weight: f32,
     /// Relative passage scores are `exp((s - s_max) / T)` of the passage score `s`
     /// (cosine plus the BM25 share): a softmax over passages at the contrastive
@@ -62,17 +68,21 @@ pub struct HippoConfig {
     /// models). The seed mass then sits on passages that really match and does not grow
     /// with the corpus, and a fact from a passage far below the best one links weakly.
     /// 0: min-max normalised scores (HippoRAG 2; then use passage_node_weight 0.05).
+    /// Valid: a number from 0 to 10.
     pub passage_temperature: f32,
     /// BM25 share of the passage score: cosine + w x BM25 / best BM25 (the lexical
     /// evidence `basic` also uses; names the embedder misses still seed their passages).
+    /// Valid: a number from 0 to 100.
     pub passage_bm25_weight: f32,
     /// Weight of the passage-entity edge between a passage and the entity its document is
     /// titled after (other passage-entity edges weigh 1): a passage is about its title
     /// entity, so a walk reaching that entity should land on that passage first.
+    /// Valid: a number greater than 0 and at most 1000.
     pub title_edge_weight: f32,
-    /// PageRank damping.
+    /// PageRank damping: the probability of following an edge rather than jumping back
+    /// to a seed. Valid: a number greater than 0 and less than 1.
     pub damping: f32,
-    /// Passages that go to the answer.
+    /// Passages that go to the answer. Valid: an integer from 1 to 1000.
     pub qa_top_k: usize,
     /// With an LLM configured: let it filter the linked facts (recognition memory).
     pub recognition_filter: bool,
@@ -99,18 +109,21 @@ impl Default for HippoConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct MultihopConfig {
-    /// Anchor nodes found per question entity.
+    /// Anchor nodes found per question entity. Valid: an integer from 1 to 100.
     pub anchor_per_entity: usize,
+    /// Valid: an integer from 1 to 1000.
     pub max_anchors: usize,
-    /// Ego-graph radius around anchors.
+    /// Ego-graph radius around anchors. Valid: an integer from 1 to 5.
     pub depth: usize,
+    /// Ego-graph candidates = this x `neighbor_top_k`. Valid: an integer from 1 to 100.
     pub neighbor_candidate_multiplier: usize,
-    /// Ego-graph edges kept after reranking.
+    /// Ego-graph edges kept after reranking. Valid: an integer from 1 to 1000.
     pub neighbor_top_k: usize,
-    /// Path length cutoff (edges).
+    /// Path length cutoff (edges). Valid: an integer from 1 to 6.
     pub max_hops: usize,
+    /// Path candidates = this x `top_k_paths`. Valid: an integer from 1 to 100.
     pub path_candidate_multiplier: usize,
-    /// Paths kept after reranking.
+    /// Paths kept after reranking. Valid: an integer from 1 to 100.
     pub top_k_paths: usize,
     /// Least cosine between a question entity and an anchor node (a node whose name holds
     /// every word of the question entity is an anchor whatever its cosine). Measured with
@@ -118,6 +131,7 @@ pub struct MultihopConfig {
     /// share romanised syllables: "Nguyễn Du" vs "bom nguyên tử"), 0.59 for English ones;
     /// partial names of present entities 0.82-0.86 ("Heisenberg" vs "Werner Heisenberg").
     /// A model with compressed cosines (multilingual-e5) needs a higher value.
+    /// Valid: a number from 0 to 1.
     pub anchor_min_score: f32,
 }
 
@@ -141,14 +155,19 @@ impl Default for MultihopConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct MultipathConfig {
+    /// Keywords taken from the question. Valid: an integer from 1 to 100.
     pub keyword_limit: usize,
-    /// Entities kept per discovery path.
+    /// Entities kept per discovery path. Valid: an integer from 1 to 1000.
     pub entity_top_k: usize,
+    /// Valid: an integer from 1 to 10000.
     pub max_entities: usize,
-    /// Entities whose 2-hop neighbourhood is expanded.
+    /// Entities whose 2-hop neighbourhood is expanded. Valid: an integer from 0 to 1000.
     pub expand_entities: usize,
+    /// Valid: an integer from 0 to 10000.
     pub max_relationships: usize,
+    /// Valid: an integer from 1 to 1000.
     pub chunk_top_k: usize,
+    /// Valid: an integer from 0 to 1000.
     pub fact_top_k: usize,
     /// With an LLM configured: let it rerank the chunks.
     pub llm_rerank: bool,
@@ -173,11 +192,12 @@ impl Default for MultipathConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ModesConfig {
-    /// Top chunks graph reasoning expands from.
+    /// Top chunks graph reasoning expands from. Valid: an integer from 1 to 1000.
     pub seed_chunks: usize,
     /// Expansion depth through SIMILAR_TO and same-document links.
+    /// Valid: an integer from 0 to 10.
     pub max_depth: usize,
-    /// Most chunks graph reasoning adds.
+    /// Most chunks graph reasoning adds. Valid: an integer from 0 to 1000.
     pub max_chunks: usize,
 }
 

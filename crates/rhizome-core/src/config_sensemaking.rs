@@ -12,20 +12,26 @@ pub struct CommunitiesConfig {
     /// (re)built by `rhizome communities`, and only when the graph changed).
     pub enabled: bool,
     /// A community with more entities than this is clustered again into sub-communities.
+    /// Valid: an integer from 2 to 100000.
     pub max_cluster_size: usize,
     /// Seed of Leiden's randomised refinement: same graph + same seed = same communities.
+    /// Valid: an integer of at least 0.
     pub seed: u64,
     /// Modularity resolution (higher: smaller communities).
+    /// Valid: a number greater than 0 and at most 100.
     pub resolution: f64,
     /// Token budget of the material given to the LLM for one report; when a community's
     /// own entities, relations and claims exceed it, its sub-communities' reports stand in
-    /// for their members.
+    /// for their members. Valid: an integer from 1 to 1000000.
     pub report_max_input_tokens: usize,
-    /// Most tokens the LLM may write for one report.
+    /// Most tokens the LLM may write for one report. Valid: an integer from 1 to 131072.
     pub report_max_tokens: u32,
     /// Extractive reports (no LLM): entities, relations and sentences listed.
+    /// Valid: an integer from 1 to 1000.
     pub extractive_entities: usize,
+    /// Valid: an integer from 0 to 1000.
     pub extractive_relations: usize,
+    /// Valid: an integer from 0 to 1000.
     pub extractive_sentences: usize,
 }
 
@@ -51,24 +57,29 @@ impl Default for CommunitiesConfig {
 pub struct GlobalConfig {
     /// Hierarchy level whose reports are used (deeper levels are finer); leaf communities
     /// above this level stand for themselves, so the whole graph is covered.
+    /// Valid: an integer from 0 to 100.
     pub community_level: u32,
-    /// Reports whose impact rating is below this are left out.
+    /// Reports whose impact rating (0 to 10) is below this are left out.
+    /// Valid: a number from 0 to 10.
     pub min_rating: f32,
-    /// Token budget of the reports in one map call.
+    /// Token budget of the reports in one map call. Valid: an integer from 1 to 1000000.
     pub map_max_tokens: usize,
-    /// Most tokens one map call may write.
+    /// Most tokens one map call may write. Valid: an integer from 1 to 131072.
     pub map_max_output_tokens: u32,
     /// Token budget of the analysts' points given to the reduce call.
+    /// Valid: an integer from 1 to 1000000.
     pub reduce_max_tokens: usize,
-    /// Most tokens the reduce call may write.
+    /// Most tokens the reduce call may write. Valid: an integer from 1 to 131072.
     pub reduce_max_output_tokens: u32,
-    /// Map calls in flight at once.
+    /// Map calls in flight at once. Valid: an integer from 1 to 1024.
     pub concurrency: usize,
     /// Seed of the shuffle that spreads reports over map batches.
+    /// Valid: an integer of at least 0.
     pub shuffle_seed: u64,
     /// Form of the answer, e.g. "multiple paragraphs", "a single sentence", "a list".
     pub response_type: String,
     /// Reports shown offline (no LLM): the best by relevance x rating.
+    /// Valid: an integer from 1 to 1000.
     pub offline_reports: usize,
 }
 
@@ -94,20 +105,25 @@ impl Default for GlobalConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct DriftConfig {
     /// Reports the primer reads (by similarity to the expanded question).
+    /// Valid: an integer from 1 to 1000.
     pub primer_top_k: usize,
-    /// Parallel primer calls the reports are split into.
+    /// Parallel primer calls the reports are split into. Valid: an integer from 1 to 100.
     pub primer_folds: usize,
-    /// Rounds of follow-ups after the primer.
+    /// Rounds of follow-ups after the primer (0: the primer only).
+    /// Valid: an integer from 0 to 10.
     pub n_depth: usize,
     /// Unanswered follow-ups answered per round, best score first.
+    /// Valid: an integer from 1 to 100.
     pub drift_k_followups: usize,
     /// Token budget of the local-search context of one follow-up.
+    /// Valid: an integer from 1 to 1000000.
     pub local_max_tokens: usize,
-    /// Most tokens of one primer or follow-up answer.
+    /// Most tokens of one primer or follow-up answer. Valid: an integer from 1 to 131072.
     pub max_output_tokens: u32,
     /// Token budget of the answers given to the final reduce call.
+    /// Valid: an integer from 1 to 1000000.
     pub reduce_max_tokens: usize,
-    /// Most tokens the final reduce call may write.
+    /// Most tokens the final reduce call may write. Valid: an integer from 1 to 131072.
     pub reduce_max_output_tokens: u32,
     /// Form of the answer, e.g. "multiple paragraphs", "a single sentence", "a list".
     pub response_type: String,
@@ -148,21 +164,25 @@ pub enum TogPruning {
 #[serde(default, deny_unknown_fields)]
 pub struct TogConfig {
     /// Starting entities (by embedding), and the beam: paths kept after each depth.
+    /// Valid: an integer from 1 to 100.
     pub width: usize,
-    /// Most exploration rounds.
+    /// Most exploration rounds. Valid: an integer from 1 to 10.
     pub depth: usize,
     /// Relations kept per frontier entity before the beam cut.
+    /// Valid: an integer from 1 to 100.
     pub num_retain_entity: usize,
+    /// How candidate relations are scored. Valid: one of: auto, llm, semantic, bm25.
     pub pruning: TogPruning,
     /// With an LLM: after each depth ask whether the paths suffice, and stop if so.
     pub early_stop: bool,
-    /// Most tokens of the final answer.
+    /// Most tokens of the final answer. Valid: an integer from 1 to 131072.
     pub max_output_tokens: u32,
     /// Candidate relations of one frontier entity scored at one depth; a hub with more
     /// keeps those whose text best matches the question (BM25), then graph order.
+    /// Valid: an integer from 1 to 10000.
     pub max_candidates: usize,
     /// Token budget of the supporting chunk text returned as contexts and given to the
-    /// answer call.
+    /// answer call (0: none). Valid: an integer from 0 to 1000000.
     pub chunk_tokens: usize,
 }
 

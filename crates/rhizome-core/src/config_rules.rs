@@ -1,0 +1,317 @@
+//! The valid range of every numeric and enum setting ([`rules`]) and the rules that tie
+//! two settings together ([`CROSS_RULES`]). `Config::load` checks the layered values
+//! against them and names, for each violation, the key, the value, where it came from and
+//! the valid range. Each field's doc comment repeats its range (`Valid: ...`; a test keeps
+//! the two in step).
+
+use std::fmt::Write as _;
+
+use crate::config::Config;
+use crate::config_origin::Origins;
+
+/// What values a setting accepts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Range {
+    /// An integer from `min` to `max` inclusive ([`NO_MAX`]: no upper bound).
+    Int { min: i64, max: i64 },
+    /// A finite number from `min` to `max`; an `_open` bound is excluded.
+    Float { min: f64, max: f64, min_open: bool, max_open: bool },
+    /// One of `values` (and the empty string when `empty`).
+    OneOf { values: &'static [&'static str], empty: bool },
+}
+
+/// The valid range of one setting, `section.key`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rule {
+    pub key: &'static str,
+    pub range: Range,
+}
+
+/// A rule between two settings, reported with both.
+pub struct CrossRule {
+    pub keys: [&'static str; 2],
+    /// What must hold, in words.
+    pub text: &'static str,
+    pub holds: fn(&Config) -> bool,
+}
+
+/// No upper bound for [`Range::Int`].
+pub const NO_MAX: i64 = i64::MAX;
+/// Token budgets of material given to a model.
+const BUDGET: i64 = 1_000_000;
+/// Tokens one LLM call may write.
+const OUTPUT: i64 = 131_072;
+
+const fn int(key: &'static str, min: i64, max: i64) -> Rule {
+    Rule { key, range: Range::Int { min, max } }
+}
+/// A number in `[min, max]`.
+const fn num(key: &'static str, min: f64, max: f64) -> Rule {
+    Rule { key, range: Range::Float { min, max, min_open: false, max_open: false } }
+}
+/// A number in `(min, max]`.
+const fn above(key: &'static str, min: f64, max: f64) -> Rule {
+    Rule { key, range: Range::Float { min, max, min_open: true, max_open: false } }
+}
+/// A number in `(min, max)`.
+const fn between(key: &'static str, min: f64, max: f64) -> Rule {
+    Rule { key, range: Range::Float { min, max, min_open: true, max_open: true } }
+}
+const fn one_of(key: &'static str, values: &'static [&'static str]) -> Rule {
+    Rule { key, range: Range::OneOf { values, empty: false } }
+}
+
+static RULES: &[Rule] = &[
+    int("chunk.size", 16, 8192),
+    int("chunk.overlap", 0, 8191),
+    int("embed.batch_size", 1, 1024),
+    int("embed.docs_per_batch", 1, 100_000),
+    one_of("extract.extractor", &["nlp", "llm"]),
+    int("extract.max_entities_per_chunk", 1, 1000),
+    num("extract.resolve_similarity", 0.0, 1.0),
+    int("synonymy.top_k", 0, 100),
+    num("synonymy.threshold", 0.0, 1.0),
+    num("similar.threshold", 0.0, 1.0),
+    int("retrieval.top_k", 1, 1000),
+    int("retrieval.candidates", 1, 10_000),
+    num("retrieval.rrf_k", 0.0, 1000.0),
+    one_of("retrieval.fusion", &["score", "rrf"]),
+    num("retrieval.dense_weight", 0.0, 100.0),
+    num("retrieval.bm25_weight", 0.0, 100.0),
+    int("retrieval.answer_sentences", 1, 100),
+    Rule { key: "llm.provider", range: Range::OneOf { values: &["none", "openai", "local"], empty: true } },
+    above("llm.timeout_s", 0.0, 3600.0),
+    int("llm.max_retries", 0, 100),
+    int("llm.retry_base_ms", 0, 600_000),
+    int("llm.retry_max_ms", 0, 3_600_000),
+    int("llm.concurrency", 1, 1024),
+    int("llm.requests_per_minute", 0, 1_000_000),
+    int("llm.tokens_per_minute", 0, 1_000_000_000),
+    num("llm.temperature", 0.0, 2.0),
+    int("llm.max_tokens", 1, OUTPUT),
+    int("llm.gleanings", 0, 10),
+    int("llm.summarize_min_descriptions", 0, 10_000),
+    int("llm.context_tokens", 256, OUTPUT),
+    int("local.top_k_mapped_entities", 1, 1000),
+    int("local.oversample", 1, 100),
+    int("local.top_k_relationships", 1, 1000),
+    int("local.max_context_tokens", 1, BUDGET),
+    num("local.text_unit_prop", 0.0, 1.0),
+    num("local.community_prop", 0.0, 1.0),
+    int("hippo.linking_top_k", 0, 1000),
+    int("hippo.fact_candidates", 1, 100_000),
+    num("hippo.fact_context_weight", 0.0, 1.0),
+    num("hippo.passage_node_weight", 0.0, 100.0),
+    num("hippo.passage_temperature", 0.0, 10.0),
+    num("hippo.passage_bm25_weight", 0.0, 100.0),
+    above("hippo.title_edge_weight", 0.0, 1000.0),
+    between("hippo.damping", 0.0, 1.0),
+    int("hippo.qa_top_k", 1, 1000),
+    int("multihop.anchor_per_entity", 1, 100),
+    int("multihop.max_anchors", 1, 1000),
+    int("multihop.depth", 1, 5),
+    int("multihop.neighbor_candidate_multiplier", 1, 100),
+    int("multihop.neighbor_top_k", 1, 1000),
+    int("multihop.max_hops", 1, 6),
+    int("multihop.path_candidate_multiplier", 1, 100),
+    int("multihop.top_k_paths", 1, 100),
+    num("multihop.anchor_min_score", 0.0, 1.0),
+    int("multipath.keyword_limit", 1, 100),
+    int("multipath.entity_top_k", 1, 1000),
+    int("multipath.max_entities", 1, 10_000),
+    int("multipath.expand_entities", 0, 1000),
+    int("multipath.max_relationships", 0, 10_000),
+    int("multipath.chunk_top_k", 1, 1000),
+    int("multipath.fact_top_k", 0, 1000),
+    int("modes.seed_chunks", 1, 1000),
+    int("modes.max_depth", 0, 10),
+    int("modes.max_chunks", 0, 1000),
+    int("communities.max_cluster_size", 2, 100_000),
+    int("communities.seed", 0, NO_MAX),
+    above("communities.resolution", 0.0, 100.0),
+    int("communities.report_max_input_tokens", 1, BUDGET),
+    int("communities.report_max_tokens", 1, OUTPUT),
+    int("communities.extractive_entities", 1, 1000),
+    int("communities.extractive_relations", 0, 1000),
+    int("communities.extractive_sentences", 0, 1000),
+    int("global.community_level", 0, 100),
+    num("global.min_rating", 0.0, 10.0),
+    int("global.map_max_tokens", 1, BUDGET),
+    int("global.map_max_output_tokens", 1, OUTPUT),
+    int("global.reduce_max_tokens", 1, BUDGET),
+    int("global.reduce_max_output_tokens", 1, OUTPUT),
+    int("global.concurrency", 1, 1024),
+    int("global.shuffle_seed", 0, NO_MAX),
+    int("global.offline_reports", 1, 1000),
+    int("drift.primer_top_k", 1, 1000),
+    int("drift.primer_folds", 1, 100),
+    int("drift.n_depth", 0, 10),
+    int("drift.drift_k_followups", 1, 100),
+    int("drift.local_max_tokens", 1, BUDGET),
+    int("drift.max_output_tokens", 1, OUTPUT),
+    int("drift.reduce_max_tokens", 1, BUDGET),
+    int("drift.reduce_max_output_tokens", 1, OUTPUT),
+    int("tog.width", 1, 100),
+    int("tog.depth", 1, 10),
+    int("tog.num_retain_entity", 1, 100),
+    one_of("tog.pruning", &["auto", "llm", "semantic", "bm25"]),
+    int("tog.max_output_tokens", 1, OUTPUT),
+    int("tog.max_candidates", 1, 10_000),
+    int("tog.chunk_tokens", 0, BUDGET),
+];
+
+/// String settings that are free text, not enums, so they have no rule (booleans need
+/// none either: their type is checked).
+pub const FREE_TEXT: &[&str] = &[
+    "embed.model", // a model name: the embedder registry (rhizome-embed) checks it
+    "llm.base_url",
+    "llm.model",
+    "llm.api_key_env",
+    "llm.azure_api_version",
+    "llm.prompts_dir",
+    "llm.schema",
+    "global.response_type",
+    "drift.response_type",
+];
+
+/// Rules between two settings.
+pub static CROSS_RULES: &[CrossRule] = &[
+    CrossRule {
+        keys: ["chunk.overlap", "chunk.size"],
+        text: "chunk.overlap must be less than chunk.size",
+        holds: |c| c.chunk.overlap < c.chunk.size,
+    },
+    CrossRule {
+        keys: ["retrieval.dense_weight", "retrieval.bm25_weight"],
+        text: "at least one of the two weights must be above 0",
+        holds: |c| c.retrieval.dense_weight > 0.0 || c.retrieval.bm25_weight > 0.0,
+    },
+    CrossRule {
+        keys: ["local.text_unit_prop", "local.community_prop"],
+        text: "the two shares of the context budget must add up to at most 1",
+        holds: |c| c.local.text_unit_prop + c.local.community_prop <= 1.0 + 1e-6,
+    },
+];
+
+/// Every single-setting rule, in the order of the settings.
+pub fn rules() -> &'static [Rule] {
+    RULES
+}
+
+/// The rule of `key` (`section.key`), if it has one.
+pub fn rule(key: &str) -> Option<&'static Rule> {
+    RULES.iter().find(|r| r.key == key)
+}
+
+impl Range {
+    /// The range in words, e.g. "an integer from 16 to 8192".
+    pub fn describe(&self) -> String {
+        match *self {
+            Range::Int { min, max: NO_MAX } => format!("an integer of at least {min}"),
+            Range::Int { min, max } => format!("an integer from {min} to {max}"),
+            Range::Float { min, max, min_open, max_open } => match (min_open, max_open) {
+                (false, false) => format!("a number from {min} to {max}"),
+                (true, false) => format!("a number greater than {min} and at most {max}"),
+                (false, true) => format!("a number of at least {min} and less than {max}"),
+                (true, true) => format!("a number greater than {min} and less than {max}"),
+            },
+            Range::OneOf { values, empty } => {
+                let mut s = format!("one of: {}", values.join(", "));
+                if empty {
+                    let _ = write!(s, " (empty: {})", values[0]);
+                }
+                s
+            }
+        }
+    }
+
+    /// True if `v` (a layered TOML value) is in the range; the type is checked too (an
+    /// integer is a number).
+    pub fn accepts(&self, v: &toml::Value) -> bool {
+        match (*self, v) {
+            (Range::Int { min, max }, toml::Value::Integer(i)) => (min..=max).contains(i),
+            (Range::Float { .. }, toml::Value::Integer(i)) => self.accepts(&toml::Value::Float(*i as f64)),
+            (Range::Float { min, max, min_open, max_open }, toml::Value::Float(x)) => {
+                let low = if min_open { *x > min } else { *x >= min };
+                let high = if max_open { *x < max } else { *x <= max };
+                x.is_finite() && low && high
+            }
+            (Range::OneOf { values, empty }, toml::Value::String(s)) => {
+                values.contains(&s.as_str()) || (empty && s.is_empty())
+            }
+            _ => false,
+        }
+    }
+}
+
+/// `section.key = value (origin)`.
+pub(crate) fn show(key: &str, v: &toml::Value, origins: &Origins) -> String {
+    format!("{key} = {} ({})", show_value(v), origins.get(key))
+}
+
+/// A value as written: strings quoted, f32 settings without the widening digits (0.8,
+/// not 0.800000011920929), NaN and infinities as Rust spells them.
+fn show_value(v: &toml::Value) -> String {
+    match v {
+        toml::Value::Float(x) if (*x as f32) as f64 == *x || !x.is_finite() => format!("{}", *x as f32),
+        toml::Value::Float(x) => format!("{x}"),
+        toml::Value::String(s) => format!("{s:?}"),
+        other => other.to_string(),
+    }
+}
+
+/// The problems of `value` (the layered settings, shaped like `defaults`): a value out of
+/// its rule's range, or of another type than the default's.
+pub(crate) fn check_values(value: &toml::Value, defaults: &toml::Value, origins: &Origins) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(sections) = defaults.as_table() else { return out };
+    for (section, inner) in sections {
+        let Some(keys) = inner.as_table() else { continue };
+        for (key, default) in keys {
+            let full = format!("{section}.{key}");
+            let Some(v) = value.get(section).and_then(|s| s.get(key)) else { continue };
+            let expected = match rule(&full) {
+                Some(r) if r.range.accepts(v) => continue,
+                Some(r) => r.range.describe(),
+                None if same_type(default, v) => continue,
+                None => type_name(default).to_string(),
+            };
+            out.push(format!("{}: must be {expected}", show(&full, v, origins)));
+        }
+    }
+    out
+}
+
+/// The cross rules that `config` breaks, with both keys' values and origins.
+pub(crate) fn check_cross(config: &Config, value: &toml::Value, origins: &Origins) -> Vec<String> {
+    let get = |key: &str| {
+        let (s, k) = key.split_once('.').unwrap_or((key, ""));
+        value.get(s).and_then(|t| t.get(k)).cloned().unwrap_or(toml::Value::String(String::new()))
+    };
+    CROSS_RULES
+        .iter()
+        .filter(|r| !(r.holds)(config))
+        .map(|r| {
+            let [a, b] = r.keys;
+            format!("{}, {}: {}", show(a, &get(a), origins), show(b, &get(b), origins), r.text)
+        })
+        .collect()
+}
+
+fn same_type(default: &toml::Value, v: &toml::Value) -> bool {
+    match (default, v) {
+        (toml::Value::Float(_), toml::Value::Integer(_)) => true,
+        (toml::Value::Array(_), toml::Value::Array(items)) => items.iter().all(|i| i.is_str()),
+        (d, v) => d.type_str() == v.type_str(),
+    }
+}
+
+fn type_name(default: &toml::Value) -> &'static str {
+    match default {
+        toml::Value::Boolean(_) => "true or false",
+        toml::Value::Array(_) => "a list of strings",
+        toml::Value::Integer(_) => "an integer",
+        toml::Value::Float(_) => "a number",
+        _ => "a string",
+    }
+}
