@@ -146,6 +146,7 @@ pub struct EmbedConfig {
     pub docs_per_batch: usize,
     /// Chunks per ingestion batch: a batch closes at `docs_per_batch` documents or this
     /// many chunks, and a larger document is written in parts of this size.
+    /// Valid: an integer from 1 to 1000000000.
     pub chunks_per_batch: usize,
 }
 

@@ -66,6 +66,7 @@ static RULES: &[Rule] = &[
     int("chunk.overlap", 0, 8191),
     int("embed.batch_size", 1, 1024),
     int("embed.docs_per_batch", 1, 100_000),
+    int("embed.chunks_per_batch", 1, 1_000_000_000),
     one_of("extract.extractor", &["nlp", "llm"]),
     int("extract.max_entities_per_chunk", 1, 1000),
     num("extract.resolve_similarity", 0.0, 1.0),
