@@ -116,6 +116,33 @@ impl Config {
     }
 }
 
+impl Config {
+    /// These settings with `settings` (`section.key`, value) applied over them, checked
+    /// like every layer; `source` names where they came from in messages (e.g. `request
+    /// params`). A server uses this for per-request method parameters.
+    pub fn with_settings(&self, settings: &[(String, String)], source: &str) -> Result<Config> {
+        if settings.is_empty() {
+            return Ok(self.clone());
+        }
+        let defaults = toml::Value::try_from(Config::default()).map_err(|e| Error::Config(e.to_string()))?;
+        let value = toml::Value::try_from(self).map_err(|e| Error::Config(e.to_string()))?;
+        let mut l = Layering { value, defaults, origins: Origins::default(), problems: vec![] };
+        for (k, v) in settings {
+            l.set(k.trim(), v, Origin::Flag { arg: format!("{source} {k}={v}") });
+        }
+        l.problems.extend(check_values(&l.value, &l.defaults, &l.origins));
+        if !l.problems.is_empty() {
+            return Err(Error::Config(l.problems.join("\n  ")));
+        }
+        let config: Config = l.value.clone().try_into().map_err(|e: toml::de::Error| Error::Config(e.to_string()))?;
+        let broken = check_cross(&config, &l.value, &l.origins);
+        if !broken.is_empty() {
+            return Err(Error::Config(broken.join("\n  ")));
+        }
+        Ok(config)
+    }
+}
+
 /// The settings being layered, their origins and the problems found so far.
 struct Layering {
     value: toml::Value,

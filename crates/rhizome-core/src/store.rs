@@ -89,6 +89,23 @@ pub struct ChunkWithDoc {
     pub doc_source: String,
 }
 
+/// A document as a list shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DocumentSummary {
+    pub id: String,
+    pub title: String,
+    pub source: String,
+    /// `en`, `vi`, `zh` (None: indexed before languages were recorded).
+    pub language: Option<String>,
+    pub chunks: u64,
+    /// Distinct entities mentioned in it.
+    pub entities: u64,
+    /// Seconds since the Unix epoch (None: indexed before this was recorded).
+    pub indexed_at: Option<u64>,
+    /// Still being written in parts (a large file).
+    pub partial: bool,
+}
+
 /// Everything one ingestion step commits at once. A backend writes a batch atomically:
 /// after a crash either all of it is there or none of it is.
 #[derive(Debug, Clone, Default)]
@@ -159,6 +176,11 @@ pub trait StoreRead {
     /// Whether the document is indexed completely (a document written in parts is not,
     /// until its last part is written).
     fn has_document(&self, doc_id: &str) -> Result<bool>;
+    /// Documents by title then id, `offset` and `limit` for paging; `search` keeps those
+    /// whose title or source contains it (case-insensitive).
+    fn documents(&self, search: Option<&str>, offset: usize, limit: usize) -> Result<Vec<DocumentSummary>>;
+    /// How many documents [`StoreRead::documents`] would list without paging.
+    fn document_count(&self, search: Option<&str>) -> Result<u64>;
     /// Documents written in part: (document id, chunks written, from ordinal 0).
     fn partial_documents(&self) -> Result<Vec<(String, u32)>>;
     /// A document by id, or by the exact source it was loaded from.

@@ -77,7 +77,7 @@ impl Engine {
     }
 
     /// The leaf community of each entity (by entity id).
-    fn leaf_communities(&self) -> Result<HashMap<String, String>> {
+    pub(crate) fn leaf_communities(&self) -> Result<HashMap<String, String>> {
         let store = self.reader()?;
         let mut out: HashMap<String, (u32, String)> = HashMap::new();
         for c in store.communities()? {
@@ -91,7 +91,7 @@ impl Engine {
         Ok(out.into_iter().map(|(e, (_, c))| (e, c)).collect())
     }
 
-    fn node(g: &Graph, i: u32, leaf: &HashMap<String, String>) -> GraphNode {
+    pub(crate) fn node(g: &Graph, i: u32, leaf: &HashMap<String, String>) -> GraphNode {
         let id = g.entity_ids[i as usize].clone();
         GraphNode {
             community: leaf.get(&id).cloned(),

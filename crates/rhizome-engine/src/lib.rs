@@ -10,6 +10,7 @@
 //! concurrent queries.
 
 mod browse;
+mod documents;
 mod embedder;
 mod index;
 pub mod llm;
@@ -22,6 +23,7 @@ use rhizome_retrieve::GraphCache;
 use rhizome_store::{Holder, LockWait, Reader, StoreUrl, Writer};
 
 pub use browse::{EntityDetail, GraphEdge, GraphNode, Mention, Subgraph};
+pub use documents::{DocumentDetail, DocumentPage};
 pub use embedder::load as load_embedder;
 #[cfg(feature = "graphrag-parquet")]
 pub use index::GraphragOutcome;

@@ -23,11 +23,14 @@ pub struct QueryRequest {
     pub top_k: Option<usize>,
     /// Earlier messages: a follow-up is first rewritten as a self-contained question.
     pub history: Vec<ChatMessage>,
+    /// Settings for this question only (`section.key`, value), e.g. the method's
+    /// parameters (`hippo.damping`, `multihop.max_hops`), checked like every setting.
+    pub settings: Vec<(String, String)>,
 }
 
 impl QueryRequest {
     pub fn new(question: &str, method: Method) -> Self {
-        QueryRequest { question: question.into(), method, top_k: None, history: Vec::new() }
+        QueryRequest { question: question.into(), method, top_k: None, history: Vec::new(), settings: Vec::new() }
     }
 }
 
@@ -60,9 +63,14 @@ impl Engine {
     /// index's embedder, the settings (with `top_k`) calibrated to it, the LLM and the
     /// shared graph.
     pub fn with_env<T>(&self, top_k: Option<usize>, f: impl FnOnce(&QueryEnv) -> Result<T>) -> Result<T> {
+        self.with_env_config(&self.config, top_k, f)
+    }
+
+    fn with_env_config<T>(&self, base: &Config, top_k: Option<usize>, f: impl FnOnce(&QueryEnv) -> Result<T>)
+        -> Result<T> {
         let store = self.reader()?;
         let embedder = self.embedder(&*store)?;
-        let mut config = self.config.calibrated(embedder.cosine_scale());
+        let mut config = base.calibrated(embedder.cosine_scale());
         if let Some(k) = top_k {
             config.retrieval.top_k = k;
         }
@@ -97,7 +105,8 @@ impl Engine {
         let standalone = self.standalone(&asked, &req.history)?;
         let question = standalone.clone().unwrap_or_else(|| asked.clone());
         let method = req.method;
-        let (mut r, answer_contexts_n) = self.with_env(req.top_k, |env| {
+        let base = self.config.with_settings(&req.settings, "request params")?;
+        let (mut r, answer_contexts_n) = self.with_env_config(&base, req.top_k, |env| {
             let t = std::time::Instant::now();
             let mut r = retriever(method).retrieve(env, &question)?;
             r.timings_ms.insert("retrieve".into(), t.elapsed().as_secs_f64() * 1e3);
@@ -124,7 +133,7 @@ impl Engine {
         } else {
             let store = self.reader()?;
             let embedder = self.embedder(&*store)?;
-            let a = extractive_answer(embedder.as_ref(), &question, answer_contexts, self.config.retrieval.answer_sentences, 3)?;
+            let a = extractive_answer(embedder.as_ref(), &question, answer_contexts, base.retrieval.answer_sentences, 3)?;
             (a, "extractive")
         };
         r.timings_ms.insert("answer".into(), t.elapsed().as_secs_f64() * 1e3);

@@ -75,6 +75,8 @@ pub fn prepare(conn: &Connection) -> Result<()> {
     // Columns added after the first release: indexes made before get them on open.
     add_column(conn, "entity_support", "importance", "REAL")?;
     add_column(conn, "entities", "importance", "REAL")?;
+    add_column(conn, "documents", "language", "TEXT")?;
+    add_column(conn, "documents", "indexed_at", "INTEGER")?;
     match get_meta(conn, "schema_version")? {
         None => set_meta(conn, "schema_version", SCHEMA_VERSION),
         Some(v) if v == SCHEMA_VERSION => Ok(()),

@@ -167,6 +167,53 @@ impl StoreRead for SqliteStore {
             .map_err(sql)
     }
 
+    fn documents(&self, search: Option<&str>, offset: usize, limit: usize)
+        -> Result<Vec<rhizome_core::DocumentSummary>> {
+        let pattern = search.map(like_pattern);
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT d.id, d.title, d.source, d.language, d.indexed_at,
+                   (SELECT COUNT(*) FROM chunks c WHERE c.doc_id = d.id),
+                   (SELECT COUNT(DISTINCT s.entity_id) FROM entity_support s WHERE s.doc_id = d.id),
+                   EXISTS(SELECT 1 FROM partial_documents p WHERE p.doc_id = d.id)
+                 FROM documents d
+                 WHERE ?1 IS NULL OR d.title LIKE ?1 ESCAPE '\\' OR d.source LIKE ?1 ESCAPE '\\'
+                 ORDER BY d.title, d.id LIMIT ?2 OFFSET ?3",
+            )
+            .map_err(sql)?;
+        let rows = stmt
+            .query_map(params![pattern, limit as i64, offset as i64], |r| {
+                Ok(rhizome_core::DocumentSummary {
+                    id: r.get(0)?,
+                    title: r.get(1)?,
+                    source: r.get(2)?,
+                    language: r.get(3)?,
+                    indexed_at: r.get::<_, Option<i64>>(4)?.map(|t| t.max(0) as u64),
+                    chunks: r.get::<_, i64>(5)? as u64,
+                    entities: r.get::<_, i64>(6)? as u64,
+                    partial: r.get(7)?,
+                })
+            })
+            .map_err(sql)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(sql)?;
+        Ok(rows)
+    }
+
+    fn document_count(&self, search: Option<&str>) -> Result<u64> {
+        let pattern = search.map(like_pattern);
+        self.conn
+            .query_row(
+                "SELECT COUNT(*) FROM documents d
+                 WHERE ?1 IS NULL OR d.title LIKE ?1 ESCAPE '\\' OR d.source LIKE ?1 ESCAPE '\\'",
+                params![pattern],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as u64)
+            .map_err(sql)
+    }
+
     fn documents_from_source(&self, source: &str) -> Result<Vec<Document>> {
         let prefix = format!("{source}#");
         let mut stmt = self
@@ -447,4 +494,17 @@ impl StoreRead for SqliteStore {
     fn synonyms_dirty(&self) -> Result<bool> {
         Ok(schema::get_meta(&self.conn, "synonyms_dirty")?.as_deref() == Some("1"))
     }
+}
+
+/// `%text%` for LIKE, with `%`, `_` and `\` in `text` taken literally.
+fn like_pattern(text: &str) -> String {
+    let mut p = String::from("%");
+    for ch in text.chars() {
+        if matches!(ch, '%' | '_' | '\\') {
+            p.push('\\');
+        }
+        p.push(ch);
+    }
+    p.push('%');
+    p
 }

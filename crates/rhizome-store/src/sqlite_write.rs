@@ -211,6 +211,17 @@ impl StoreWrite for SqliteStore {
             if n == 0 && !is_partial(&tx, &d.id)? {
                 skip.insert(d.id.as_str());
             }
+            if n > 0 {
+                let lang = rhizome_core::lang::detect_language(&d.text);
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |t| t.as_secs() as i64);
+                tx.execute(
+                    "UPDATE documents SET language = ?2, indexed_at = ?3 WHERE id = ?1",
+                    params![d.id, lang.code(), now],
+                )
+                .map_err(sql)?;
+            }
         }
         for c in batch.chunks.iter().filter(|c| !skip.contains(c.doc_id.as_str())) {
             let n = tx

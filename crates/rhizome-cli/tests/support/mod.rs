@@ -91,6 +91,8 @@ pub fn dump(index: &Path) -> BTreeMap<String, Vec<String>> {
     for t in tables {
         let query = match t.as_str() {
             "chunks" => "SELECT id, doc_id, ordinal, text, tokens FROM chunks".to_string(),
+            // When it was indexed is not content.
+            "documents" => "SELECT id, source, title, text, language FROM documents".into(),
             "bm25_postings" => "SELECT p.term, c.id, p.tf FROM bm25_postings p JOIN chunks c ON c.rowid = p.chunk_rowid".into(),
             "bm25_docs" => "SELECT c.id, d.len FROM bm25_docs d JOIN chunks c ON c.rowid = d.chunk_rowid".into(),
             _ => format!("SELECT * FROM {t}"),
