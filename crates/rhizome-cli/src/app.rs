@@ -1,18 +1,24 @@
-//! Shared set-up: configuration, store and embedder, and command dispatch.
+//! Shared set-up: configuration and the engine, and command dispatch. Everything a
+//! command does to an index goes through [`rhizome_engine::Engine`]; the commands parse
+//! arguments and print.
 
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use rhizome_core::config::FlagSetting;
-use rhizome_core::{Config, StoreRead, StoreWrite};
-use rhizome_core::Embedder;
-use rhizome_embed::{E5Embedder, MiniLmEmbedder};
-use rhizome_store::{LockWait, SqliteStore};
+use rhizome_core::Config;
+use rhizome_engine::{Engine, WriteOptions};
+use rhizome_store::LockWait;
 
 use crate::{cmd_communities, cmd_eval, cmd_index, cmd_misc, cmd_query, bench, Cli, Command};
 
+/// Set by Ctrl-C: long operations stop at their next batch boundary.
+pub static CANCEL: AtomicBool = AtomicBool::new(false);
+
 pub struct App {
-    pub cli_index: std::path::PathBuf,
+    /// Where the index lives: `store.url`, else `--index`.
+    pub store: String,
     pub json: bool,
     pub config: Config,
     /// Refuse at once when another process writes the index (`--no-wait`).
@@ -20,76 +26,27 @@ pub struct App {
 }
 
 impl App {
-    /// The index for reading: no lock, the last committed state even while a writer works.
-    pub fn open_reader(&self) -> Result<SqliteStore> {
-        Ok(SqliteStore::open(&self.cli_index, false)?)
-    }
-
-    /// The index for writing, holding its writer lock: when another process writes it,
-    /// say who and wait for it (or refuse at once with `--no-wait`) before writing anything.
-    pub fn open_writer(&self, create: bool) -> Result<SqliteStore> {
+    /// The engine on this index. A write that has to wait for another writer says whom
+    /// for (or, with `--no-wait`, is refused before it writes anything).
+    pub fn engine(&self) -> Result<Engine> {
         let command: Vec<String> = std::env::args().collect();
-        let wait = if self.no_wait { LockWait::No } else { LockWait::Up(None) };
-        let index = self.cli_index.display().to_string();
-        Ok(SqliteStore::open_writer(&self.cli_index, create, &command.join(" "), wait, &mut |holder| {
-            eprintln!(
-                "waiting: index {index} is being written by {holder}; this command goes on when it \
-                 finishes (Ctrl-C to stop, or --no-wait to refuse instead of waiting)"
-            );
-        })?)
-    }
-
-    /// An embedder matching the index: with `embed.model = auto`, the index's own model;
-    /// an explicit model the index does not hold is refused (vectors are never mixed).
-    pub fn embedder_for(&self, store: &SqliteStore) -> Result<Box<dyn Embedder>> {
-        let held = store.embedding_model()?;
-        if let Some(m) = &held {
-            let wanted = &self.config.embed.model;
-            if wanted != "auto" && m != wanted {
-                anyhow::bail!(
-                    "index {} holds vectors of {m}, but embed.model is {wanted}; use --set embed.model={m} \
-                     (or auto), or index into a new --index directory",
-                    self.cli_index.display(),
+        let index = self.store.clone();
+        let write = WriteOptions {
+            wait: if self.no_wait { LockWait::No } else { LockWait::Up(None) },
+            command: command.join(" "),
+            on_wait: Box::new(move |holder| {
+                eprintln!(
+                    "waiting: index {index} is being written by {holder}; this command goes on when it \
+                     finishes (Ctrl-C to stop, or --no-wait to refuse instead of waiting)"
                 );
-            }
-        }
-        load_embedder(&self.config, held.as_deref())
+            }),
+        };
+        Ok(Engine::open(&self.store, self.config.clone(), write)?)
     }
 
     pub fn progress(&self) -> crate::progress::Bars {
         crate::progress::Bars::new(!self.json)
     }
-}
-
-/// The embedder named by `embed.model` (all-MiniLM-L6-v2 or multilingual-e5-small; `auto`:
-/// `held`, the model of the index at hand, else the default), loaded from the model cache
-/// with the configured batch size.
-pub fn load_embedder(config: &Config, held: Option<&str>) -> Result<Box<dyn Embedder>> {
-    let dir = rhizome_embed::models_dir();
-    let b = config.embed.batch_size;
-    let name = match config.embed.model.as_str() {
-        "auto" => held.unwrap_or(rhizome_core::config::DEFAULT_EMBED_MODEL),
-        explicit => explicit,
-    };
-    Ok(match name {
-        rhizome_embed::MINILM_MODEL_ID => {
-            let path = rhizome_embed::require(&rhizome_embed::MINILM, &dir)?;
-            Box::new(MiniLmEmbedder::load(&path)?.with_batch_size(b))
-        }
-        rhizome_embed::E5_MODEL_ID => {
-            let path = rhizome_embed::require(&rhizome_embed::models::E5_SMALL, &dir)?;
-            Box::new(E5Embedder::load(&path)?.with_batch_size(b))
-        }
-        _ => rhizome_embed::load_embedder(name, &dir).with_context(|| {
-            format!("embed.model = {name:?} (see `rhizome models list`)")
-        })?,
-    })
-}
-
-/// Record the embedder in a store (refusing a mismatch) before writing vectors.
-pub fn bind_embedder(store: &mut SqliteStore, e: &dyn Embedder) -> Result<()> {
-    store.set_embedding_model(e.model_id(), e.dim())?;
-    Ok(())
 }
 
 pub fn run(cli: Cli) -> Result<()> {
@@ -101,20 +58,14 @@ pub fn run(cli: Cli) -> Result<()> {
     for w in &warnings {
         eprintln!("warning: {w}");
     }
-    let app = App { cli_index: cli.index.clone(), json: cli.json, config, no_wait: cli.no_wait };
+    let store = if config.store.url.is_empty() { cli.index.display().to_string() } else { config.store.url.clone() };
+    let app = App { store, json: cli.json, config, no_wait: cli.no_wait };
     match cli.command {
         Command::Index { paths, extractor: _, dry_run } => cmd_index::index(app, &paths, dry_run),
         Command::Import { what } => cmd_index::import(app, what),
         // Questions in NFC, as documents are indexed (`rhizome_core::text::nfc`).
-        Command::Query { question, method, history, .. } => {
-            let question = rhizome_core::text::nfc(&question).into_owned();
-            let question = crate::cmd_analyze::resolve_follow_up(&app, &question, history.as_deref())?;
-            cmd_query::query(app, &question, &method)
-        }
-        Command::Analyze { question, history } => {
-            let question = rhizome_core::text::nfc(&question).into_owned();
-            crate::cmd_analyze::analyze(app, &question, history.as_deref())
-        }
+        Command::Query { question, method, history, .. } => cmd_query::query(app, &question, &method, history.as_deref()),
+        Command::Analyze { question, history } => crate::cmd_analyze::analyze(app, &question, history.as_deref()),
         Command::Eval { questions, method, k, answers, limit } => {
             cmd_eval::eval(app, &questions, &method, &k, answers, limit)
         }
@@ -135,6 +86,7 @@ pub fn run(cli: Cli) -> Result<()> {
 fn flag_settings(cli: &Cli) -> Vec<FlagSetting> {
     let mut out = Vec::new();
     for (key, value, flag) in [
+        ("store.url", &cli.store, "--store"),
         ("llm.provider", &cli.llm_provider, "--llm-provider"),
         ("llm.base_url", &cli.llm_base_url, "--llm-base-url"),
         ("llm.model", &cli.llm_model, "--llm-model"),

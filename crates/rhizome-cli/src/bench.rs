@@ -13,7 +13,10 @@ use rhizome_ingest::load::CorpusLoader;
 use rhizome_ingest::pipeline::{embed_text, NoProgress, Pipeline};
 use serde_json::json;
 
-use crate::app::{bind_embedder, load_embedder, print_json, App};
+use rhizome_core::StoreWrite;
+use rhizome_engine::load_embedder;
+
+use crate::app::{print_json, App};
 use crate::BenchCmd;
 
 /// Peak resident memory of this process in MiB (VmHWM), where /proc has it.
@@ -79,7 +82,7 @@ fn ingest(app: App, corpus: &std::path::Path, baseline_sample: usize) -> Result<
     let dir = std::env::temp_dir().join(format!("rhizome-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let mut store = rhizome_store::SqliteStore::open(&dir, true)?;
-    bind_embedder(&mut store, embedder.as_ref())?;
+    store.set_embedding_model(embedder.model_id(), embedder.dim())?;
     let cancel = AtomicBool::new(false);
     let config = app.config.calibrated(embedder.cosine_scale());
     let pipeline = Pipeline {
@@ -138,7 +141,7 @@ fn ingest(app: App, corpus: &std::path::Path, baseline_sample: usize) -> Result<
 /// Local model throughput: prompt processing and generation tokens/s.
 fn llm(app: App, prompt_tokens: usize, gen_tokens: usize) -> Result<()> {
     let t = Instant::now();
-    let chat = crate::llm_local::load_chat(&app.config)?;
+    let chat = rhizome_engine::llm::load_local(&app.config)?;
     let load_s = t.elapsed().as_secs_f64();
     let r = rhizome_llm_local::bench(&chat, prompt_tokens, gen_tokens)?;
     if app.json {

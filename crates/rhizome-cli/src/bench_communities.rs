@@ -11,7 +11,6 @@ use std::time::Instant;
 use anyhow::Result;
 use rhizome_community::hierarchy::hierarchical_leiden;
 use rhizome_community::leiden::{leiden, modularity, LeidenOptions, WeightedGraph};
-use rhizome_core::StoreRead;
 use serde_json::json;
 
 use crate::app::{print_json, App};
@@ -58,9 +57,9 @@ fn count(partition: &[u32]) -> usize {
 }
 
 pub fn communities(app: App, repeat: usize, max_cluster_size: usize) -> Result<()> {
-    let store = app.open_reader()?;
+    let engine = app.engine()?;
     let t = Instant::now();
-    let data = store.graph_data()?;
+    let data = engine.reader()?.graph_data()?;
     let load_ms = t.elapsed().as_secs_f64() * 1e3;
     let t = Instant::now();
     let edges = entity_edges(&data);
@@ -102,7 +101,7 @@ pub fn communities(app: App, repeat: usize, max_cluster_size: usize) -> Result<(
     let oversized = leaves.iter().filter(|c| c.nodes.len() > max_cluster_size).count();
 
     let out = json!({
-        "index": app.cli_index.display().to_string(),
+        "index": app.store,
         "graph": {"nodes": n, "edges": edges.len(), "isolated_nodes": isolated,
                   "total_weight": g.total_weight(), "load_ms": load_ms, "build_ms": build_ms},
         "repeat": repeat.max(1),

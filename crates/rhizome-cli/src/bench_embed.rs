@@ -14,7 +14,9 @@ use rhizome_ingest::load::CorpusLoader;
 use rhizome_ingest::pipeline::embed_text;
 use serde_json::json;
 
-use crate::app::{load_embedder, print_json, App};
+use rhizome_engine::load_embedder;
+
+use crate::app::{print_json, App};
 
 pub fn embedders(app: App, corpus: &Path, questions: &Path, baseline_sample: usize) -> Result<()> {
     let docs = CorpusLoader.load(corpus)?;

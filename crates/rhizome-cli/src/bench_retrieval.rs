@@ -29,8 +29,8 @@ pub fn retrieval(app: App, questions: &Path, methods: &[String], limit: usize) -
     if !methods.contains(&Method::Basic) {
         bail!("--methods must include basic: it is the baseline every figure is compared with");
     }
-    let setup = crate::query_setup::QuerySetup::open(&app)?;
-    let env = setup.env();
+    let engine = app.engine()?;
+    let (graph_load_ms, rows) = engine.with_env(None, |env| {
     let t = Instant::now();
     env.graph()?;
     let graph_load_ms = t.elapsed().as_secs_f64() * 1e3;
@@ -40,11 +40,11 @@ pub fn retrieval(app: App, questions: &Path, methods: &[String], limit: usize) -
     for &m in &methods {
         let r = retriever(m);
         // One untimed run warms caches (vector matrices, per-graph indexes).
-        r.retrieve(&env, &qs[0].question)?;
+        r.retrieve(env, &qs[0].question)?;
         let (mut total, mut embed, mut rest, mut ppr) = (vec![], vec![], vec![], vec![]);
         for q in &qs {
             let t = Instant::now();
-            let got = r.retrieve(&env, &q.question)?;
+            let got = r.retrieve(env, &q.question)?;
             let ms = t.elapsed().as_secs_f64() * 1e3;
             let e: f64 = got.timings_ms.iter().filter(|(k, _)| k.starts_with("embed")).map(|(_, v)| v).sum();
             total.push(ms);
@@ -72,6 +72,8 @@ pub fn retrieval(app: App, questions: &Path, methods: &[String], limit: usize) -
         }
         rows.insert(m.as_str().to_string(), row);
     }
+        Ok((graph_load_ms, rows))
+    })?;
     let out = json!({"questions": qs.len(), "graph_load_ms": graph_load_ms, "methods": rows});
     if app.json {
         return print_json(&out);

@@ -3,43 +3,26 @@
 //! the index exists (analysing never creates one).
 
 use std::path::Path;
-use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{Context as _, Result};
-use rhizome_core::llm::{ChatMessage, PromptLlm};
-use rhizome_core::{Config, StoreRead};
-use rhizome_llm::prompt::Prompts;
-use rhizome_llm::{BlockingLlm, Limited, Retry};
-use rhizome_retrieve::analyze::{
-    analyze as run_analysis, parse_history, standalone_question, AnalysisSource, QueryAnalysis,
-};
+use rhizome_core::llm::ChatMessage;
+use rhizome_retrieve::analyze::{parse_history, AnalysisSource, QueryAnalysis};
 use rhizome_retrieve::{route, Method};
-use rhizome_store::SqliteStore;
 
 use crate::app::{print_json, App};
 
 pub fn analyze(app: App, question: &str, history: Option<&Path>) -> Result<()> {
-    if question.trim().is_empty() {
-        anyhow::bail!("the question is empty; ask something, e.g. rhizome analyze \"Who founded OpenAI?\"");
-    }
     let history = match history {
         Some(p) => read_history(p)?,
         None => Vec::new(),
     };
-    let index_exists = app.cli_index.join(rhizome_store::DB_FILE).exists();
-    let (full, bare) = llm_for(&app)?;
-    let full_view = full.as_ref().map(|l| l.prompt_llm(&app.config));
-    let llm = view(&full_view, &bare);
-    let a = run_analysis(question, &history, llm)?;
+    let engine = app.engine()?;
+    let a = engine.analyze(question, &history)?;
     if app.json {
         return print_json(&a);
     }
-    let facts = if index_exists && a.multi_hop {
-        SqliteStore::open(&app.cli_index, false)
-            .and_then(|s| s.stats())
-            .ok()
-            .map(|s| s.nodes.get("Fact").copied().unwrap_or(0))
+    let facts = if engine.exists() && a.multi_hop {
+        engine.stats().ok().map(|s| s.nodes.get("Fact").copied().unwrap_or(0))
     } else {
         None
     };
@@ -47,47 +30,8 @@ pub fn analyze(app: App, question: &str, history: Option<&Path>) -> Result<()> {
     Ok(())
 }
 
-/// For `rhizome query --history FILE`: the question made self-contained against the
-/// history (LLM-assisted when one is configured), said on stderr when it changed. Without
-/// a history, the question as asked.
-pub fn resolve_follow_up(app: &App, question: &str, history: Option<&Path>) -> Result<String> {
-    let Some(path) = history else { return Ok(question.to_string()) };
-    if question.trim().is_empty() {
-        return Ok(question.to_string()); // `query` reports the empty question
-    }
-    let history = read_history(path)?;
-    let (full, bare) = llm_for(app)?;
-    let full_view = full.as_ref().map(|l| l.prompt_llm(&app.config));
-    let llm = view(&full_view, &bare);
-    let s = standalone_question(question, &history, llm)?;
-    if s.is_follow_up {
-        eprintln!("follow-up, asked as: {}", s.question);
-    }
-    Ok(s.question)
-}
-
-type LlmPair = (Option<crate::llm::Llm>, Option<(tokio::runtime::Runtime, BlockingLlm)>);
-
-/// The configured LLM: the full stack (with the cache) when the index exists; otherwise
-/// the provider with retries and limits only, so that analysing creates no index.
-fn llm_for(app: &App) -> Result<LlmPair> {
-    if app.cli_index.join(rhizome_store::DB_FILE).exists() {
-        Ok((crate::llm::build(&app.config, &app.cli_index)?, None))
-    } else {
-        Ok((None, bare_llm(&app.config)?))
-    }
-}
-
-fn view<'a>(full: &'a Option<BlockingLlm>, bare: &'a Option<(tokio::runtime::Runtime, BlockingLlm)>)
-    -> Option<&'a dyn PromptLlm> {
-    match (full, bare) {
-        (Some(v), _) => Some(v),
-        (None, Some((_, b))) => Some(b),
-        (None, None) => None,
-    }
-}
-
-fn read_history(path: &Path) -> Result<Vec<ChatMessage>> {
+/// A `--history` file: a JSON array of `{"role", "content"}` messages.
+pub fn read_history(path: &Path) -> Result<Vec<ChatMessage>> {
     let text = std::fs::read_to_string(path).with_context(|| {
         format!(
             "--history {}: cannot read the file; pass a JSON file of messages like \
@@ -96,33 +40,6 @@ fn read_history(path: &Path) -> Result<Vec<ChatMessage>> {
         )
     })?;
     Ok(parse_history(&format!("--history {}", path.display()), &text)?)
-}
-
-/// The configured provider behind retries and limits, without the index cache.
-fn bare_llm(config: &Config) -> Result<Option<(tokio::runtime::Runtime, BlockingLlm)>> {
-    let Some(base) = crate::llm::base_provider(config)? else { return Ok(None) };
-    let c = &config.llm;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    let retry = Retry {
-        inner: base,
-        max_retries: c.max_retries,
-        base_delay: Duration::from_millis(c.retry_base_ms),
-        max_delay: Duration::from_millis(c.retry_max_ms.max(c.retry_base_ms)),
-    };
-    let limited = Limited::new(retry, c.concurrency, Some(c.requests_per_minute), Some(c.tokens_per_minute));
-    let dir = Some(Path::new(&c.prompts_dir)).filter(|p| !p.as_os_str().is_empty());
-    let llm = BlockingLlm {
-        provider: Arc::new(limited),
-        prompts: Arc::new(Prompts::load(dir)?),
-        runtime: runtime.handle().clone(),
-        temperature: c.temperature,
-        max_tokens: c.max_tokens,
-    };
-    Ok(Some((runtime, llm)))
 }
 
 fn yes(b: bool) -> &'static str {

@@ -1,12 +1,10 @@
 //! `rhizome stats`, `delete`, `models`.
 
-use std::sync::atomic::AtomicBool;
-
-use anyhow::{bail, Result};
-use rhizome_core::{Stats, StoreRead, StoreWrite};
+use anyhow::Result;
+use rhizome_core::Stats;
 use serde_json::json;
 
-use crate::app::{print_json, App};
+use crate::app::{print_json, App, CANCEL};
 use crate::ModelsCmd;
 
 pub fn stats_line(s: &Stats) -> String {
@@ -16,12 +14,11 @@ pub fn stats_line(s: &Stats) -> String {
 }
 
 pub fn stats(app: App) -> Result<()> {
-    let store = app.open_reader()?;
-    let s = store.stats()?;
+    let s = app.engine()?.stats()?;
     if app.json {
         return print_json(&s);
     }
-    println!("index {}", app.cli_index.display());
+    println!("index {}", app.store);
     println!("nodes:");
     for (k, v) in &s.nodes {
         println!("  {k:<14}{v:>10}");
@@ -34,52 +31,17 @@ pub fn stats(app: App) -> Result<()> {
 }
 
 pub fn delete(app: App, doc: &str) -> Result<()> {
-    let mut store = app.open_writer(false)?;
-    let mut targets = store.documents_from_source(doc)?;
-    if targets.is_empty() {
-        if let Some(d) = store.find_document(doc)? {
-            targets.push(d);
-        }
-    }
-    if targets.is_empty() {
-        bail!("no document with id or source {doc:?} in {}; `rhizome stats` shows what is indexed", app.cli_index.display());
-    }
-    let mut total = rhizome_core::DeleteReport::default();
-    for d in &targets {
-        let r = store.delete_document(&d.id)?;
-        total.documents += r.documents;
-        total.chunks += r.chunks;
-        total.entities += r.entities;
-        total.facts += r.facts;
-        total.relations += r.relations;
-    }
-    let syn = if store.synonyms_dirty()? {
-        // The index's own model decides the threshold's calibration.
-        let scale = store.embedding_model()?.map_or(1.0, |m| rhizome_embed::cosine_scale(&m));
-        let c = app.config.calibrated(scale).synonymy;
-        Some(store.rebuild_synonyms(c.top_k, c.threshold, &AtomicBool::new(false))?)
-    } else {
-        None
-    };
-    // Communities follow the graph, as after indexing: "index A and B, delete B" leaves
-    // the communities of "index A". A deletion never spends LLM calls: communities it
-    // changed get extractive reports, which the next `index` or `communities` run with an
-    // LLM replaces (from the LLM cache when the community is one it reported on before).
-    let communities = if app.config.communities.enabled && store.communities_version()?.is_some() {
-        let embedder = app.embedder_for(&store)?;
-        Some(crate::cmd_communities::refresh(&app, &mut store, embedder.as_ref(), None, false)?)
-    } else {
-        None
-    };
+    let o = app.engine()?.delete(doc, &CANCEL)?;
     if app.json {
-        return print_json(&json!({"deleted": total, "synonym_edges": syn, "communities": communities}));
+        return print_json(&json!({"deleted": o.deleted, "synonym_edges": o.synonym_edges, "communities": o.communities}));
     }
+    let t = &o.deleted;
     println!(
         "deleted {} document(s), {} chunks, {} entities, {} relations, {} facts",
-        total.documents, total.chunks, total.entities, total.relations, total.facts
+        t.documents, t.chunks, t.entities, t.relations, t.facts
     );
-    if let Some(o) = &communities {
-        println!("{}", crate::cmd_communities::summary(o));
+    if let Some(c) = &o.communities {
+        println!("{}", crate::cmd_communities::summary(c));
     }
     Ok(())
 }

@@ -1,10 +1,10 @@
-//! `rhizome query`.
+//! `rhizome query`: parse, ask the engine, print (the LLM's answer streams to the
+//! terminal as it is written, unless JSON was asked for).
+
+use std::path::Path;
 
 use anyhow::Result;
-use rhizome_retrieve::{
-    extractive_answer, retriever, Method, INSUFFICIENT_EVIDENCE,
-};
-use rhizome_llm::answer::{generate_answer, Evidence};
+use rhizome_engine::{Method, QueryRequest};
 use serde_json::json;
 
 use crate::app::{print_json, App};
@@ -13,54 +13,31 @@ pub fn parse_method(m: &str) -> Result<Method> {
     m.parse::<Method>().map_err(anyhow::Error::msg)
 }
 
-pub fn query(app: App, question: &str, method: &str) -> Result<()> {
+pub fn query(app: App, question: &str, method: &str, history: Option<&Path>) -> Result<()> {
     let method = parse_method(method)?;
-    if question.trim().is_empty() {
-        anyhow::bail!("the question is empty; ask something, e.g. rhizome query \"Who founded OpenAI?\"");
+    let engine = app.engine()?;
+    let mut req = QueryRequest::new(question, method);
+    if let Some(h) = history {
+        req.history = crate::cmd_analyze::read_history(h)?;
     }
-    let setup = crate::query_setup::QuerySetup::open(&app)?;
-    let env = setup.env();
-    let (embedder, llm) = (&setup.embedder, &setup.llm);
-    let t = std::time::Instant::now();
-    let mut r = retriever(method).retrieve(&env, question)?;
-    r.timings_ms.insert("retrieve".into(), t.elapsed().as_secs_f64() * 1e3);
-    let t = std::time::Instant::now();
-    // A method may say how many of its contexts go to the answer (hippo: qa_top_k).
-    let n_answer = r.extra.get("qa_top_k").and_then(|v| v.as_u64()).map_or(r.contexts.len(), |n| n as usize);
-    let answer_contexts = &r.contexts[..n_answer.min(r.contexts.len())];
-    let mut streamed = false;
-    let (answer, answer_kind) = if let Some(a) = r.answer.take() {
-        // The method wrote its own answer (global's and drift's reduce, tog's path answer).
-        (a, "llm")
-    } else if r.contexts.is_empty() {
-        (INSUFFICIENT_EVIDENCE.to_string(), "none")
-    } else if let Some(llm) = &llm {
-        let evidence: Vec<Evidence> =
-            answer_contexts.iter().map(|c| Evidence { source: &c.source, text: &c.text }).collect();
-        // Stream to the terminal as the model writes, unless JSON was asked for.
-        let print = |piece: &str| {
-            use std::io::Write;
-            print!("{piece}");
-            let _ = std::io::stdout().flush();
-        };
-        let sink: Option<&rhizome_core::llm::TokenSink> = if app.json { None } else { Some(&print) };
-        streamed = sink.is_some();
-        let c = &app.config.llm;
-        let resp = llm.runtime.block_on(generate_answer(
-            llm.stack.as_ref(), &llm.prompts, question, &evidence, sink, c.temperature, c.max_tokens,
-        ))?;
-        (resp.text, "llm")
-    } else {
-        let a = extractive_answer(embedder.as_ref(), question, answer_contexts, app.config.retrieval.answer_sentences, 3)?;
-        (a, "extractive")
+    let streamed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = streamed.clone();
+    let sink = move |piece: &str| {
+        use std::io::Write;
+        flag.store(true, std::sync::atomic::Ordering::Relaxed);
+        print!("{piece}");
+        let _ = std::io::stdout().flush();
     };
-    r.timings_ms.insert("answer".into(), t.elapsed().as_secs_f64() * 1e3);
+    let r = engine.query(&req, if app.json { None } else { Some(&sink) })?;
+    if let Some(s) = &r.standalone_question {
+        eprintln!("follow-up, asked as: {s}");
+    }
     if app.json {
         return print_json(&json!({
-            "question": question,
-            "method": method,
-            "answer": answer,
-            "answer_kind": answer_kind,
+            "question": r.standalone_question.as_deref().unwrap_or(&r.question),
+            "method": r.method,
+            "answer": r.answer,
+            "answer_kind": r.answer_kind,
             "contexts": r.contexts,
             "paths": r.paths,
             "notes": r.notes,
@@ -68,10 +45,10 @@ pub fn query(app: App, question: &str, method: &str) -> Result<()> {
             "timings_ms": r.timings_ms,
         }));
     }
-    if streamed {
+    if streamed.load(std::sync::atomic::Ordering::Relaxed) {
         println!("\n");
     } else {
-        println!("{answer}\n");
+        println!("{}\n", r.answer);
     }
     for (i, c) in r.contexts.iter().enumerate() {
         let snippet: String = c.text.chars().take(160).collect();

@@ -7,15 +7,12 @@ mod bench_embed;
 mod bench_large_file;
 mod bench_retrieval;
 mod method_flags;
-mod query_setup;
 mod cmd_analyze;
 mod cmd_communities;
 mod cmd_eval;
 mod cmd_index;
 mod cmd_misc;
 mod cmd_query;
-mod llm;
-mod llm_local;
 mod progress;
 
 use std::path::PathBuf;
@@ -30,6 +27,9 @@ pub struct Cli {
     /// Index directory.
     #[arg(long, global = true, env = "RHIZOME_INDEX", default_value = ".rhizome")]
     pub index: PathBuf,
+    /// Where the index lives: a directory, or a store URL; overrides --index. [store.url]
+    #[arg(long, global = true, value_name = "URL")]
+    pub store: Option<String>,
     /// Config file (TOML). Default: ./rhizome.toml when present.
     #[arg(long, global = true, env = "RHIZOME_CONFIG")]
     pub config: Option<PathBuf>,

@@ -19,6 +19,7 @@ pub use crate::config_sensemaking::{CommunitiesConfig, DriftConfig, GlobalConfig
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
+    pub store: StoreConfig,
     pub chunk: ChunkConfig,
     pub embed: EmbedConfig,
     pub extract: ExtractConfig,
@@ -35,6 +36,15 @@ pub struct Config {
     pub global: GlobalConfig,
     pub drift: DriftConfig,
     pub tog: TogConfig,
+}
+
+/// Where the index lives.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StoreConfig {
+    /// An index directory (the embedded SQLite index) or a store URL; empty: `--index`
+    /// (default `./.rhizome`). Flag `--store`, env `RHIZOME_STORE_URL`.
+    pub url: String,
 }
 
 /// The LLM used for extraction and answers. `provider = "none"` (the default) keeps
@@ -223,6 +233,7 @@ impl Default for Config {
             global: GlobalConfig::default(),
             drift: DriftConfig::default(),
             tog: TogConfig::default(),
+            store: StoreConfig::default(),
         }
     }
 }

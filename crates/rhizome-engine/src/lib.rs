@@ -12,6 +12,7 @@
 mod browse;
 mod documents;
 mod embedder;
+mod eval;
 mod index;
 pub mod llm;
 mod query;
@@ -25,6 +26,7 @@ use rhizome_store::{Holder, LockWait, Reader, StoreUrl, Writer};
 pub use browse::{EntityDetail, GraphEdge, GraphNode, Mention, Subgraph};
 pub use documents::{DocumentDetail, DocumentPage};
 pub use embedder::load as load_embedder;
+pub use eval::EvalOutcome;
 #[cfg(feature = "graphrag-parquet")]
 pub use index::GraphragOutcome;
 pub use index::{DeleteOutcome, DryRun, IndexInput, IndexOutcome, Skip};
