@@ -60,7 +60,16 @@ pub fn run(cli: Cli) -> Result<()> {
     }
     let store = if config.store.url.is_empty() { cli.index.display().to_string() } else { config.store.url.clone() };
     let app = App { store, json: cli.json, config, no_wait: cli.no_wait };
-    match cli.command {
+    let index = app.store.clone();
+    dispatch(app, cli.command).map_err(|e| match e.downcast::<rhizome_core::Error>() {
+        // Damage found during a query, or a busy database, named with the index.
+        Ok(core) => anyhow::Error::new(core.with_index(&index)),
+        Err(e) => e,
+    })
+}
+
+fn dispatch(app: App, command: Command) -> Result<()> {
+    match command {
         Command::Index { paths, extractor: _, dry_run } => cmd_index::index(app, &paths, dry_run),
         Command::Import { what } => cmd_index::import(app, what),
         // Questions in NFC, as documents are indexed (`rhizome_core::text::nfc`).
@@ -72,6 +81,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Communities { force } => cmd_communities::communities(app, force),
         Command::Stats => cmd_misc::stats(app),
         Command::Delete { doc } => cmd_misc::delete(app, &doc),
+        Command::Documents { search, offset, limit } => cmd_misc::documents(app, search.as_deref(), offset, limit),
         Command::Models { what } => cmd_misc::models(app, what),
         Command::Config => {
             print!("{}", app.config.to_toml());

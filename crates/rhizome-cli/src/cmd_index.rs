@@ -59,7 +59,7 @@ fn print_outcome(app: &App, o: &IndexOutcome) -> Result<()> {
     let r = &o.report;
     println!(
         "indexed {} new document(s) ({} unchanged, {} replaced, {} skipped): {} chunks, {} mentions, {} relations, {} facts",
-        r.documents_indexed, r.documents_unchanged, r.documents_replaced, o.skipped.len(),
+        r.documents_new, r.documents_unchanged, r.documents_replaced, o.skipped.len(),
         r.chunks, r.entities_mentioned, r.relations, r.facts
     );
     if r.entities_merged > 0 {
@@ -121,7 +121,7 @@ fn import_graphrag(app: &App, dir: &std::path::Path) -> Result<()> {
     );
     println!(
         "indexed {} new document(s) ({} unchanged, {} replaced): {} chunks, {} mentions, {} relations",
-        r.documents_indexed, r.documents_unchanged, r.documents_replaced, r.chunks,
+        r.documents_new, r.documents_unchanged, r.documents_replaced, r.chunks,
         r.entities_mentioned, r.relations
     );
     println!(

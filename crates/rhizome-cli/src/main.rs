@@ -124,6 +124,16 @@ pub enum Command {
     },
     /// Nodes per label and edges per type.
     Stats,
+    /// List the indexed documents: id, title, language, chunks, entities, source.
+    Documents {
+        /// Only documents whose title or source contains this.
+        #[arg(long)]
+        search: Option<String>,
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+        #[arg(long, default_value_t = 1000)]
+        limit: usize,
+    },
     /// Remove a document (by id or source path) and everything only it supported.
     Delete { doc: String },
     /// Manage local models.

@@ -204,7 +204,7 @@ fn bad_input_is_skipped_and_named() {
     let out = rz(&bad).args(["query", "anything"]).output().unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("corrupt") && !err.contains("panicked"), "{err}");
+    assert!(err.contains("damaged or not a Rhizome index") && err.contains("backup") && !err.contains("panicked"), "{err}");
 
     // Bad flags and settings name the fix.
     let out = rz(&idx).args(["query", "x", "--method", "nope"]).output().unwrap();

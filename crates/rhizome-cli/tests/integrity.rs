@@ -33,7 +33,7 @@ fn two_indexers_at_once_end_as_if_sequential() {
     index(&ba, &b);
     index(&ba, &a);
     let (want_ab, want_ba) = (dump(&ab), dump(&ba));
-    let mut waited = 0;
+    let (mut waited, mut readers) = (0, 0);
     for trial in 0..10 {
         let idx = tmp.path().join(format!("t{trial}"));
         let spawn = |what: &Path| {
@@ -44,6 +44,24 @@ fn two_indexers_at_once_end_as_if_sequential() {
         let (first, second) = if trial % 2 == 0 { (&a, &b) } else { (&b, &a) };
         let p1 = spawn(first);
         let p2 = spawn(second);
+        // A reader during the writes: once the index answers, it always answers.
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let reader = {
+            let (idx, stop) = (idx.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let (mut answered, mut failures) = (0, Vec::new());
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let out = rz(&idx).args(["--json", "query", "Who founded the company?"]).output().unwrap();
+                    if out.status.success() {
+                        answered += 1;
+                    } else if answered > 0 {
+                        failures.push(String::from_utf8_lossy(&out.stderr).to_string());
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                (answered, failures)
+            })
+        };
         for p in [p1, p2] {
             let out = p.wait_with_output().unwrap();
             let err = String::from_utf8_lossy(&out.stderr);
@@ -54,6 +72,10 @@ fn two_indexers_at_once_end_as_if_sequential() {
                 waited += 1;
             }
         }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let (answered, failures) = reader.join().unwrap();
+        assert!(failures.is_empty(), "trial {trial}: a reader failed during the writes: {failures:?}");
+        readers += answered;
         let got = dump(&idx);
         let d_ab = diff(&got, &want_ab);
         let d_ba = diff(&got, &want_ba);
@@ -64,7 +86,7 @@ fn two_indexers_at_once_end_as_if_sequential() {
         let gap = vector_gap(&idx, if d_ab.is_empty() { &ab } else { &ba });
         assert!(gap < 1e-3, "trial {trial}: vectors differ by {gap}");
     }
-    eprintln!("10 trials, {waited} writer(s) waited for the other");
+    eprintln!("10 trials, {waited} writer(s) waited for the other; {readers} queries answered during the writes");
     assert!(waited > 0, "the two indexers never overlapped; the test did not test anything");
 }
 

@@ -20,6 +20,10 @@ pub enum Error {
     Busy { path: PathBuf, msg: String },
     #[error("store error: {0}")]
     Store(String),
+    /// The database reports damage (corrupt pages, not a database). Callers that know the
+    /// index's path add it (see [`Error::with_index`]).
+    #[error("the index is damaged ({0}); restore it from a backup, or index the documents again into a new --index directory")]
+    Damaged(String),
     #[error("{input}: {msg}")]
     BadInput { input: String, msg: String },
     #[error("config: {0}")]
@@ -45,5 +49,20 @@ impl Error {
     }
     pub fn bad_input(input: impl Into<String>, msg: impl Into<String>) -> Self {
         Error::BadInput { input: input.into(), msg: msg.into() }
+    }
+
+    /// Name the index in errors that lack its path (damage found during a query).
+    pub fn with_index(self, index: &str) -> Self {
+        match self {
+            Error::Damaged(msg) => Error::Index {
+                path: PathBuf::from(index),
+                msg: format!(
+                    "the index is damaged ({msg}); restore it from a backup, or index the documents again \
+                     into a new --index directory"
+                ),
+            },
+            Error::Busy { path, msg } if path.as_os_str().is_empty() => Error::Busy { path: PathBuf::from(index), msg },
+            other => other,
+        }
     }
 }

@@ -2,12 +2,12 @@
 //! holds the writer lock from before it writes until it is done.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 use rhizome_community::CommunityOutcome;
 use rhizome_core::llm::PromptLlm;
-use rhizome_core::{Chunker, Document, Error, Extractor, Result, Stats, StoreWrite};
+use rhizome_core::{Chunker, Document, Error, Extractor, Result, Stats, StoreRead, StoreWrite};
 use rhizome_ingest::chunk::TokenChunker;
 use rhizome_ingest::extract::NlpExtractor;
 use rhizome_ingest::import;
@@ -125,11 +125,19 @@ impl Engine {
         let (docs, prepared, skipped, warnings) = match input {
             IndexInput::Paths(paths) => {
                 let (docs, skipped) = load(&paths);
-                if docs.is_empty() && !skipped.is_empty() && skipped.len() == paths.len() {
-                    let list: Vec<String> = skipped.iter().map(|s| format!("{}: {}", s.path, s.reason)).collect();
+                if docs.is_empty() {
+                    // Nothing is written, and no index is created.
+                    let named: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+                    let why: Vec<String> = skipped.iter().take(5).map(|s| format!("{}: {}", s.path, s.reason)).collect();
+                    let more = skipped.len().saturating_sub(5);
                     return Err(Error::bad_input(
-                        list.join("; "),
-                        "nothing to index: every input was skipped",
+                        named.join(", "),
+                        format!(
+                            "nothing to index: no readable .txt, .md, .html, .json or .jsonl file there{}{}; \
+                             give files or folders that hold some",
+                            if why.is_empty() { String::new() } else { format!(" (skipped: {})", why.join("; ")) },
+                            if more > 0 { format!(" and {more} more") } else { String::new() },
+                        ),
                     ));
                 }
                 (Some(docs), None, skipped, vec![])
@@ -254,12 +262,7 @@ impl Engine {
     /// changed get extractive reports, which the next run with an LLM replaces.
     pub fn delete(&self, doc: &str, cancel: &AtomicBool) -> Result<DeleteOutcome> {
         let mut store = self.writer(false)?;
-        let mut targets = store.documents_from_source(doc)?;
-        if targets.is_empty() {
-            if let Some(d) = store.find_document(doc)? {
-                targets.push(d);
-            }
-        }
+        let targets = find_targets(store.as_ref(), doc)?;
         if targets.is_empty() {
             return Err(Error::NotFound(format!(
                 "no document with id or source {doc:?} in {}; `rhizome documents` lists what is indexed",
@@ -320,6 +323,38 @@ impl Engine {
             cancel,
         )
     }
+}
+
+/// The documents `doc` names: by source as typed, by its canonical path (sources are
+/// canonical since they are made so at load time), by id, and in an index made before
+/// that, by a stored relative source that resolves to the same file.
+fn find_targets(store: &dyn StoreRead, doc: &str) -> Result<Vec<Document>> {
+    let mut targets = store.documents_from_source(doc)?;
+    let canonical = std::fs::canonicalize(doc).ok();
+    if targets.is_empty() {
+        if let Some(c) = &canonical {
+            targets = store.documents_from_source(&c.display().to_string())?;
+        }
+    }
+    if targets.is_empty() {
+        if let Some(d) = store.find_document(doc)? {
+            targets.push(d);
+        }
+    }
+    if targets.is_empty() {
+        if let (Some(c), Some(name)) = (&canonical, Path::new(doc).file_name().and_then(|n| n.to_str())) {
+            let total = store.document_count(Some(name))? as usize;
+            for s in store.documents(Some(name), 0, total)? {
+                let file = s.source.split('#').next().unwrap_or(&s.source);
+                if std::fs::canonicalize(file).ok().as_ref() == Some(c) {
+                    targets.extend(store.documents_from_source(&s.source)?);
+                }
+            }
+        }
+    }
+    targets.sort_by(|a, b| a.id.cmp(&b.id));
+    targets.dedup_by(|a, b| a.id == b.id);
+    Ok(targets)
 }
 
 /// Add this run's LLM usage to the totals kept in the index; returns this run's.

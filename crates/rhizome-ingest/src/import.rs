@@ -188,7 +188,21 @@ pub fn csv_fields(line: &str) -> Vec<String> {
     fields.into_iter().map(|f| f.trim().to_string()).collect()
 }
 
-/// Read an edge list: `source,relation,target[,description]`, with or without that header.
+/// Column names an edge list's header row may use (any case): the row is skipped when
+/// its first three fields are all among them, e.g. `source,relation,target`,
+/// `subject,predicate,object`, `head,relation,tail`, `from,type,to`.
+const HEADER_NAMES: &[&str] = &[
+    "source", "src", "subject", "head", "from", "start", "node1", "entity1", "relation", "relationship",
+    "predicate", "rel", "type", "edge", "label", "target", "dst", "object", "tail", "to", "end", "node2",
+    "entity2", "description", "desc",
+];
+
+fn is_header(f: &[String]) -> bool {
+    f.len() >= 3 && f[..3].iter().all(|x| HEADER_NAMES.contains(&x.trim().to_lowercase().as_str()))
+}
+
+/// Read an edge list: `source,relation,target[,description]`, with or without a header
+/// row ([`HEADER_NAMES`]).
 pub fn edges_csv(path: &Path) -> Result<Imported> {
     let src = path.display().to_string();
     let text = read(path)?;
@@ -200,7 +214,7 @@ pub fn edges_csv(path: &Path) -> Result<Imported> {
             continue;
         }
         let f = csv_fields(line);
-        if n == 0 && f.first().map(|x| x.to_lowercase()) == Some("source".into()) {
+        if n == 0 && is_header(&f) {
             continue;
         }
         if f.len() < 3 || f[..3].iter().any(|x| x.is_empty()) {
@@ -250,6 +264,24 @@ mod tests {
         assert!(v["a"].is_null());
         assert_eq!(v["b"], "NaN \" Infinity");
         assert!(v["c"][0].is_null());
+    }
+
+    #[test]
+    fn edge_list_headers_are_recognised_not_imported() {
+        let dir = tempfile::tempdir().unwrap();
+        for header in ["source,relation,target", "subject,predicate,object", "Head,Relation,Tail",
+            "from,type,to,description"] {
+            let p = dir.path().join("edges.csv");
+            std::fs::write(&p, format!("{header}\nAage Bohr,won,Nobel Prize\n")).unwrap();
+            let got = edges_csv(&p).unwrap();
+            let ex = &got.items[0].doc_extraction;
+            assert_eq!(ex.facts.len(), 1, "{header}: only the data row is a fact");
+            assert_eq!(ex.facts[0].subject, "Aage Bohr");
+        }
+        // A first row that is data stays data.
+        let p = dir.path().join("data.csv");
+        std::fs::write(&p, "Source Code,is,open\nA,b,C\n").unwrap();
+        assert_eq!(edges_csv(&p).unwrap().items[0].doc_extraction.facts.len(), 2);
     }
 
     #[test]

@@ -205,7 +205,11 @@ impl Loader for CorpusLoader {
 /// document whose id was already loaded is kept once (the repeat is reported as skipped).
 pub fn load_path(path: &Path, loaders: &[Box<dyn Loader>]) -> LoadOutcome {
     let mut walk = Walk { loaders, out: LoadOutcome::default(), seen: HashMap::new(), dirs: HashSet::new() };
-    walk.visit(path);
+    // Sources are canonical (absolute, `.`/`..` and links resolved), so that one file has
+    // one source however its path was typed: `delete` and replacement find it by any
+    // spelling.
+    let canonical = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    walk.visit(&canonical);
     walk.out
 }
 

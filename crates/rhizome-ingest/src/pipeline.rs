@@ -61,7 +61,10 @@ pub struct Prepared {
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct IndexReport {
     pub documents_seen: u64,
+    /// Documents written in this run: new ones and new versions of replaced ones.
     pub documents_indexed: u64,
+    /// Documents that were not in the index in any version.
+    pub documents_new: u64,
     pub documents_unchanged: u64,
     pub documents_replaced: u64,
     pub chunks: u64,
@@ -466,6 +469,7 @@ impl Pipeline<'_> {
     /// warnings: the joined descriptions stay), then rebuild synonymy edges if entities
     /// changed.
     fn finish(&self, store: &mut dyn StoreWrite, report: &mut IndexReport) -> Result<()> {
+        report.documents_new = report.documents_indexed.saturating_sub(report.documents_replaced);
         if let Some(summarizer) = self.summarizer.filter(|_| self.summarize_min > 0) {
             let t = Instant::now();
             let tasks = store.summary_tasks(self.summarize_min)?;

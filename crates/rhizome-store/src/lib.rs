@@ -54,6 +54,7 @@ impl SqliteStore {
     /// called once, with the holder, if this call has to wait.
     pub fn open_writer(dir: &Path, create: bool, command: &str, wait: LockWait,
         on_wait: &mut dyn FnMut(&Holder)) -> Result<Self> {
+        not_a_file(dir)?;
         if !dir.join(DB_FILE).exists() {
             // Refuse a missing index before making a directory for its lock.
             if !create {
@@ -77,6 +78,17 @@ impl SqliteStore {
     /// [`SqliteStore::open_writer`] to write.
     pub fn open(dir: &Path, create: bool) -> Result<Self> {
         let db = dir.join(DB_FILE);
+        not_a_file(dir)?;
+        if db.is_file() && std::fs::metadata(&db).map(|m| m.len()).unwrap_or(1) == 0 {
+            return Err(Error::Index {
+                path: dir.to_path_buf(),
+                msg: format!(
+                    "{} is empty (0 bytes): not a Rhizome index; remove it and index again, or point \
+                     --index at another directory",
+                    db.display()
+                ),
+            });
+        }
         if !db.exists() {
             if !create {
                 return Err(Error::Index {
@@ -90,11 +102,13 @@ impl SqliteStore {
         }
         let conn = Connection::open(&db).map_err(|e| index_err(dir, e))?;
         schema::prepare(&conn).map_err(|e| match e {
-            Error::Store(msg) => Error::Index {
+            // Another writer holds the database: busy, never "corrupt".
+            Error::Busy { msg, .. } => Error::Busy { path: dir.to_path_buf(), msg },
+            Error::Damaged(msg) | Error::Store(msg) => Error::Index {
                 path: dir.to_path_buf(),
                 msg: format!(
-                    "cannot open the index ({msg}); it is corrupt or not a Rhizome index: \
-                     move it away and re-index"
+                    "cannot open the index ({msg}); it is damaged or not a Rhizome index: restore it \
+                     from a backup, or move it away and index the documents again"
                 ),
             },
             other => other,
@@ -132,7 +146,28 @@ impl SqliteStore {
 }
 
 pub(crate) fn sql(e: rusqlite::Error) -> Error {
-    Error::Store(e.to_string())
+    use rusqlite::ErrorCode::{DatabaseBusy, DatabaseCorrupt, DatabaseLocked, NotADatabase};
+    match e.sqlite_error_code() {
+        Some(DatabaseCorrupt | NotADatabase) => Error::Damaged(e.to_string()),
+        Some(DatabaseBusy | DatabaseLocked) => Error::Busy {
+            path: PathBuf::new(),
+            msg: format!("{e}: another process is writing it; try again when it finishes"),
+        },
+        _ => Error::Store(e.to_string()),
+    }
+}
+
+/// An index path that is a plain file is named as such (not "File exists").
+fn not_a_file(dir: &Path) -> Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(Error::Index {
+            path: dir.to_path_buf(),
+            msg: "is a file, not an index directory; point --index (or RHIZOME_INDEX) at a directory \
+                  (`rhizome index` creates a new one)"
+                .into(),
+        });
+    }
+    Ok(())
 }
 
 fn index_err(dir: &Path, e: rusqlite::Error) -> Error {

@@ -73,7 +73,15 @@ impl WriterLock {
             Ok(()) => {}
             Err(TryLockError::Error(e)) => return Err(Error::io(&path, e)),
             Err(TryLockError::WouldBlock) => {
-                let holder = read_holder(&path);
+                // The holder writes who it is just after it takes the lock: give it a moment.
+                let mut holder = read_holder(&path);
+                for _ in 0..40 {
+                    if holder.pid != 0 {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(25));
+                    holder = read_holder(&path);
+                }
                 let busy = |holder: &Holder| Error::Busy {
                     path: dir.to_path_buf(),
                     msg: format!(

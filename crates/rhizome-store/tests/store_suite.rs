@@ -165,7 +165,21 @@ fn missing_and_corrupt_indexes_give_clear_errors() {
     std::fs::create_dir_all(&bad).unwrap();
     std::fs::write(bad.join(rhizome_store::DB_FILE), vec![7u8; 4096]).unwrap();
     let err = SqliteStore::open(&bad, false).err().unwrap().to_string();
-    assert!(err.contains("corrupt"), "{err}");
+    assert!(err.contains("damaged or not a Rhizome index") && err.contains("backup"), "{err}");
+    // A 0-byte database is refused, not taken for an empty index, and stays untouched.
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    std::fs::write(empty.join(rhizome_store::DB_FILE), b"").unwrap();
+    for create in [false, true] {
+        let err = SqliteStore::open(&empty, create).err().unwrap().to_string();
+        assert!(err.contains("is empty (0 bytes)") && err.contains("remove it"), "{err}");
+    }
+    assert_eq!(std::fs::metadata(empty.join(rhizome_store::DB_FILE)).unwrap().len(), 0);
+    // A plain file where the index directory should be.
+    let file = tmp.path().join("plain");
+    std::fs::write(&file, "x").unwrap();
+    let err = SqliteStore::open(&file, true).err().unwrap().to_string();
+    assert!(err.contains("is a file, not an index directory"), "{err}");
 }
 
 #[test]

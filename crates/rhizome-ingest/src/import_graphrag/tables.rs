@@ -97,15 +97,46 @@ pub struct Tables {
 
 /// The file of table `name` in `dir`: `<name>.parquet`, or the older
 /// `create_final_<name>.parquet`.
-pub fn find_table(dir: &Path, name: &str) -> Option<PathBuf> {
-    [format!("{name}.parquet"), format!("create_final_{name}.parquet")]
+/// The tables every GraphRAG output folder has.
+const REQUIRED: [&str; 4] = ["documents", "text_units", "entities", "relationships"];
+/// GraphRAG 1.x names its tables `create_final_NAME.parquet`; 2.x `NAME.parquet`.
+const V1: &str = "create_final_";
+
+/// The file prefix of the folder's layout: 2.x (`""`) when its required tables are all
+/// there, else 1.x when those are, else 2.x (whose missing tables are then named). A
+/// complete 1.x folder with a stray 2.x file is read as 1.x, with a warning.
+fn layout(dir: &Path, warnings: &mut Vec<String>) -> &'static str {
+    let complete = |prefix: &str| REQUIRED.iter().all(|n| dir.join(format!("{prefix}{n}.parquet")).is_file());
+    if complete("") || !complete(V1) {
+        return "";
+    }
+    let stray: Vec<String> = REQUIRED
+        .iter()
+        .map(|n| format!("{n}.parquet"))
+        .filter(|f| dir.join(f).is_file())
+        .collect();
+    if !stray.is_empty() {
+        warnings.push(format!(
+            "{}: read as a GraphRAG 1.x folder (its create_final_*.parquet tables are complete); \
+             ignored {}",
+            dir.display(),
+            stray.join(", ")
+        ));
+    }
+    V1
+}
+
+/// The table `name` in the folder's layout (`prefix`), else in the other one.
+pub fn find_table(dir: &Path, name: &str, prefix: &str) -> Option<PathBuf> {
+    let other = if prefix.is_empty() { V1 } else { "" };
+    [format!("{prefix}{name}.parquet"), format!("{other}{name}.parquet")]
         .into_iter()
         .map(|f| dir.join(f))
         .find(|p| p.is_file())
 }
 
-fn required_table(dir: &Path, name: &str, what: &str) -> Result<PathBuf> {
-    find_table(dir, name).ok_or_else(|| {
+fn required_table(dir: &Path, name: &str, prefix: &str, what: &str) -> Result<PathBuf> {
+    find_table(dir, name, prefix).ok_or_else(|| {
         Error::bad_input(
             dir.join(format!("{name}.parquet")).display().to_string(),
             format!(
@@ -152,7 +183,8 @@ pub fn read_tables(dir: &Path) -> Result<Tables> {
         ));
     }
     let mut w = Vec::new();
-    let documents_path = required_table(dir, "documents", "the input documents")?;
+    let prefix = layout(dir, &mut w);
+    let documents_path = required_table(dir, "documents", prefix, "the input documents")?;
     let t = read_table(&documents_path, &[
         req(&["id"], "the document id"),
         opt(&["human_readable_id"], "a document number"),
@@ -164,7 +196,7 @@ pub fn read_tables(dir: &Path) -> Result<Tables> {
         Some(GrDocument { id: key(&r[0])?, hrid: r[1].int(), title: text(&r[2]).trim().to_string(),
             text: text(&r[3]), text_unit_ids: r[4].strings() })
     });
-    let path = required_table(dir, "text_units", "the text units (chunks)")?;
+    let path = required_table(dir, "text_units", prefix, "the text units (chunks)")?;
     let t = read_table(&path, &[
         req(&["id"], "the text unit id"),
         opt(&["human_readable_id"], "the unit's number (its order in the text)"),
@@ -174,7 +206,7 @@ pub fn read_tables(dir: &Path) -> Result<Tables> {
     let text_units = rows(&t, &mut w, "id", |r| {
         Some(GrTextUnit { id: key(&r[0])?, hrid: r[1].int(), text: text(&r[2]), document_ids: r[3].strings() })
     });
-    let path = required_table(dir, "entities", "the extracted entities")?;
+    let path = required_table(dir, "entities", prefix, "the extracted entities")?;
     let t = read_table(&path, &[
         req(&["id"], "the entity id"),
         req(&["title", "name"], "the entity name"),
@@ -187,7 +219,7 @@ pub fn read_tables(dir: &Path) -> Result<Tables> {
             entity_type: key(&r[2]).unwrap_or_else(|| "ENTITY".into()),
             description: text(&r[3]), text_unit_ids: r[4].strings() })
     });
-    let path = required_table(dir, "relationships", "the extracted relationships")?;
+    let path = required_table(dir, "relationships", prefix, "the extracted relationships")?;
     let t = read_table(&path, &[
         opt(&["id"], "the relationship id"),
         req(&["source"], "the source entity's name"),
@@ -201,7 +233,7 @@ pub fn read_tables(dir: &Path) -> Result<Tables> {
             description: text(&r[3]), weight: r[4].float().unwrap_or(1.0),
             text_unit_ids: r[5].strings() })
     });
-    let communities = match find_table(dir, "communities") {
+    let communities = match find_table(dir, "communities", prefix) {
         None => None,
         Some(path) => {
             let t = read_table(&path, &[
@@ -228,7 +260,7 @@ pub fn read_tables(dir: &Path) -> Result<Tables> {
             }))
         }
     };
-    let reports = match find_table(dir, "community_reports") {
+    let reports = match find_table(dir, "community_reports", prefix) {
         None => None,
         Some(path) => {
             let t = read_table(&path, &[
@@ -254,7 +286,7 @@ pub fn read_tables(dir: &Path) -> Result<Tables> {
             }))
         }
     };
-    let covariates = match find_table(dir, "covariates") {
+    let covariates = match find_table(dir, "covariates", prefix) {
         None => None,
         Some(path) => {
             let t = read_table(&path, &[

@@ -136,3 +136,23 @@ fn missing_or_malformed_tables_are_named() {
     assert_eq!(gi.counts.entities, 39);
     assert!(gi.communities.is_empty() && gi.covariates.is_empty());
 }
+
+/// A GraphRAG 1.x folder (`create_final_*` tables, complete) that also holds a stray
+/// `documents.parquet` of another shape is read as 1.x, with a warning naming the stray.
+#[test]
+fn complete_v1_folder_with_a_stray_v2_file_is_read_as_v1() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = fixture("operation_dulce");
+    for f in ["documents", "text_units", "entities", "relationships", "communities", "community_reports"] {
+        std::fs::copy(src.join(format!("{f}.parquet")), tmp.path().join(format!("create_final_{f}.parquet"))).unwrap();
+    }
+    // A stray table without `text` under the 2.x documents name.
+    std::fs::copy(src.join("entities.parquet"), tmp.path().join("documents.parquet")).unwrap();
+    let gi = read(tmp.path()).unwrap();
+    assert_eq!((gi.counts.documents, gi.counts.entities, gi.counts.relationships), (1, 39, 107));
+    assert!(
+        gi.imported.dropped.iter().any(|w| w.contains("GraphRAG 1.x") && w.contains("documents.parquet")),
+        "{:?}",
+        gi.imported.dropped
+    );
+}
