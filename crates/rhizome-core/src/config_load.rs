@@ -98,15 +98,7 @@ impl Config {
         for f in flags {
             l.set(&f.key, &f.value, Origin::Flag { arg: f.flag.clone() });
         }
-        l.problems.extend(check_values(&l.value, &l.defaults, &l.origins));
-        if !l.problems.is_empty() {
-            return Err(Error::Config(l.problems.join("\n  ")));
-        }
-        let config: Config = l.value.clone().try_into().map_err(|e: toml::de::Error| Error::Config(e.to_string()))?;
-        let broken = check_cross(&config, &l.value, &l.origins);
-        if !broken.is_empty() {
-            return Err(Error::Config(broken.join("\n  ")));
-        }
+        let config = l.checked()?;
         let warnings = unknown_env
             .into_iter()
             .filter(|k| *k != config.llm.api_key_env)
@@ -130,16 +122,7 @@ impl Config {
         for (k, v) in settings {
             l.set(k.trim(), v, Origin::Flag { arg: format!("{source} {k}={v}") });
         }
-        l.problems.extend(check_values(&l.value, &l.defaults, &l.origins));
-        if !l.problems.is_empty() {
-            return Err(Error::Config(l.problems.join("\n  ")));
-        }
-        let config: Config = l.value.clone().try_into().map_err(|e: toml::de::Error| Error::Config(e.to_string()))?;
-        let broken = check_cross(&config, &l.value, &l.origins);
-        if !broken.is_empty() {
-            return Err(Error::Config(broken.join("\n  ")));
-        }
-        Ok(config)
+        l.checked()
     }
 }
 
@@ -152,6 +135,21 @@ struct Layering {
 }
 
 impl Layering {
+    /// The layered settings, every value and cross-field rule checked; all problems at once.
+    fn checked(&mut self) -> Result<Config> {
+        self.problems.extend(check_values(&self.value, &self.defaults, &self.origins));
+        if !self.problems.is_empty() {
+            return Err(Error::Config(self.problems.join("\n  ")));
+        }
+        let config: Config =
+            self.value.clone().try_into().map_err(|e: toml::de::Error| Error::Config(e.to_string()))?;
+        let broken = check_cross(&config, &self.value, &self.origins);
+        if !broken.is_empty() {
+            return Err(Error::Config(broken.join("\n  ")));
+        }
+        Ok(config)
+    }
+
     /// The file's settings over the current ones; unknown sections and keys are problems.
     fn file(&mut self, path: &Path, text: &str, parsed: toml::Value) {
         let lines = key_lines(text);

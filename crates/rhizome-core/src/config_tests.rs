@@ -301,3 +301,15 @@ fn settings_used_by_the_tests_and_docs_validate() {
     ];
     Config::load(None, vec![], &sets(&used)).unwrap();
 }
+
+#[test]
+fn per_request_settings_apply_over_the_loaded_ones_and_are_checked() {
+    let base = Config::load(None, vec![], &["retrieval.top_k=7".into()]).unwrap();
+    let c = base.with_settings(&[("hippo.damping".into(), "0.6".into())], "request params").unwrap();
+    assert_eq!(c.retrieval.top_k, 7, "the loaded settings stay");
+    assert!((c.hippo.damping - 0.6).abs() < 1e-6);
+    let err = base.with_settings(&[("hippo.damping".into(), "5".into())], "request params").unwrap_err().to_string();
+    assert!(err.contains("hippo.damping") && err.contains("request params hippo.damping=5"), "{err}");
+    let err = base.with_settings(&[("hippo.nope".into(), "1".into())], "request params").unwrap_err().to_string();
+    assert!(err.contains("unknown setting hippo.nope"), "{err}");
+}
