@@ -127,6 +127,7 @@ pub fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Bench { what } => bench::run(app, what),
+        Command::Serve { addr, api_keys, max_upload_mb } => crate::cmd_serve::serve(app, addr, &api_keys, max_upload_mb),
     }
 }
 
