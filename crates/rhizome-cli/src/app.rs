@@ -88,6 +88,7 @@ fn dispatch(app: App, command: Command) -> Result<()> {
             Ok(())
         }
         Command::Bench { what } => bench::run(app, what),
+        Command::Serve { addr, api_keys, max_upload_mb } => crate::cmd_serve::serve(app, addr, &api_keys, max_upload_mb),
     }
 }
 

@@ -40,6 +40,9 @@ pub fn run(app: App, what: BenchCmd) -> Result<()> {
         BenchCmd::LargeFile { corpus, sizes, baseline_max_mb } => {
             crate::bench_large_file::large_file(app, &corpus, &sizes, baseline_max_mb)
         }
+        BenchCmd::Serve { questions, methods, clients, limit } => {
+            crate::bench_serve::serve(app, &questions, &methods, &clients, limit)
+        }
         BenchCmd::Retrieval { questions, methods, limit } => {
             crate::bench_retrieval::retrieval(app, &questions, &methods, limit)
         }

@@ -6,6 +6,7 @@ mod bench_communities;
 mod bench_embed;
 mod bench_large_file;
 mod bench_retrieval;
+mod bench_serve;
 mod method_flags;
 mod cmd_analyze;
 mod cmd_communities;
@@ -13,6 +14,7 @@ mod cmd_eval;
 mod cmd_index;
 mod cmd_misc;
 mod cmd_query;
+mod cmd_serve;
 mod progress;
 
 use std::path::PathBuf;
@@ -143,6 +145,20 @@ pub enum Command {
     },
     /// Print the effective configuration.
     Config,
+    /// Serve the index over HTTP: JSON API (upload, query, graph), OpenAI- and
+    /// Ollama-compatible chat, OpenAPI at /openapi.json and a page at /docs.
+    Serve {
+        /// Address to listen on (port 0: any free port; the address is printed).
+        #[arg(long, default_value = "127.0.0.1:8400")]
+        addr: std::net::SocketAddr,
+        /// An API key clients must send (repeatable; `KEY:ro` is read-only). Also
+        /// RHIZOME_API_KEYS=KEY1,KEY2:ro. Without a key the server listens on loopback only.
+        #[arg(long = "api-key", value_name = "KEY")]
+        api_keys: Vec<String>,
+        /// Largest request body, uploads included, in MiB.
+        #[arg(long, default_value_t = 64)]
+        max_upload_mb: usize,
+    },
     /// Benchmarks that print figures.
     Bench {
         #[command(subcommand)]
@@ -229,6 +245,22 @@ pub enum BenchCmd {
         /// Largest file also indexed as one batch for the baseline.
         #[arg(long, default_value_t = 5.0)]
         baseline_max_mb: f64,
+    },
+    /// The HTTP server on an existing index, in this process on 127.0.0.1:0: queries/s
+    /// and p50/p95 at 1, 4 and 16 concurrent clients per method, against the same
+    /// questions asked of the engine directly.
+    Serve {
+        /// Questions file (MuSiQue / HotpotQA format).
+        questions: PathBuf,
+        /// Methods, comma-separated.
+        #[arg(long, value_delimiter = ',', default_values_t = ["basic".to_string(), "hippo".to_string()])]
+        methods: Vec<String>,
+        /// Concurrent clients, comma-separated.
+        #[arg(long, value_delimiter = ',', default_values_t = [1usize, 4, 16])]
+        clients: Vec<usize>,
+        /// Questions used (each level asks each of them once, spread over its clients).
+        #[arg(long, default_value_t = 64)]
+        limit: usize,
     },
     /// Local model prompt and generation tokens/s (--llm-model NAME).
     Llm {

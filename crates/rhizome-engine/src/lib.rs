@@ -16,6 +16,7 @@ mod eval;
 mod index;
 pub mod llm;
 mod query;
+mod upload;
 
 use std::sync::{Arc, Mutex};
 
@@ -34,6 +35,7 @@ pub use query::{QueryOutcome, QueryRequest};
 pub use rhizome_community::CommunityOutcome;
 pub use rhizome_ingest::pipeline::{IndexReport, NoProgress, Progress};
 pub use rhizome_retrieve::Method;
+pub use upload::{load_uploads, text_document, upload_base_name, upload_extension, Upload, UPLOAD_EXTENSIONS};
 
 /// How the engine writes: what a second writer does, and how this one is named in the
 /// other's message.
@@ -59,7 +61,8 @@ pub struct Engine {
     embedder: Mutex<Option<Arc<dyn Embedder>>>,
     llm: Mutex<Option<Option<Arc<llm::Llm>>>>,
     graph: GraphCache,
-    readers: Mutex<Vec<Reader>>,
+    /// Idle readers, each with the [`freshness`] stamp it was lent out at.
+    readers: Mutex<Vec<(Reader, (u64, u64))>>,
 }
 
 impl Engine {
@@ -90,14 +93,29 @@ impl Engine {
         self.url.exists()
     }
 
-    /// A reader from the pool (opened on demand), returned to it when dropped.
+    /// A reader from the pool (opened on demand), returned to it when dropped. A reader
+    /// keeps its vector and BM25 caches between loans, so a pooled reader is only lent
+    /// again while the index has not changed since its last loan (a write in this process
+    /// or another one); otherwise it is dropped and a fresh one opened.
     pub fn reader(&self) -> Result<PooledReader<'_>> {
-        let pooled = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
-        let store = match pooled {
-            Some(s) => s,
-            None => self.url.open_reader()?,
-        };
-        Ok(PooledReader { store: Some(store), pool: &self.readers })
+        loop {
+            let pooled = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
+            let (store, stamp) = match pooled {
+                Some((s, then)) => {
+                    let now = freshness(&*s)?;
+                    if now != then {
+                        continue;
+                    }
+                    (s, now)
+                }
+                None => {
+                    let s = self.url.open_reader()?;
+                    let now = freshness(&*s)?;
+                    (s, now)
+                }
+            };
+            return Ok(PooledReader { store: Some(store), stamp, pool: &self.readers });
+        }
     }
 
     /// The index for writing, holding its writer lock until the returned store is dropped.
@@ -149,10 +167,17 @@ impl Engine {
     }
 }
 
+/// What a reader's caches depend on: the graph version (every committed batch,
+/// deletion and synonymy rebuild moves it) and the reports version.
+fn freshness(store: &dyn StoreRead) -> Result<(u64, u64)> {
+    Ok((store.graph_version()?, store.reports_version()?.unwrap_or(0)))
+}
+
 /// A reader on loan from the engine's pool.
 pub struct PooledReader<'a> {
     store: Option<Reader>,
-    pool: &'a Mutex<Vec<Reader>>,
+    stamp: (u64, u64),
+    pool: &'a Mutex<Vec<(Reader, (u64, u64))>>,
 }
 
 impl std::ops::Deref for PooledReader<'_> {
@@ -167,7 +192,7 @@ impl Drop for PooledReader<'_> {
         if let Some(s) = self.store.take() {
             let mut pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
             if pool.len() < 8 {
-                pool.push(s);
+                pool.push((s, self.stamp));
             }
         }
     }

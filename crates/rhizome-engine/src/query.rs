@@ -95,6 +95,16 @@ impl Engine {
         Ok(s.is_follow_up.then_some(s.question))
     }
 
+    /// Check `req` without running it: a question is there and every per-request setting
+    /// is a known key with a valid value (the error names it). A caller that answers
+    /// in a stream calls this first, so that bad input is refused before streaming.
+    pub fn check_query(&self, req: &QueryRequest) -> Result<()> {
+        if req.question.trim().is_empty() {
+            return Err(crate::empty_question("rhizome query"));
+        }
+        self.config.with_settings(&req.settings, "params").map(|_| ())
+    }
+
     /// Answer `req`. With an LLM and a `sink`, the answer's tokens go to the sink as the
     /// model writes them.
     pub fn query(&self, req: &QueryRequest, sink: Option<&TokenSink>) -> Result<QueryOutcome> {
@@ -105,7 +115,7 @@ impl Engine {
         let standalone = self.standalone(&asked, &req.history)?;
         let question = standalone.clone().unwrap_or_else(|| asked.clone());
         let method = req.method;
-        let base = self.config.with_settings(&req.settings, "request params")?;
+        let base = self.config.with_settings(&req.settings, "params")?;
         let (mut r, answer_contexts_n) = self.with_env_config(&base, req.top_k, |env| {
             let t = std::time::Instant::now();
             let mut r = retriever(method).retrieve(env, &question)?;

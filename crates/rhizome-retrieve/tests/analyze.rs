@@ -155,6 +155,9 @@ fn follow_ups_are_rewritten() {
     ];
     assert_eq!(q("Where did he study?", &openai).standalone_question, "Where did Sam Altman study?");
     assert_eq!(q("When was it founded?", &openai).standalone_question, "When was OpenAI founded?");
+    // A person pronoun skips an award's or an institution's name for the person's.
+    let nobel = vec![ChatMessage::user("Who shared the Nobel Prize in Physics with Aage Bohr?")];
+    assert_eq!(q("Who was his father?", &nobel).standalone_question, "Who was Aage Bohr's father?");
 
     // Ellipsis with a new name: the previous question, about the new name.
     let born = vec![ChatMessage::user("When was Aage Bohr born?"), ChatMessage::assistant("In 1922.")];

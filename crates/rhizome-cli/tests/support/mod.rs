@@ -8,6 +8,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+pub mod server;
+
 pub fn shared() -> PathBuf {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data");
     assert!(p.join("README.md").exists(), "shared data missing at {}: clone beside ../shared", p.display());

@@ -231,6 +231,18 @@ fn is_short(q: &str) -> bool {
 }
 
 /// The name a pronoun most likely refers to (see the module docs).
+/// Last words that make a capitalised name a thing rather than a person.
+const THING_HEADS: &[&str] = &[
+    "prize", "award", "medal", "institute", "university", "college", "school", "company", "corporation",
+    "inc", "ltd", "group", "foundation", "society", "academy", "museum", "river", "mountain", "city",
+    "state", "kingdom", "republic", "war", "party", "church", "bank", "hospital", "centre", "center",
+    "laboratory", "council", "committee", "agency", "ministry", "league", "cup", "championship", "festival",
+];
+
+fn names_a_thing(name: &str) -> bool {
+    name.split_whitespace().last().is_some_and(|w| THING_HEADS.contains(&w.to_lowercase().as_str()))
+}
+
 fn antecedent(turns: &[&ChatMessage], person: bool) -> Option<String> {
     let last_user = turns.iter().rposition(|m| m.role == Role::User);
     let last_assistant = turns.iter().rposition(|m| m.role == Role::Assistant);
@@ -240,7 +252,10 @@ fn antecedent(turns: &[&ChatMessage], person: bool) -> Option<String> {
     let found: Vec<Vec<Span>> =
         order.iter().map(|&i| names(&turns[i].content, detect_language(&turns[i].content))).collect();
     if person {
-        let head = found.iter().take(2).flatten().find(|n| n.words >= 2);
+        // A person's name before an award's or an institution's ("Who shared the Nobel
+        // Prize with Aage Bohr?" + "his father" -> Aage Bohr).
+        let recent = || found.iter().take(2).flatten().filter(|n| n.words >= 2);
+        let head = recent().find(|n| !names_a_thing(&n.text)).or_else(|| recent().next());
         if let Some(n) = head {
             return Some(n.text.clone());
         }

@@ -1,0 +1,52 @@
+//! `rhizome serve`: the engine behind the HTTP API of `rhizome-server`.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result};
+use rhizome_engine::{Engine, WriteOptions};
+use rhizome_server::{Server, ServerOptions};
+use rhizome_store::LockWait;
+
+use crate::app::App;
+
+/// The engine on the index, writing as `command`; with `--no-wait` a write refuses at
+/// once when another process holds the index, else it waits up to a minute.
+pub fn engine(app: &App, command: &str) -> Result<Arc<Engine>> {
+    let wait = if app.no_wait { LockWait::No } else { LockWait::Up(Some(std::time::Duration::from_secs(60))) };
+    let index = app.store.clone();
+    let on_wait = Box::new(move |h: &rhizome_store::Holder| {
+        eprintln!("waiting: index {index} is being written by {h}; the write job goes on when it finishes");
+    });
+    let write = WriteOptions { wait, command: command.into(), on_wait };
+    Ok(Arc::new(Engine::open(&app.store.clone(), app.config.clone(), write)?))
+}
+
+pub fn serve(app: App, addr: SocketAddr, api_keys: &[String], max_upload_mb: usize) -> Result<()> {
+    let env_keys = std::env::var("RHIZOME_API_KEYS").ok();
+    let keys = rhizome_server::parse_keys(api_keys, env_keys.as_deref())?;
+    // Refuse a public address without a key before loading anything.
+    rhizome_server::check_bind(&addr, &keys)?;
+    let (n_keys, n_ro) = (keys.len(), keys.iter().filter(|k| k.read_only).count());
+    let engine = engine(&app, "rhizome serve")?;
+    let mut opts = ServerOptions::new(addr);
+    opts.keys = keys;
+    opts.max_body_bytes = max_upload_mb.max(1) << 20;
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
+    let index = app.store.clone();
+    let result = rt.block_on(async {
+        let server = Server::bind(engine.clone(), opts).await?;
+        let at = server.local_addr()?;
+        // One line on stdout, for scripts and tests that asked for port 0.
+        println!("listening on http://{at}");
+        let auth = if n_keys == 0 { "no API key (loopback only)".to_string() } else { format!("{n_keys} API key(s), {n_ro} read-only") };
+        eprintln!("rhizome serve: index {index}; {auth}; API docs at http://{at}/docs; Ctrl-C to stop");
+        server.run(rhizome_server::shutdown_signal()).await?;
+        eprintln!("rhizome serve: stopped");
+        Ok::<_, rhizome_core::Error>(())
+    });
+    // The engine's LLM runtime must be dropped outside the server's runtime.
+    drop(rt);
+    drop(engine);
+    Ok(result?)
+}

@@ -1,0 +1,128 @@
+//! Documents that arrive over the network rather than from the caller's file system:
+//! uploaded files, saved by the caller under names of its own choosing, and texts given
+//! as (title, text). Either way the document is what `rhizome index` would make of the
+//! same file or text — same title, same text, so the same id — and only its source says
+//! where it came from (`upload:NAME`).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use rhizome_core::{ids, text::nfc, Document, Error, Result};
+use rhizome_ingest::load::{default_loaders, load_path};
+
+use crate::Skip;
+
+/// File types an upload may have (by the extension of its name): the loaders' types.
+pub const UPLOAD_EXTENSIONS: &[&str] = &["txt", "md", "html", "json", "jsonl"];
+
+/// A file as uploaded: the name the client gave it (a label only, never a path) and
+/// where the caller saved it.
+#[derive(Debug, Clone)]
+pub struct Upload {
+    pub name: String,
+    pub path: PathBuf,
+}
+
+/// The last component of an uploaded file name, whatever separators the client used
+/// (`../../etc/x.txt` -> `x.txt`).
+pub fn upload_base_name(name: &str) -> &str {
+    name.rsplit(['/', '\\']).next().unwrap_or(name).trim()
+}
+
+/// The lower-case extension of an uploaded name when it is a type that can be indexed;
+/// otherwise an error naming the file and the types accepted.
+pub fn upload_extension(name: &str) -> Result<String> {
+    let base = upload_base_name(name);
+    let ext = Path::new(base).extension().map(|e| e.to_string_lossy().to_lowercase());
+    match ext {
+        Some(e) if UPLOAD_EXTENSIONS.contains(&e.as_str()) => Ok(e),
+        _ => Err(Error::bad_input(
+            name,
+            format!("unsupported file type; upload {}", UPLOAD_EXTENSIONS.iter().map(|e| format!(".{e}")).collect::<Vec<_>>().join(" ")),
+        )),
+    }
+}
+
+fn stem(p: &Path) -> String {
+    p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// Load uploaded files with the loaders `rhizome index` uses, then give each document the
+/// title the file would have had under its uploaded name and the source `upload:NAME`
+/// (`upload:NAME#N` for the entries of a corpus file). Files that cannot be read are
+/// skipped, named by their uploaded name; a document uploaded twice is kept once.
+pub fn load_uploads(uploads: &[Upload]) -> (Vec<Document>, Vec<Skip>) {
+    let loaders = default_loaders();
+    let mut docs = Vec::new();
+    let mut skipped = Vec::new();
+    let mut seen = HashSet::new();
+    for u in uploads {
+        let base = upload_base_name(&u.name);
+        let saved = u.path.display().to_string();
+        let label = format!("upload:{base}");
+        let relabel = |s: &str| match s.strip_prefix(&saved) {
+            Some(rest) => format!("{label}{rest}"),
+            None => label.clone(),
+        };
+        let out = load_path(&u.path, &loaders);
+        for s in out.skipped {
+            skipped.push(Skip { path: relabel(&s.path), reason: s.reason.replace(&saved, &label) });
+        }
+        let saved_stem = stem(&u.path);
+        for mut d in out.documents {
+            if d.title == saved_stem {
+                d.title = nfc(&stem(Path::new(base))).into_owned();
+                d.id = ids::document_id(&d.title, &d.text);
+            }
+            d.source = relabel(&d.source);
+            if seen.insert(d.id.clone()) {
+                docs.push(d);
+            }
+        }
+    }
+    (docs, skipped)
+}
+
+/// A document from a title and a text given directly (NFC, trimmed), with `source`
+/// saying where it came from; an empty text is refused, naming `field`.
+pub fn text_document(title: &str, text: &str, source: &str, field: &str) -> Result<Document> {
+    let text = nfc(text.trim()).into_owned();
+    if text.is_empty() {
+        return Err(Error::bad_input(field, "the text is empty"));
+    }
+    let title = nfc(title.trim()).into_owned();
+    Ok(Document { id: ids::document_id(&title, &text), source: source.to_string(), title, text })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uploaded_files_keep_their_names_as_labels_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let saved = dir.path().join("upload-0.txt");
+        std::fs::write(&saved, "Aage Bohr shared the Nobel Prize.\n").unwrap();
+        let bad = dir.path().join("upload-1.txt");
+        std::fs::write(&bad, "").unwrap();
+        let (docs, skipped) = load_uploads(&[
+            Upload { name: "../../etc/bohr.txt".into(), path: saved },
+            Upload { name: "empty.txt".into(), path: bad },
+        ]);
+        assert_eq!(docs.len(), 1);
+        assert_eq!(docs[0].title, "bohr");
+        assert_eq!(docs[0].source, "upload:bohr.txt");
+        assert_eq!(docs[0].id, ids::document_id("bohr", "Aage Bohr shared the Nobel Prize."));
+        assert_eq!(skipped.len(), 1);
+        assert_eq!(skipped[0].path, "upload:empty.txt");
+        assert!(!skipped[0].reason.contains(&dir.path().display().to_string()), "{}", skipped[0].reason);
+    }
+
+    #[test]
+    fn extensions() {
+        assert_eq!(upload_extension("a/B.MD").unwrap(), "md");
+        assert!(upload_extension("x.pdf").unwrap_err().to_string().contains("x.pdf"));
+        assert!(upload_extension("noext").is_err());
+        assert_eq!(upload_base_name("..\\..\\x.txt"), "x.txt");
+    }
+}

@@ -1,0 +1,144 @@
+//! API keys: `Authorization: Bearer KEY` or `X-API-Key: KEY`, compared in constant time.
+//! A key configured with the suffix `:ro` reads but cannot upload or delete. Without any
+//! key the server only listens on loopback.
+
+use std::net::SocketAddr;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::Response;
+use rhizome_core::{Error, Result};
+
+use crate::error::ApiError;
+use crate::AppState;
+
+/// A key and what it may do.
+#[derive(Clone)]
+pub struct ApiKey {
+    key: Vec<u8>,
+    pub read_only: bool,
+}
+
+impl std::fmt::Debug for ApiKey {
+    // Keys are never printed.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ApiKey({} bytes{})", self.key.len(), if self.read_only { ", read-only" } else { "" })
+    }
+}
+
+/// Keys from `--api-key` flags and `RHIZOME_API_KEYS` (comma-separated); `KEY:ro` is
+/// read-only. Empty entries are ignored.
+pub fn parse_keys(flags: &[String], env: Option<&str>) -> Result<Vec<ApiKey>> {
+    let mut out = Vec::new();
+    let from_env = env.unwrap_or("").split(',');
+    for (i, raw) in flags.iter().map(String::as_str).chain(from_env).enumerate() {
+        let raw = raw.trim();
+        if raw.is_empty() {
+            continue;
+        }
+        let (key, read_only) = match raw.strip_suffix(":ro") {
+            Some(k) => (k, true),
+            None => (raw, false),
+        };
+        if key.len() < 8 {
+            return Err(Error::bad_input(
+                format!("API key {}", i + 1),
+                "too short: use at least 8 characters (e.g. `openssl rand -hex 16`)",
+            ));
+        }
+        out.push(ApiKey { key: key.as_bytes().to_vec(), read_only });
+    }
+    Ok(out)
+}
+
+/// Refuse to listen beyond loopback without a key.
+pub fn check_bind(addr: &SocketAddr, keys: &[ApiKey]) -> Result<()> {
+    if keys.is_empty() && !addr.ip().is_loopback() {
+        return Err(Error::Config(format!(
+            "refusing to listen on {addr} without an API key: anyone who can reach it could read and change \
+             the index. Give --api-key KEY (or RHIZOME_API_KEYS=KEY1,KEY2:ro), or listen on 127.0.0.1"
+        )));
+    }
+    Ok(())
+}
+
+/// Equal without an early exit on the first differing byte.
+fn ct_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let diff = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | std::hint::black_box(x ^ y));
+    std::hint::black_box(diff) == 0
+}
+
+/// The key a request carries, if any.
+fn presented(headers: &HeaderMap) -> Option<&[u8]> {
+    if let Some(v) = headers.get(axum::http::header::AUTHORIZATION) {
+        let v = v.as_bytes();
+        return Some(v.strip_prefix(b"Bearer ").or_else(|| v.strip_prefix(b"bearer ")).unwrap_or(v).trim_ascii());
+    }
+    headers.get("x-api-key").map(|v| v.as_bytes().trim_ascii())
+}
+
+/// Paths anyone may read: they show nothing of the index's content.
+fn public(path: &str) -> bool {
+    matches!(path, "/health" | "/openapi.json" | "/docs")
+}
+
+/// Requests that write the index.
+fn writes(method: &Method, path: &str) -> bool {
+    (method == Method::POST && path == "/documents") || method == Method::DELETE
+}
+
+/// The middleware: 401 without a valid key, 403 for a read-only key on a write.
+pub async fn require_key(State(state): State<AppState>, req: Request, next: Next) -> Result<Response, ApiError> {
+    if state.keys.is_empty() || public(req.uri().path()) {
+        return Ok(next.run(req).await);
+    }
+    let Some(given) = presented(req.headers()) else {
+        return Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "no API key",
+            "send Authorization: Bearer KEY (or X-API-Key: KEY)",
+        ));
+    };
+    // Every key is compared, so the time does not say which one matched.
+    let mut matched: Option<&ApiKey> = None;
+    for k in state.keys.iter() {
+        if ct_eq(&k.key, given) {
+            matched = Some(k);
+        }
+    }
+    let Some(key) = matched else {
+        return Err(ApiError::new(StatusCode::UNAUTHORIZED, "wrong API key", "check the key the server was started with"));
+    };
+    if key.read_only && writes(req.method(), req.uri().path()) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "this API key is read-only: it cannot upload or delete",
+            "use a key configured without :ro",
+        ));
+    }
+    Ok(next.run(req).await)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_parse_and_compare() {
+        let keys = parse_keys(&["secret-key-1".into()], Some("reader-key-2:ro, ,")).unwrap();
+        assert_eq!(keys.len(), 2);
+        assert!(!keys[0].read_only && keys[1].read_only);
+        assert!(ct_eq(&keys[1].key, b"reader-key-2"));
+        assert!(!ct_eq(&keys[1].key, b"reader-key-3"));
+        assert!(!format!("{keys:?}").contains("secret"));
+        assert!(parse_keys(&["short".into()], None).is_err());
+        let lan: SocketAddr = "0.0.0.0:8400".parse().unwrap();
+        assert!(check_bind(&lan, &[]).is_err());
+        assert!(check_bind(&lan, &keys).is_ok());
+        assert!(check_bind(&"127.0.0.1:8400".parse().unwrap(), &[]).is_ok());
+    }
+}

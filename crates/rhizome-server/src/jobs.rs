@@ -1,0 +1,221 @@
+//! Write jobs: one background worker takes uploads and deletions from a queue and runs
+//! them one after another (the index has one writer at a time), while queries go on
+//! against the last committed state. Each job's progress is a `watch` value that
+//! `GET /jobs/{id}` reads and `GET /jobs/{id}/events` streams.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rhizome_core::Document;
+use rhizome_engine::{load_uploads, DeleteOutcome, Engine, IndexInput, Progress, Upload};
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot, watch};
+use utoipa::ToSchema;
+
+use crate::error::ApiError;
+
+/// Jobs kept for `GET /jobs/{id}` after they finish.
+const KEEP_FINISHED: usize = 1000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum JobState {
+    Queued,
+    Running,
+    Done,
+    Failed,
+}
+
+/// A file or document that was not indexed, or a warning.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct JobError {
+    /// The uploaded name (`upload:NAME`), or empty for a warning about the whole job.
+    pub file: String,
+    pub error: String,
+}
+
+/// A write job's progress (`GET /jobs/{id}`, and each event of `/events`).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct JobView {
+    pub id: u64,
+    /// `index` or `delete`.
+    pub kind: String,
+    pub state: JobState,
+    /// Units done of the current stage (documents, bytes of text, items).
+    pub done: u64,
+    pub total: u64,
+    /// The pipeline stage running (`index`, `synonymy`, `communities`, ...).
+    pub stage: String,
+    pub errors: Vec<JobError>,
+    /// What the job did when done (`report`, `skipped`, `stats`, ... for an upload;
+    /// `deleted`, ... for a deletion); for a failed job, null.
+    #[schema(value_type = Object)]
+    pub outcome: Option<Value>,
+}
+
+impl JobView {
+    pub fn finished(&self) -> bool {
+        matches!(self.state, JobState::Done | JobState::Failed)
+    }
+}
+
+/// All jobs, by id.
+#[derive(Default)]
+pub struct Jobs {
+    next: AtomicU64,
+    map: Mutex<BTreeMap<u64, watch::Sender<JobView>>>,
+}
+
+impl Jobs {
+    pub fn create(&self, kind: &str) -> watch::Sender<JobView> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        let view = JobView {
+            id,
+            kind: kind.into(),
+            state: JobState::Queued,
+            done: 0,
+            total: 0,
+            stage: "queued".into(),
+            errors: vec![],
+            outcome: None,
+        };
+        let (tx, _) = watch::channel(view);
+        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        map.insert(id, tx.clone());
+        // Forget the oldest finished jobs beyond the ones kept.
+        let finished: Vec<u64> = map.iter().filter(|(_, t)| t.borrow().finished()).map(|(k, _)| *k).collect();
+        for k in finished.iter().take(finished.len().saturating_sub(KEEP_FINISHED)) {
+            map.remove(k);
+        }
+        tx
+    }
+
+    pub fn get(&self, id: u64) -> Option<watch::Sender<JobView>> {
+        self.map.lock().unwrap_or_else(|p| p.into_inner()).get(&id).cloned()
+    }
+
+    pub fn list(&self) -> Vec<JobView> {
+        self.map.lock().unwrap_or_else(|p| p.into_inner()).values().rev().map(|t| t.borrow().clone()).collect()
+    }
+}
+
+/// What a write job does.
+pub enum Work {
+    /// Uploaded files, saved in `dir` (removed when the job is dropped).
+    Files { uploads: Vec<Upload>, dir: tempfile::TempDir },
+    /// Documents given as text.
+    Texts(Vec<Document>),
+    /// Delete a document by id or source; the answer goes back to the waiting request.
+    Delete { doc: String, reply: oneshot::Sender<Result<DeleteOutcome, ApiError>> },
+}
+
+pub struct WriteJob {
+    pub job: watch::Sender<JobView>,
+    pub work: Work,
+}
+
+/// Pipeline progress into a job's view.
+struct JobProgress<'a>(&'a watch::Sender<JobView>);
+
+impl Progress for JobProgress<'_> {
+    fn start(&self, stage: &str, total: u64) {
+        self.0.send_modify(|v| {
+            v.stage = stage.to_string();
+            v.total = total;
+            v.done = 0;
+        });
+    }
+    fn advance(&self, n: u64) {
+        self.0.send_modify(|v| v.done += n);
+    }
+    fn finish(&self) {
+        self.0.send_modify(|v| v.done = v.total);
+    }
+    fn warn(&self, msg: &str) {
+        // "skipped upload:x.txt: reason" names its file; other warnings concern the job.
+        let (file, error) = match msg.strip_prefix("skipped ").and_then(|m| m.split_once(": ")) {
+            Some((f, e)) => (f.to_string(), e.to_string()),
+            None => (String::new(), msg.to_string()),
+        };
+        self.0.send_modify(|v| v.errors.push(JobError { file, error }));
+    }
+}
+
+fn fail(job: &watch::Sender<JobView>, e: &ApiError) {
+    job.send_modify(|v| {
+        v.state = JobState::Failed;
+        v.errors.push(JobError { file: String::new(), error: e.body.error.clone() });
+    });
+}
+
+fn succeed<T: Serialize>(job: &watch::Sender<JobView>, outcome: &T) {
+    let value = serde_json::to_value(outcome).ok();
+    job.send_modify(|v| {
+        v.state = JobState::Done;
+        v.stage = "done".into();
+        v.outcome = value;
+    });
+}
+
+/// Run one job to its end (on a blocking thread).
+fn run(engine: &Engine, job: WriteJob, cancel: &AtomicBool) {
+    let WriteJob { job, work } = job;
+    job.send_modify(|v| {
+        v.state = JobState::Running;
+        v.stage = "starting".into();
+    });
+    let progress = JobProgress(&job);
+    match work {
+        Work::Delete { doc, reply } => {
+            let r = engine.delete(&doc, cancel).map_err(ApiError::from);
+            match &r {
+                Ok(o) => succeed(&job, o),
+                Err(e) => fail(&job, e),
+            }
+            let _ = reply.send(r);
+        }
+        Work::Files { uploads, dir } => {
+            let (docs, skipped) = load_uploads(&uploads);
+            for s in &skipped {
+                progress.warn(&format!("skipped {}: {}", s.path, s.reason));
+            }
+            drop(dir);
+            if docs.is_empty() {
+                fail(&job, &ApiError::bad("files", "nothing to index: every file was skipped", "see the errors"));
+                return;
+            }
+            index(engine, &job, docs, &progress, cancel);
+        }
+        Work::Texts(docs) => index(engine, &job, docs, &progress, cancel),
+    }
+}
+
+fn index(engine: &Engine, job: &watch::Sender<JobView>, docs: Vec<Document>, progress: &JobProgress, cancel: &AtomicBool) {
+    match engine.index(IndexInput::Documents(docs), progress, cancel) {
+        Ok(o) => succeed(job, &o),
+        Err(e) => fail(job, &ApiError::from(e)),
+    }
+}
+
+/// The worker: jobs one after another until the queue closes. After `cancel` is set, a
+/// job in progress stops at its next batch boundary and queued jobs fail at once.
+pub async fn worker(engine: Arc<Engine>, mut rx: mpsc::Receiver<WriteJob>, cancel: Arc<AtomicBool>) {
+    while let Some(job) = rx.recv().await {
+        if cancel.load(Ordering::Relaxed) {
+            let e = ApiError::from(rhizome_core::Error::Cancelled);
+            fail(&job.job, &e);
+            if let Work::Delete { reply, .. } = job.work {
+                let _ = reply.send(Err(e));
+            }
+            continue;
+        }
+        let (engine, cancel) = (engine.clone(), cancel.clone());
+        let handle = job.job.clone();
+        if let Err(e) = tokio::task::spawn_blocking(move || run(&engine, job, &cancel)).await {
+            eprintln!("error: write job {} did not finish: {e}", handle.borrow().id);
+            fail(&handle, &ApiError::join(e));
+        }
+    }
+}

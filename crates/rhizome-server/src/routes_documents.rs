@@ -1,0 +1,219 @@
+//! Documents and write jobs: upload (multipart files or JSON texts), list, read, delete;
+//! follow a job by polling or as server-sent events.
+
+use std::convert::Infallible;
+
+use axum::extract::{FromRequest, Multipart, Request, State};
+use axum::http::{header, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::IntoResponse;
+use axum::Json;
+use futures_util::Stream;
+use rhizome_engine::{text_document, upload_base_name, upload_extension, Upload};
+use tokio::io::AsyncWriteExt;
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::error::{mirror, ApiError, ApiJson, ApiPath, ApiQuery, ApiResult, ErrorBody};
+use crate::jobs::{JobView, WriteJob, Work};
+use crate::types::*;
+use crate::{blocking, AppState};
+
+/// Queue a write job; 503 when the queue is full.
+fn enqueue(state: &AppState, kind: &str, work: Work) -> ApiResult<watch::Sender<JobView>> {
+    let job = state.jobs.create(kind);
+    match state.queue.try_send(WriteJob { job: job.clone(), work }) {
+        Ok(()) => Ok(job),
+        Err(e) => {
+            let (msg, hint) = match e {
+                mpsc::error::TrySendError::Full(_) => ("too many writes are waiting", "retry when the jobs queued have finished"),
+                mpsc::error::TrySendError::Closed(_) => ("the server is shutting down", "retry after it restarts"),
+            };
+            let err = ApiError::new(StatusCode::SERVICE_UNAVAILABLE, msg, hint);
+            job.send_modify(|v| {
+                v.state = crate::jobs::JobState::Failed;
+                v.errors.push(crate::jobs::JobError { file: String::new(), error: msg.into() });
+            });
+            Err(err)
+        }
+    }
+}
+
+/// Upload documents to index: `multipart/form-data` files (.txt .md .html .json .jsonl;
+/// the file name is kept as the document's label only) or JSON `{documents: [{title,
+/// text}]}`. Indexing runs in the background, one write job at a time.
+#[utoipa::path(post, path = "/documents", tag = "documents",
+    request_body(content(
+        (DocumentsBody = "application/json"),
+        (Object = "multipart/form-data")
+    )),
+    responses(
+        (status = 202, description = "queued", body = Accepted),
+        (status = 400, body = ErrorBody), (status = 403, body = ErrorBody), (status = 413, body = ErrorBody),
+        (status = 415, description = "a file type that cannot be indexed, named", body = ErrorBody),
+        (status = 503, description = "the write queue is full", body = ErrorBody),
+    ))]
+pub async fn upload(State(state): State<AppState>, req: Request) -> ApiResult<impl IntoResponse> {
+    let req = refuse_oversized(req, state.max_body_bytes).await?;
+    let ctype = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    let work = if ctype.starts_with("multipart/form-data") {
+        let multipart = Multipart::from_request(req, &state).await?;
+        save_files(multipart).await?
+    } else if ctype.starts_with("application/json") {
+        let ApiJson(body) = ApiJson::<DocumentsBody>::from_request(req, &state).await?;
+        texts(body)?
+    } else {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            format!("Content-Type {ctype:?} cannot be uploaded"),
+            "send files as multipart/form-data, or JSON {\"documents\": [{\"title\": ..., \"text\": ...}]}",
+        ));
+    };
+    let job = enqueue(&state, "index", work)?;
+    let job_id = job.borrow().id;
+    Ok((StatusCode::ACCEPTED, Json(Accepted { job_id })))
+}
+
+/// A body announced larger than the limit is refused with 413 — after reading it (up to
+/// a bound): a server that answers and closes while the client is still sending makes the
+/// client see a reset connection instead of the answer.
+async fn refuse_oversized(req: Request, max: usize) -> ApiResult<Request> {
+    let announced = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    let Some(len) = announced.filter(|&n| n > max as u64) else { return Ok(req) };
+    let mut body = req.into_body().into_data_stream();
+    let mut read = 0u64;
+    while read < len.min(1 << 30) {
+        match futures_util::StreamExt::next(&mut body).await {
+            Some(Ok(bytes)) => read += bytes.len() as u64,
+            _ => break,
+        }
+    }
+    Err(ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!("files: the upload is {len} bytes, more than the {} MiB the server accepts", max >> 20),
+        "upload fewer or smaller files per request, or start the server with a larger --max-upload-mb",
+    ))
+}
+
+/// Save each file part under a name of our own (never the uploaded name: no path from
+/// the client reaches the file system).
+async fn save_files(mut multipart: Multipart) -> ApiResult<Work> {
+    let dir = tempfile::Builder::new()
+        .prefix("rhizome-upload-")
+        .tempdir()
+        .map_err(|e| ApiError::internal(format!("cannot make a temporary directory: {e}")))?;
+    let mut uploads = Vec::new();
+    while let Some(mut field) = multipart.next_field().await? {
+        let Some(name) = field.file_name().map(str::to_string) else {
+            let part = field.name().unwrap_or("").to_string();
+            return Err(ApiError::bad(&format!("files: part {part:?}"), "is not a file", "send each document as a file part (curl -F file=@doc.txt)"));
+        };
+        if upload_base_name(&name).is_empty() {
+            return Err(ApiError::bad("files", "a file part has no file name", "give every file a name with its extension"));
+        }
+        let ext = upload_extension(&name).map_err(|e| {
+            ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, e.to_string(), "convert it to text, Markdown or HTML first")
+        })?;
+        let path = dir.path().join(format!("upload-{}.{ext}", uploads.len()));
+        let mut file = tokio::fs::File::create(&path)
+            .await
+            .map_err(|e| ApiError::internal(format!("cannot save an upload: {e}")))?;
+        while let Some(bytes) = field.chunk().await? {
+            file.write_all(&bytes).await.map_err(|e| ApiError::internal(format!("cannot save an upload: {e}")))?;
+        }
+        file.flush().await.map_err(|e| ApiError::internal(format!("cannot save an upload: {e}")))?;
+        uploads.push(Upload { name, path });
+    }
+    if uploads.is_empty() {
+        return Err(ApiError::bad("files", "no file in the upload", "curl -F file=@doc.txt http://HOST/documents"));
+    }
+    Ok(Work::Files { uploads, dir })
+}
+
+fn texts(body: DocumentsBody) -> ApiResult<Work> {
+    if body.documents.is_empty() {
+        return Err(ApiError::bad("documents", "the list is empty", "give at least one {\"title\": ..., \"text\": ...}"));
+    }
+    let mut docs = Vec::with_capacity(body.documents.len());
+    for (i, d) in body.documents.iter().enumerate() {
+        let source = format!("upload:{}", if d.title.trim().is_empty() { format!("#{i}") } else { d.title.trim().to_string() });
+        docs.push(text_document(&d.title, &d.text, &source, &format!("documents[{i}].text"))?);
+    }
+    Ok(Work::Texts(docs))
+}
+
+fn job_of(state: &AppState, id: u64) -> ApiResult<watch::Sender<JobView>> {
+    state.jobs.get(id).ok_or_else(|| {
+        ApiError::new(StatusCode::NOT_FOUND, format!("no job {id}"), "job ids come from POST /documents; finished jobs are kept for a while")
+    })
+}
+
+/// A write job's progress.
+#[utoipa::path(get, path = "/jobs/{id}", tag = "documents", params(("id" = u64, Path)),
+    responses((status = 200, body = JobView), (status = 404, body = ErrorBody)))]
+pub async fn job(State(state): State<AppState>, ApiPath(id): ApiPath<u64>) -> ApiResult<Json<JobView>> {
+    Ok(Json(job_of(&state, id)?.borrow().clone()))
+}
+
+/// Recent write jobs, newest first.
+#[utoipa::path(get, path = "/jobs", tag = "documents", responses((status = 200, body = Vec<JobView>)))]
+pub async fn jobs(State(state): State<AppState>) -> Json<Vec<JobView>> {
+    Json(state.jobs.list())
+}
+
+/// A write job's progress as server-sent events (`progress`, each a JobView), until it
+/// is done or failed.
+#[utoipa::path(get, path = "/jobs/{id}/events", tag = "documents", params(("id" = u64, Path)),
+    responses((status = 200, content_type = "text/event-stream", body = JobView), (status = 404, body = ErrorBody)))]
+pub async fn job_events(State(state): State<AppState>, ApiPath(id): ApiPath<u64>)
+    -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
+    let mut rx = job_of(&state, id)?.subscribe();
+    rx.mark_changed();
+    // (receiver, ended): every change is sent, the finished state last.
+    let stream = futures_util::stream::unfold((rx, false), |(mut rx, ended)| async move {
+        if ended || rx.changed().await.is_err() {
+            return None;
+        }
+        let view = rx.borrow_and_update().clone();
+        let event = Event::default().event("progress").json_data(&view).unwrap_or_default();
+        Some((Ok(event), (rx, view.finished())))
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+/// Documents by title; `search` matches title or source.
+#[utoipa::path(get, path = "/documents", tag = "documents", params(DocumentsQuery),
+    responses((status = 200, body = DocumentList)))]
+pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<DocumentsQuery>) -> ApiResult<Json<DocumentList>> {
+    let limit = q.limit.unwrap_or(50);
+    if limit > 1000 {
+        return Err(ApiError::bad("limit", format!("{limit} is more than 1000"), "page with offset"));
+    }
+    if !state.engine.exists() {
+        return Ok(Json(DocumentList { total: 0, offset: q.offset, documents: vec![] }));
+    }
+    let page = blocking(&state, move |e| e.documents(q.search.as_deref(), q.offset, limit)).await?;
+    Ok(Json(mirror(&page)?))
+}
+
+/// One document: its text, chunks and entities.
+#[utoipa::path(get, path = "/documents/{id}", tag = "documents", params(("id" = String, Path, description = "document id or source")),
+    responses((status = 200, body = DocumentDetailOut), (status = 404, body = ErrorBody)))]
+pub async fn get(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> ApiResult<Json<DocumentDetailOut>> {
+    let d = blocking(&state, move |e| e.document(&id)).await?;
+    Ok(Json(mirror(&d)?))
+}
+
+/// Delete a document (by id or source) and everything only it supported; answers when
+/// done, with what was removed. The index is then as if it had never been indexed.
+#[utoipa::path(delete, path = "/documents/{id}", tag = "documents", params(("id" = String, Path, description = "document id or source")),
+    responses((status = 200, description = "deleted, synonym_edges, communities", body = Object),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 503, body = ErrorBody)))]
+pub async fn delete(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> ApiResult<Json<serde_json::Value>> {
+    if !state.engine.exists() {
+        return Err(ApiError::new(StatusCode::NOT_FOUND, format!("no document {id:?}: the index is empty"), "GET /documents lists what is indexed"));
+    }
+    let (reply, answer) = oneshot::channel();
+    enqueue(&state, "delete", Work::Delete { doc: id, reply })?;
+    let outcome = answer.await.map_err(|_| ApiError::internal("the deletion did not finish"))??;
+    Ok(Json(serde_json::to_value(outcome).map_err(|e| ApiError::internal(e.to_string()))?))
+}
