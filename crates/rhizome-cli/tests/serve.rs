@@ -211,3 +211,42 @@ fn serve_keys_limits_and_bad_input() {
     drop(s);
     std::thread::sleep(Duration::from_millis(10));
 }
+
+/// With an LLM configured (a loopback OpenAI-compatible mock), the answer streams token by
+/// token: over `POST /query` as `token` events and over the OpenAI endpoint as chunks.
+#[test]
+fn serve_streams_llm_tokens() {
+    let llm = rhizome_llm::testing::MockOpenAi::with_responder(Box::new(|_req: &Value| {
+        "Ben Mottelson and James Rainwater shared it with him [1].".to_string()
+    }))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let base = llm.base_url();
+    let s = start(
+        &dir.path().join("index"),
+        &["--llm-provider", "openai", "--llm-model", "mock-model", "--llm-base-url", &base],
+        &[("RHIZOME_LLM_API_KEY", "sk-loopback")],
+    );
+    let job = s.upload(&files_of(&examples()));
+    s.wait_job(job);
+    let events = sse(s.post_json("/query", &json!({"question": QUESTION, "method": "basic", "stream": true})));
+    let (done, tokens) = events.split_last().unwrap();
+    assert_eq!(done.0, "done", "{events:?}");
+    assert_eq!(done.1["answer_kind"], "llm");
+    assert!(tokens.len() >= 5, "the answer came in {} piece(s): {events:?}", tokens.len());
+    let text: String = tokens.iter().map(|(_, v)| v["text"].as_str().unwrap()).collect();
+    assert_eq!(text, "Ben Mottelson and James Rainwater shared it with him [1].");
+    assert_eq!(done.1["answer"], text.as_str());
+
+    // Another question: a cached answer would arrive whole.
+    let chunks = sse(s.post_json("/v1/chat/completions", &json!({
+        "model": "rhizome-basic", "stream": true,
+        "messages": [{"role": "user", "content": "Who shared the 1975 Nobel Prize in Physics with Aage Bohr?"}],
+    })));
+    assert_eq!(chunks.last().unwrap().1, "[DONE]");
+    let deltas: Vec<&str> = chunks.iter().filter_map(|(_, c)| c["choices"][0]["delta"]["content"].as_str()).filter(|d| !d.is_empty()).collect();
+    assert!(deltas.len() >= 6, "{chunks:?}");
+    let reply = deltas.concat();
+    assert!(reply.starts_with("Ben Mottelson and James Rainwater shared it with him [1].\n\nSources:\n[1] "), "{reply}");
+    assert_eq!(chunks[chunks.len() - 2].1["choices"][0]["finish_reason"], "stop");
+}

@@ -19,6 +19,7 @@ pub const NON_SETTING_ENV: &[(&str, &str)] = &[
     ("RHIZOME_MODELS_DIR", "where models are installed and loaded from"),
     ("RHIZOME_PYTHON", "the Python that `rhizome models fetch` runs pip with"),
     ("RHIZOME_LLM_API_KEY", "the API key read by default (see llm.api_key_env)"),
+    ("RHIZOME_API_KEYS", "API keys of `rhizome serve`, comma-separated (KEY:ro is read-only)"),
     ("RHIZOME_LLAMA_THREADS", "decode threads of the local LLM"),
     ("RHIZOME_LLAMA_LOG", "1: keep llama.cpp's own logging"),
     ("RHIZOME_E5_PARITY_CORPUS", "corpus of the e5 parity test (rhizome-embed)"),

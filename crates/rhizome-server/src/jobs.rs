@@ -46,7 +46,7 @@ pub struct JobView {
     /// Units done of the current stage (documents, bytes of text, items).
     pub done: u64,
     pub total: u64,
-    /// The pipeline stage running (`index`, `synonymy`, `communities`, ...).
+    /// The pipeline stage running (`indexing`, `synonymy`, ...).
     pub stage: String,
     pub errors: Vec<JobError>,
     /// What the job did when done (`report`, `skipped`, `stats`, ... for an upload;

@@ -102,7 +102,7 @@ fetch("/openapi.json").then(r => r.json()).then(api => {
   document.getElementById("desc").innerHTML = esc(api.info.description) + ` (version ${esc(api.info.version)}, <a href="/openapi.json">openapi.json</a>)`;
   let html = "";
   for (const [path, ops] of Object.entries(api.paths)) for (const [method, op] of Object.entries(ops)) {
-    html += `<details><summary><span class="m ${method}">${method.toUpperCase()}</span> <code>${esc(path)}</code> — ${esc((op.description || op.summary || "").split("\n")[0])}</summary>`;
+    html += `<details><summary><span class="m ${method}">${method.toUpperCase()}</span> <code>${esc(path)}</code> — ${esc((op.description || op.summary || "").replace(/\s+/g, " ").split(/(?<=[.])\s/)[0])}</summary>`;
     if (op.description) html += `<p>${esc(op.description)}</p>`;
     if (op.parameters) html += "<h3>Parameters</h3><table>" + op.parameters.map(p => `<tr><td><code>${esc(p.name)}</code></td><td>${esc(p.in)}${p.required ? ", required" : ""}</td><td>${type(p.schema)}</td><td>${esc(p.description)}</td></tr>`).join("") + "</table>";
     if (op.requestBody) html += `<h3>Body</h3>${content(op.requestBody.content)}`;

@@ -60,6 +60,20 @@ pub fn start(index: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
 }
 
 impl Server {
+    /// Send SIGTERM and wait for the process to exit (at most `within`).
+    pub fn terminate(&mut self, within: Duration) -> std::process::ExitStatus {
+        // SAFETY: kill(2) on the PID of our own child, which has not been waited for.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let t = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(t.elapsed() < within, "rhizome serve still running {within:?} after SIGTERM");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
