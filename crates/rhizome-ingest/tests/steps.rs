@@ -139,7 +139,8 @@ fn real_corpora_load_completely() {
         let first = &out.documents[0];
         assert_eq!(first.title, "Journal of Mathematical Physics");
         assert!(first.text.starts_with("The Journal of Mathematical Physics is a peer-reviewed journal"));
-        assert_eq!(first.source, format!("{}#0", p.display()));
+        // Sources are canonical paths, so one file has one source however it was typed.
+        assert_eq!(first.source, format!("{}#0", p.canonicalize().unwrap().display()));
         assert!(out.documents[1889].source.ends_with("#1889"));
     }
     if let Some(p) = data("hotpotqa/hotpotqa_train_corpus.json") {
