@@ -140,11 +140,6 @@ impl Engine {
         Ok(e)
     }
 
-    /// The embedder for work that needs no index (the configured model).
-    pub fn configured_embedder(&self) -> Result<Arc<dyn Embedder>> {
-        embedder::load(&self.config, None)
-    }
-
     /// The configured LLM stack (cached with the index), built once; None without one.
     pub fn llm(&self) -> Result<Option<Arc<llm::Llm>>> {
         let mut slot = self.llm.lock().unwrap_or_else(|p| p.into_inner());

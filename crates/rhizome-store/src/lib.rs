@@ -68,11 +68,6 @@ impl SqliteStore {
         Ok(store)
     }
 
-    /// Whether this store holds the index's writer lock.
-    pub fn is_writer(&self) -> bool {
-        self.lock.is_some()
-    }
-
     /// Open the index in `dir`, creating it when `create` is true. Without `create`, a
     /// missing index is an error that says how to make one. Takes no writer lock: use
     /// [`SqliteStore::open_writer`] to write.
