@@ -71,6 +71,13 @@ fn serve_upload_query_browse_delete() {
     })));
     assert_eq!(a["standalone_question"], "Who was Aage Bohr's father?", "{a:#}");
     assert!(a["answer"].as_str().unwrap().contains("Niels Bohr"), "{a:#}");
+    let a = ok_json(s.post_json("/query", &json!({
+        "question": "And his son?", "method": "hippo",
+        "history": [{"role": "user", "content": "When did Niels Bohr receive the Nobel Prize in Physics?"},
+            {"role": "assistant", "content": "He received it in 1922 [1]."}],
+    })));
+    assert_eq!(a["standalone_question"], "And Niels Bohr's son?", "{a:#}");
+    assert!(a["answer"].as_str().unwrap().contains("His son Aage Bohr"), "{a:#}");
 
     // Streamed: token events, then done with the whole response.
     let events = sse(s.post_json("/query", &json!({"question": QUESTION, "method": "hippo", "stream": true})));

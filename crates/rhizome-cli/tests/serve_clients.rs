@@ -1,7 +1,7 @@
 //! Real chat clients against `rhizome serve`: the official `openai` and `ollama` Python
 //! packages (pinned, in a venv made once under target/) run `tests/clients/*.py`, which
 //! list the models, chat with and without streaming, and hold a two-turn conversation
-//! whose follow-up ("Who was his father?") must come back about Niels Bohr.
+//! whose follow-up ("And his son?", after a question about Niels Bohr) must come back about Aage Bohr.
 
 mod support;
 
@@ -58,6 +58,6 @@ fn openai_and_ollama_clients_get_cited_answers() {
     for script in ["openai_chat.py", "ollama_chat.py"] {
         let got = run_client(&python, script, &s.base, key);
         eprintln!("{script}: {got}");
-        assert!(got["follow_up"].as_str().unwrap().contains("Niels Bohr"));
+        assert!(got["follow_up"].as_str().unwrap().contains("His son Aage Bohr"));
     }
 }

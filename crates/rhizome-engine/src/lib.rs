@@ -16,6 +16,7 @@ mod eval;
 mod index;
 pub mod llm;
 mod query;
+mod share;
 mod upload;
 
 use std::sync::{Arc, Mutex};
@@ -63,6 +64,8 @@ pub struct Engine {
     graph: GraphCache,
     /// Idle readers, each with the [`freshness`] stamp it was lent out at.
     readers: Mutex<Vec<(Reader, (u64, u64))>>,
+    /// Queries in flight, and the cores they share.
+    share: share::QueryShare,
 }
 
 impl Engine {
@@ -77,6 +80,7 @@ impl Engine {
             llm: Mutex::new(None),
             graph: GraphCache::new(),
             readers: Mutex::new(Vec::new()),
+            share: share::QueryShare::default(),
         })
     }
 

@@ -107,7 +107,19 @@ impl Engine {
 
     /// Answer `req`. With an LLM and a `sink`, the answer's tokens go to the sink as the
     /// model writes them.
+    /// Queries share the cores: one alone uses all of them, one beside others uses one.
     pub fn query(&self, req: &QueryRequest, sink: Option<&TokenSink>) -> Result<QueryOutcome> {
+        self.share.run(|| self.query_here(req, sink))
+    }
+
+    fn query_here(&self, req: &QueryRequest, sink: Option<&TokenSink>) -> Result<QueryOutcome> {
+        let started = std::time::Instant::now();
+        let mut out = self.answer(req, sink)?;
+        out.timings_ms.insert("total".into(), started.elapsed().as_secs_f64() * 1e3);
+        Ok(out)
+    }
+
+    fn answer(&self, req: &QueryRequest, sink: Option<&TokenSink>) -> Result<QueryOutcome> {
         let asked = rhizome_core::text::nfc(&req.question).into_owned();
         if asked.trim().is_empty() {
             return Err(crate::empty_question("rhizome query"));
