@@ -8,6 +8,8 @@ use std::process::Command;
 use rhizome_llm::testing::MockOpenAi;
 use serde_json::Value;
 
+mod support;
+
 const METHODS: [&str; 10] = [
     "basic", "local", "hippo", "multihop", "multipath", "chunk-only", "entity-only", "hybrid",
     "graph-enhanced", "auto",
@@ -40,12 +42,7 @@ fn recall(e: &Value, k: &str) -> f64 {
 /// questions with the same triples and all-MiniLM-L6-v2: R@2 0.481, R@5 0.621.
 #[test]
 fn musique_hippo_beats_basic_and_hipporag() {
-    let tmp = tempfile::tempdir().unwrap();
-    let idx = tmp.path().join("idx");
-    let mut c = rz(&idx);
-    c.args(["--set", "embed.model=all-MiniLM-L6-v2", "import", "hipporag-openie"])
-        .arg(shared().join("musique/openie_musique_train_results_ner_gpt-3.5-turbo-1106_1890.json"));
-    json(c);
+    let idx = support::fixture::musique_openie();
     let mut c = rz(&idx);
     c.arg("stats");
     let s = json(c);

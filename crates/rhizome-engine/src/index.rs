@@ -36,6 +36,8 @@ pub enum IndexInput {
     HipporagOpenie(PathBuf),
     /// Edge list CSV.
     EdgesCsv(PathBuf),
+    /// An uploaded edge list (source `upload:NAME`).
+    EdgesUpload(crate::Upload),
     /// A JSON/JSONL corpus file.
     Corpus(PathBuf),
 }
@@ -155,6 +157,10 @@ impl Engine {
             }
             IndexInput::EdgesCsv(file) => {
                 let imported = import::edges_csv(&file)?;
+                (None, Some(imported.items), vec![], imported.dropped)
+            }
+            IndexInput::EdgesUpload(u) => {
+                let imported = crate::upload::edges_upload(&u)?;
                 (None, Some(imported.items), vec![], imported.dropped)
             }
         };

@@ -15,6 +15,7 @@ mod embedder;
 mod eval;
 mod index;
 pub mod llm;
+mod methods;
 mod query;
 mod share;
 mod upload;
@@ -32,11 +33,12 @@ pub use eval::EvalOutcome;
 #[cfg(feature = "graphrag-parquet")]
 pub use index::GraphragOutcome;
 pub use index::{DeleteOutcome, DryRun, IndexInput, IndexOutcome, Skip};
+pub use methods::{MethodInfo, MethodParam};
 pub use query::{QueryOutcome, QueryRequest};
 pub use rhizome_community::CommunityOutcome;
 pub use rhizome_ingest::pipeline::{IndexReport, NoProgress, Progress};
 pub use rhizome_retrieve::Method;
-pub use upload::{load_uploads, text_document, upload_base_name, upload_extension, Upload, UPLOAD_EXTENSIONS};
+pub use upload::{is_edge_list, load_uploads, text_document, upload_base_name, upload_extension, Upload, UPLOAD_EXTENSIONS};
 
 /// How the engine writes: what a second writer does, and how this one is named in the
 /// other's message.

@@ -12,8 +12,26 @@ use rhizome_ingest::load::{default_loaders, load_path};
 
 use crate::Skip;
 
-/// File types an upload may have (by the extension of its name): the loaders' types.
-pub const UPLOAD_EXTENSIONS: &[&str] = &["txt", "md", "html", "json", "jsonl"];
+/// File types an upload may have (by the extension of its name): the loaders' types, and
+/// `.csv`, an edge list (`source,relation,target[,description]`, as `import edges`).
+pub const UPLOAD_EXTENSIONS: &[&str] = &["txt", "md", "html", "json", "jsonl", "csv"];
+
+/// True when an uploaded file is an edge list (by its name), imported rather than loaded.
+pub fn is_edge_list(u: &Upload) -> bool {
+    upload_extension(&u.name).is_ok_and(|e| e == "csv")
+}
+
+/// An uploaded edge list, imported as `rhizome import edges` would import the file under
+/// its uploaded name: title the name's stem, source `upload:NAME`.
+pub(crate) fn edges_upload(u: &Upload) -> Result<rhizome_ingest::import::Imported> {
+    let base = upload_base_name(&u.name);
+    let label = format!("upload:{base}");
+    let bytes = std::fs::read(&u.path)
+        .map_err(|e| Error::bad_input(&label, format!("the uploaded file could not be read back ({e}); upload it again")))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| Error::bad_input(&label, format!("not valid UTF-8 ({e}); save the edge list as UTF-8")))?;
+    rhizome_ingest::import::edges_csv_text(nfc(&text).into_owned(), &label, &nfc(&stem(Path::new(base))))
+}
 
 /// A file as uploaded: the name the client gave it (a label only, never a path) and
 /// where the caller saved it.

@@ -204,8 +204,14 @@ fn is_header(f: &[String]) -> bool {
 /// Read an edge list: `source,relation,target[,description]`, with or without a header
 /// row ([`HEADER_NAMES`]).
 pub fn edges_csv(path: &Path) -> Result<Imported> {
-    let src = path.display().to_string();
-    let text = read(path)?;
+    let title = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+    edges_csv_text(read(path)?, &path.display().to_string(), &title)
+}
+
+/// [`edges_csv`] of a text already read: `src` names it in messages and is the
+/// document's source, `title` its title.
+pub fn edges_csv_text(text: String, src: &str, title: &str) -> Result<Imported> {
+    let src = src.to_string();
     let mut ex = Extraction::default();
     let mut out = Imported::default();
     for (n, line) in text.lines().enumerate() {
@@ -247,7 +253,7 @@ pub fn edges_csv(path: &Path) -> Result<Imported> {
     if ex.relations.is_empty() {
         return Err(Error::bad_input(&src, "no edges found; expected lines of source,relation,target"));
     }
-    let title = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+    let title = title.to_string();
     let doc = Document { id: document_id(&title, &text), source: src, title, text };
     out.items.push(Prepared { doc, chunks: vec![], extractions: vec![], doc_extraction: ex, failures: vec![] });
     Ok(out)

@@ -18,7 +18,12 @@ pub fn extractive_answer(embedder: &dyn Embedder, question: &str, contexts: &[Co
     let scale = embedder.cosine_scale();
     let mut cands: Vec<(usize, String)> = Vec::new();
     for (i, c) in contexts.iter().take(max_contexts).enumerate() {
-        for (_, s) in sentences(&c.text) {
+        // An edge, path or fact is one statement, whatever full stops its names hold
+        // ("Huy chương H. C. Ørsted"); text is split into sentences.
+        let statement = matches!(c.kind.as_str(), "edge" | "path" | "fact" | "relationship");
+        let parts: Vec<&str> =
+            if statement { vec![c.text.trim()] } else { sentences(&c.text).into_iter().map(|(_, s)| s).collect() };
+        for s in parts.into_iter().filter(|s| !s.is_empty()) {
             // A sentence repeated (in another context, or twice in a report) counts once,
             // at its first and best-ranked place.
             if !cands.iter().any(|(_, x)| x == s) {

@@ -12,6 +12,9 @@
 //! | analytical / thematic                 | `local` (entities, relations, text units)     |
 //! | factual, not multi-hop                | `basic`                                       |
 //!
+//! An index with no text at all (a graph imported from an edge list) goes to `multihop`
+//! whatever the question: the chunk methods would find nothing there.
+//!
 //! Multi-hop comes first: a comparison whose sides are themselves reached by hops ("was the
 //! director of X born before the director of Y?") needs the chain first. `global` takes
 //! the thematic questions once community summaries exist.
@@ -77,8 +80,15 @@ fn route_and_retrieve(
     let analyze_ms = ms(t);
     // The fact count matters only for multi-hop questions; it comes from the in-memory
     // graph, which the graph methods load anyway (counting in the store is slow).
-    let facts = if analysis.multi_hop { env.graph()?.facts.len() as u64 } else { 0 };
-    let chosen = route(&analysis, facts);
+    let graph = env.graph()?;
+    let facts = if analysis.multi_hop { graph.facts.len() as u64 } else { 0 };
+    let mut chosen = route(&analysis, facts);
+    if graph.chunk_ids.is_empty() && !graph.entity_ids.is_empty() && chosen.method != Method::Multihop {
+        chosen = Route {
+            method: Method::Multihop,
+            reason: "the index is a graph without text (an edge list): its edges are the evidence".into(),
+        };
+    }
     let q = analysis.standalone_question.as_str();
     let mut notes = vec![format!("auto: routed to {} ({})", chosen.method, chosen.reason)];
     let mut used = chosen.method;

@@ -44,6 +44,8 @@ struct Linked {
     fact: u32,
     id: String,
     text: String,
+    /// Subject, predicate and object, for viewers that draw the fact as an edge.
+    triple: [String; 3],
     /// Linking score in [0, 1].
     score: f32,
 }
@@ -123,7 +125,8 @@ impl Retriever for Hippo {
             });
         }
         let facts: Vec<Value> =
-            linked.iter().map(|f| json!({"id": f.id, "text": f.text, "score": f.score})).collect();
+            linked.iter().map(|f| json!({"id": f.id, "text": f.text, "score": f.score,
+            "subject": f.triple[0], "predicate": f.triple[1], "object": f.triple[2]})).collect();
         out.extra.insert("facts".into(), Value::Array(facts));
         out.extra.insert("qa_top_k".into(), json!(cfg.qa_top_k));
         out.timings_ms.insert("total".into(), ms(started));
@@ -225,13 +228,16 @@ fn link_facts(env: &QueryEnv, graph: &Graph, q: &[f32], cfg: &HippoConfig, passa
     best.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.1.cmp(&b.1)));
     best.truncate(top_k);
     let ids: Vec<String> = best.iter().map(|b| b.1.clone()).collect();
-    let texts: HashMap<String, String> =
-        env.store.facts(&ids)?.into_iter().map(|f| (f.id.clone(), f.text())).collect();
+    let stored: HashMap<String, rhizome_core::Fact> =
+        env.store.facts(&ids)?.into_iter().map(|f| (f.id.clone(), f)).collect();
     Ok(best
         .into_iter()
         .map(|(fact, id, score)| {
-            let text = texts.get(&id).cloned().unwrap_or_default();
-            Linked { fact, id, text, score }
+            let (text, triple) = match stored.get(&id) {
+                Some(f) => (f.text(), [f.subject.clone(), f.predicate.clone(), f.object.clone()]),
+                None => Default::default(),
+            };
+            Linked { fact, id, text, triple, score }
         })
         .collect())
 }

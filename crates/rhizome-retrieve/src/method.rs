@@ -68,6 +68,43 @@ impl Method {
     }
 }
 
+impl Method {
+    /// One line on what the method does, for pickers and listings.
+    pub fn description(self) -> &'static str {
+        match self {
+            Method::Basic => "Dense + BM25 chunk retrieval, fused",
+            Method::Local => "GraphRAG local search: entities, relations, reports and chunks under a token budget",
+            Method::Hippo => "HippoRAG: facts linked to the question seed Personalized PageRank",
+            Method::Multihop => "Anchors, ego-graph edges and paths between anchors",
+            Method::Multipath => "Entities, relations, chunks and facts found by several paths",
+            Method::ChunkOnly => "Neo4j-style: chunks only",
+            Method::EntityOnly => "Neo4j-style: entities and their relations only",
+            Method::Hybrid => "Neo4j-style: chunks and entities",
+            Method::GraphEnhanced => "Neo4j-style: chunks, then the graph around their entities",
+            Method::Global => "GraphRAG global search: map-reduce over community reports",
+            Method::Drift => "GraphRAG DRIFT: a report primer, then rounds of local search",
+            Method::Tog => "Think-on-Graph: beam search over relation paths",
+            Method::Auto => "Query analysis picks one of the others",
+        }
+    }
+
+    /// The config sections whose settings change what this method returns, besides
+    /// `retrieval` (which every method reads).
+    pub fn settings_sections(self) -> &'static [&'static str] {
+        match self {
+            Method::Basic | Method::Auto => &[],
+            Method::Local => &["local"],
+            Method::Hippo => &["hippo"],
+            Method::Multihop => &["multihop"],
+            Method::Multipath => &["multipath"],
+            Method::ChunkOnly | Method::EntityOnly | Method::Hybrid | Method::GraphEnhanced => &["modes"],
+            Method::Global => &["global"],
+            Method::Drift => &["drift", "local"],
+            Method::Tog => &["tog"],
+        }
+    }
+}
+
 impl Serialize for Method {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.as_str())

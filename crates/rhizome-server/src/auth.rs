@@ -83,7 +83,7 @@ fn presented(headers: &HeaderMap) -> Option<&[u8]> {
 
 /// Paths anyone may read: they show nothing of the index's content.
 fn public(path: &str) -> bool {
-    matches!(path, "/health" | "/openapi.json" | "/docs")
+    matches!(path, "/health" | "/openapi.json" | "/docs") || crate::ui::PATHS.contains(&path)
 }
 
 /// Requests that write the index.

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rhizome_core::Document;
-use rhizome_engine::{load_uploads, DeleteOutcome, Engine, IndexInput, Progress, Upload};
+use rhizome_engine::{is_edge_list, load_uploads, DeleteOutcome, Engine, IndexInput, Progress, Upload};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -177,16 +177,36 @@ fn run(engine: &Engine, job: WriteJob, cancel: &AtomicBool) {
             let _ = reply.send(r);
         }
         Work::Files { uploads, dir } => {
-            let (docs, skipped) = load_uploads(&uploads);
+            let (edges, files): (Vec<Upload>, Vec<Upload>) = uploads.into_iter().partition(is_edge_list);
+            let (docs, skipped) = load_uploads(&files);
             for s in &skipped {
                 progress.warn(&format!("skipped {}: {}", s.path, s.reason));
             }
-            drop(dir);
-            if docs.is_empty() {
+            if docs.is_empty() && edges.is_empty() {
                 fail(&job, &ApiError::bad("files", "nothing to index: every file was skipped", "see the errors"));
                 return;
             }
-            index(engine, &job, docs, &progress, cancel);
+            // Documents first, then each edge list (an import of its own).
+            let mut runs = Vec::new();
+            if !docs.is_empty() {
+                runs.push(IndexInput::Documents(docs));
+            }
+            runs.extend(edges.into_iter().map(IndexInput::EdgesUpload));
+            let mut outcomes = Vec::new();
+            for input in runs {
+                match engine.index(input, &progress, cancel) {
+                    Ok(o) => outcomes.push(o),
+                    Err(e) => {
+                        drop(dir);
+                        return fail(&job, &ApiError::from(e));
+                    }
+                }
+            }
+            drop(dir);
+            match outcomes.len() {
+                1 => succeed(&job, &outcomes[0]),
+                _ => succeed(&job, &outcomes),
+            }
         }
         Work::Texts(docs) => index(engine, &job, docs, &progress, cancel),
     }

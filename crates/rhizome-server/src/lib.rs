@@ -19,6 +19,7 @@ mod routes_documents;
 mod routes_graph;
 mod routes_query;
 mod types;
+mod ui;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -88,6 +89,10 @@ fn router(state: AppState, max_body_bytes: usize) -> Router {
     use routes_documents as docs;
     use routes_graph as graph;
     Router::new()
+        .route("/", get(ui::index))
+        .route("/ui/app.js", get(ui::app_js))
+        .route("/ui/app.css", get(ui::app_css))
+        .route("/methods", get(routes_query::methods))
         .route("/health", get(graph::health))
         .route("/stats", get(graph::stats))
         .route("/documents", post(docs::upload).get(docs::list))

@@ -29,12 +29,12 @@ impl Modify for Security {
     paths(
         graph::health, graph::stats,
         docs::upload, docs::list, docs::get, docs::delete, docs::job, docs::jobs, docs::job_events,
-        query::query,
+        query::query, query::methods,
         graph::entities, graph::neighbourhood, graph::entity, graph::communities,
         openai::completions, openai::models, ollama::chat, ollama::tags, ollama::version,
     ),
     components(schemas(
-        error::ErrorBody, jobs::JobView, jobs::JobState, jobs::JobError,
+        error::ErrorBody, types::MethodInfoOut, types::MethodParamOut, jobs::JobView, jobs::JobState, jobs::JobError,
         types::Health, types::StatsOut, types::DocumentsBody, types::TextDocument, types::Accepted,
         types::DocumentList, types::DocumentSummaryOut, types::DocumentDetailOut, types::DocumentOut,
         types::GraphNodeOut, types::GraphEdgeOut, types::SubgraphOut, types::EntityDetailOut, types::MentionOut,

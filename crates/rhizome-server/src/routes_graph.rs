@@ -36,7 +36,7 @@ pub async fn entities(State(state): State<AppState>, ApiQuery(q): ApiQuery<Entit
 pub async fn neighbourhood(State(state): State<AppState>, ApiQuery(q): ApiQuery<NeighbourhoodQuery>)
     -> ApiResult<Json<SubgraphOut>> {
     let depth = at_most("depth", q.depth.unwrap_or(1), 4)?;
-    let max_nodes = at_most("max_nodes", q.max_nodes.unwrap_or(50), 500)?;
+    let max_nodes = at_most("max_nodes", q.max_nodes.unwrap_or(50), 5000)?;
     if q.entity.trim().is_empty() {
         return Err(ApiError::bad("entity", "is empty", "give an entity id or name (GET /graph/entities?q=... finds one)"));
     }
@@ -96,5 +96,10 @@ pub async fn stats(State(state): State<AppState>) -> ApiResult<Json<StatsOut>> {
 #[utoipa::path(get, path = "/health", tag = "index", responses((status = 200, body = Health)))]
 pub async fn health(State(state): State<AppState>) -> ApiResult<Json<Health>> {
     let documents = if state.engine.exists() { blocking(&state, |e| e.documents(None, 0, 0)).await?.total } else { 0 };
-    Ok(Json(Health { status: "ok".into(), documents, version: env!("CARGO_PKG_VERSION").into() }))
+    Ok(Json(Health {
+        status: "ok".into(),
+        documents,
+        version: env!("CARGO_PKG_VERSION").into(),
+        key_required: !state.keys.is_empty(),
+    }))
 }

@@ -17,6 +17,13 @@ use crate::error::{mirror, ApiError, ApiJson, ApiResult, ErrorBody};
 use crate::types::*;
 use crate::AppState;
 
+/// Every retrieval method with the settings it reads and their values here: what a
+/// method picker shows.
+#[utoipa::path(get, path = "/methods", tag = "query", responses((status = 200, body = Vec<MethodInfoOut>)))]
+pub async fn methods(State(state): State<AppState>) -> ApiResult<Json<Vec<MethodInfoOut>>> {
+    Ok(Json(mirror(&state.engine.methods())?))
+}
+
 /// A method name as the CLI spells it; `field` names where it came from.
 pub fn parse_method(name: &str, field: &str) -> ApiResult<Method> {
     name.parse::<Method>().map_err(|e| ApiError::bad(field, e, "use one of the names listed"))

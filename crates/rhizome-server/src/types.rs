@@ -17,6 +17,8 @@ pub struct Health {
     pub documents: u64,
     /// The server's version.
     pub version: String,
+    /// True when every other route needs an API key (the web UI asks for one up front).
+    pub key_required: bool,
 }
 
 /// Nodes per label and edges per type (as `rhizome stats --json`).
@@ -161,7 +163,7 @@ pub struct NeighbourhoodQuery {
     pub entity: String,
     /// RELATED hops, 0 to 4 (default 1).
     pub depth: Option<usize>,
-    /// At most 500 (default 50).
+    /// At most 5000 (default 50).
     pub max_nodes: Option<usize>,
 }
 
@@ -290,4 +292,24 @@ pub struct QueryResponse {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TokenEvent {
     pub text: String,
+}
+
+/// A retrieval method and the settings it reads, with their values on this server.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct MethodInfoOut {
+    pub name: String,
+    pub description: String,
+    pub params: Vec<MethodParamOut>,
+}
+
+/// A setting a query may change (`params` of `POST /query`).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct MethodParamOut {
+    /// `section.key`, as in the config file.
+    pub key: String,
+    /// Its value on this server (the default a query starts from).
+    #[schema(value_type = Object)]
+    pub value: Value,
+    /// The values it accepts.
+    pub valid: String,
 }

@@ -8,6 +8,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+pub mod fixture;
 pub mod server;
 
 pub fn shared() -> PathBuf {

@@ -1,0 +1,162 @@
+// Documents: upload (drop or pick, several at once, per-file progress from the job
+// stream), the list with search, open (text, chunks, entities) and delete.
+
+import { api, getJson, sse, DocumentSummary, JobView, GraphNode } from "./api";
+import { h, clear, showError, debounce, confirmDialog, showView, fmtDate } from "./dom";
+import { refreshStats, focusEntity } from "./main";
+
+const ACCEPT = ".txt,.md,.html,.htm,.json,.jsonl,.csv";
+const PAGE = 50;
+
+let list: HTMLTableSectionElement;
+let count: HTMLElement;
+let search: HTMLInputElement;
+let uploads: HTMLUListElement;
+let offset = 0;
+
+export function mountDocuments(panel: HTMLElement): void {
+  const picker = h("input", { type: "file", multiple: true, accept: ACCEPT, id: "file-input", class: "visually-hidden",
+    onchange: () => { upload([...picker.files!]); picker.value = ""; } });
+  const drop = h("div", { class: "drop", id: "drop", tabindex: 0, role: "button",
+    "aria-label": "Upload documents: drop files here or press Enter to pick them",
+    onclick: () => picker.click(),
+    onkeydown: (e: KeyboardEvent) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); picker.click(); } },
+    ondragover: (e: DragEvent) => { e.preventDefault(); drop.classList.add("over"); },
+    ondragleave: () => drop.classList.remove("over"),
+    ondrop: (e: DragEvent) => { e.preventDefault(); drop.classList.remove("over"); upload([...(e.dataTransfer?.files || [])]); },
+  }, h("strong", {}, "Drop files here"), " or press to pick them",
+    h("div", { class: "quiet" }, ".txt .md .html .json .jsonl, and .csv edge lists (source,relation,target)"));
+  uploads = h("ul", { class: "uploads", id: "uploads", "aria-live": "polite" });
+  search = h("input", { type: "search", id: "doc-search", placeholder: "Search titles and sources", "aria-label": "Search documents",
+    oninput: debounce(() => { offset = 0; refreshDocuments(); }, 250) });
+  count = h("span", { class: "quiet", id: "doc-count" });
+  list = h("tbody", { id: "doc-rows" });
+  const pager = h("div", { class: "pager" },
+    h("button", { onclick: () => { offset = Math.max(0, offset - PAGE); refreshDocuments(); } }, "Previous"),
+    h("button", { onclick: () => { offset += PAGE; refreshDocuments(); } }, "Next"));
+  clear(panel,
+    h("div", { class: "upload-area" }, picker, drop, uploads),
+    h("div", { class: "toolbar" }, search, count),
+    h("div", { class: "table-wrap" }, h("table", { class: "docs" },
+      h("thead", {}, h("tr", {}, ...["Title", "Language", "Chunks", "Entities", "Indexed", ""].map((c) => h("th", { scope: "col" }, c)))),
+      list)),
+    pager);
+  refreshDocuments();
+}
+
+export async function refreshDocuments(): Promise<void> {
+  const q = new URLSearchParams({ offset: String(offset), limit: String(PAGE) });
+  if (search.value.trim()) q.set("search", search.value.trim());
+  try {
+    const r = await getJson<{ total: number; offset: number; documents: DocumentSummary[] }>("/documents?" + q);
+    if (r.total > 0 && offset >= r.total) {
+      offset = Math.max(0, r.total - PAGE);
+      return refreshDocuments();
+    }
+    count.textContent = r.total === 0 ? "no documents" : `${r.total} document${r.total === 1 ? "" : "s"}`;
+    count.dataset.total = String(r.total);
+    clear(list, r.documents.map(row));
+  } catch (e: any) {
+    // An empty index has nothing to list yet.
+    if (e.status === 503 || e.status === 404) { count.textContent = "no documents"; count.dataset.total = "0"; clear(list); }
+    else showError(e);
+  }
+}
+
+function row(d: DocumentSummary): HTMLTableRowElement {
+  return h("tr", { "data-doc": d.id },
+    h("td", {}, h("button", { class: "link", title: d.source, onclick: () => openDocument(d.id) }, d.title || d.source),
+      d.partial ? h("span", { class: "badge warn" }, "partial") : null),
+    h("td", {}, d.language || ""), h("td", { class: "num" }, String(d.chunks)), h("td", { class: "num" }, String(d.entities)),
+    h("td", {}, fmtDate(d.indexed_at)),
+    h("td", {}, h("button", { class: "danger small", "aria-label": `Delete ${d.title}`, onclick: () => remove(d) }, "Delete")));
+}
+
+async function remove(d: DocumentSummary): Promise<void> {
+  if (!(await confirmDialog(`Delete "${d.title}"? Everything only it supported leaves the index and the answers.`))) return;
+  try {
+    await api("/documents/" + encodeURIComponent(d.id), { method: "DELETE" });
+    await refreshDocuments();
+    refreshStats();
+  } catch (e) {
+    showError(e);
+  }
+}
+
+/** Open a document: its text, its chunks (one highlighted, with a passage marked) and its entities. */
+export async function openDocument(id: string, chunkId?: string, mark?: string[]): Promise<void> {
+  try {
+    const d = await getJson<{ document: { title: string; source: string; text: string }; summary?: DocumentSummary;
+      chunks: { id: string; ordinal: number; text: string }[]; entities: GraphNode[] }>("/documents/" + encodeURIComponent(id));
+    const chunks = d.chunks.map((c) => {
+      const body = h("div", { class: "chunk-text" });
+      highlight(body, c.text, c.id === chunkId ? mark || [] : []);
+      return h("details", { class: "chunk", open: c.id === chunkId || d.chunks.length <= 3, "data-chunk": c.id },
+        h("summary", {}, `Chunk ${c.ordinal + 1}`), body);
+    });
+    const ents = d.entities.slice(0, 200).map((e) =>
+      h("button", { class: "chip", title: e.entity_type, onclick: () => focusEntity(e.id) }, e.name));
+    showView(d.document.title,
+      h("p", { class: "quiet" }, d.document.source, d.summary?.language ? ` · ${d.summary.language}` : ""),
+      h("h3", {}, `Chunks (${d.chunks.length})`), ...chunks,
+      h("h3", {}, `Entities (${d.entities.length})`), h("div", { class: "chips" }, ...ents));
+    document.querySelector<HTMLElement>(`[data-chunk="${chunkId}"] mark`)?.scrollIntoView({ block: "center" });
+  } catch (e) {
+    showError(e);
+  }
+}
+
+/** Write `text` into `el` with each of `passages` found in it marked. */
+export function highlight(el: HTMLElement, text: string, passages: string[]): void {
+  const spans: [number, number][] = [];
+  for (const p of passages) {
+    const at = text.indexOf(p);
+    if (p && at >= 0) spans.push([at, at + p.length]);
+  }
+  spans.sort((a, b) => a[0] - b[0]);
+  let pos = 0;
+  for (const [a, b] of spans) {
+    if (a < pos) continue;
+    el.append(text.slice(pos, a), h("mark", {}, text.slice(a, b)));
+    pos = b;
+  }
+  el.append(text.slice(pos));
+}
+
+function upload(files: File[]): void {
+  for (const f of files) uploadOne(f);
+}
+
+async function uploadOne(f: File): Promise<void> {
+  const bar = h("progress", { max: 1, value: 0, "aria-label": `Progress of ${f.name}` });
+  const state = h("span", { class: "state" }, "uploading");
+  const errors = h("ul", { class: "errors" });
+  const li = h("li", { "data-file": f.name }, h("span", { class: "name" }, f.name), bar, state, errors);
+  uploads.prepend(li);
+  try {
+    const form = new FormData();
+    form.append("files", f, f.name);
+    const r = await api("/documents", { method: "POST", body: form });
+    const { job_id } = await r.json();
+    const events = await api(`/jobs/${job_id}/events`);
+    let last: JobView | null = null;
+    for await (const ev of sse(events)) {
+      if (ev.event !== "progress") continue;
+      const v: JobView = JSON.parse(ev.data);
+      last = v;
+      bar.max = Math.max(1, v.total);
+      bar.value = v.done;
+      state.textContent = v.state === "running" ? `${v.stage} ${v.done}/${v.total}` : v.state;
+      clear(errors, v.errors.map((e) => h("li", {}, (e.file ? e.file + ": " : "") + e.error)));
+      if (v.state === "done" || v.state === "failed") break;
+    }
+    li.dataset.state = last?.state || "failed";
+    if (last?.state === "done") { bar.value = bar.max; state.textContent = "done"; }
+  } catch (e: any) {
+    li.dataset.state = "failed";
+    state.textContent = "failed";
+    errors.append(h("li", {}, e.message + (e.hint ? ` — ${e.hint}` : "")));
+  }
+  refreshDocuments();
+  refreshStats();
+}
