@@ -83,6 +83,7 @@ export async function ask(text?: string): Promise<void> {
     for await (const ev of sse(r)) {
       if (ev.event === "token") {
         streamed += JSON.parse(ev.data).text;
+        turn.dataset.tokens = String(Number(turn.dataset.tokens || 0) + 1);
         answer.textContent = streamed;
       } else if (ev.event === "done") {
         const resp: QueryResponse = JSON.parse(ev.data);

@@ -98,6 +98,8 @@ export async function openDocument(id: string, chunkId?: string, mark?: string[]
       h("button", { class: "chip", title: e.entity_type, onclick: () => focusEntity(e.id) }, e.name));
     showView(d.document.title,
       h("p", { class: "quiet" }, d.document.source, d.summary?.language ? ` · ${d.summary.language}` : ""),
+      h("details", { class: "chunk" }, h("summary", {}, `Full text (${d.document.text.length} characters)`),
+        h("div", { class: "chunk-text" }, d.document.text)),
       h("h3", {}, `Chunks (${d.chunks.length})`), ...chunks,
       h("h3", {}, `Entities (${d.entities.length})`), h("div", { class: "chips" }, ...ents));
     document.querySelector<HTMLElement>(`[data-chunk="${chunkId}"] mark`)?.scrollIntoView({ block: "center" });

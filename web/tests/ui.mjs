@@ -217,6 +217,20 @@ try {
     result.explorer = await explore("Aage Bohr", 5);
     await shot("explorer");
     await removeDocument("edges", 0);
+  } else if (scenario === "llm") {
+    // An LLM is configured (the test's loopback OpenAI-compatible server): the answer streams.
+    await open();
+    await upload(files(join(REPO, "examples/docs")));
+    await waitDocuments(3);
+    const { turn, answer } = await ask("Who shared the Nobel Prize in Physics with Aage Bohr?", "basic");
+    result.answer = answer;
+    result.tokens = Number(await turn.getAttribute("data-tokens"));
+    check(result.tokens >= 5, `the answer streamed in pieces (${result.tokens})`);
+    result.citation = await openCitation(turn, "copenhagen-physics");
+    await page.click("#view-close");
+    result.meta = await turn.locator(".meta summary").innerText();
+    check(result.meta.includes("llm"), "answered by the LLM: " + result.meta);
+    await shot("answer-llm");
   } else if (scenario === "bench") {
     const entity = process.argv[6];
     const nodes = Number(process.argv[7] || 2000);

@@ -79,6 +79,23 @@ fn vietnamese_edge_list() {
     assert!(awards >= 2, "{v:#}");
 }
 
+#[test]
+fn llm_answers_stream_into_the_page() {
+    let llm = rhizome_llm::testing::MockOpenAi::with_responder(Box::new(|_req: &Value| {
+        "Ben Mottelson and James Rainwater shared it with him [1].".to_string()
+    }))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let base = llm.base_url();
+    let s = start(
+        &dir.path().join("index"),
+        &["--llm-provider", "openai", "--llm-model", "mock-model", "--llm-base-url", &base],
+        &[("RHIZOME_LLM_API_KEY", "sk-loopback")],
+    );
+    let v = browser_page("llm", &s, "", &[]);
+    assert_eq!(v["answer"], "Ben Mottelson and James Rainwater shared it with him [1].", "{v:#}");
+}
+
 /// Figures, not a timed test: printed for the README and the issue note.
 #[test]
 fn explorer_with_2000_nodes() {
