@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use rhizome_engine::Method;
 use serde_json::{json, Value};
-use support::server::{expect, expect_error, files_of, ok_json, sse, start};
+use support::server::{expect, expect_error, files_of, ok_json, sse, start, start_with_llm};
 use support::{examples, rz, stats};
 
 const QUESTION: &str = "Who shared the Nobel Prize in Physics with Aage Bohr?";
@@ -223,17 +223,8 @@ fn serve_keys_limits_and_bad_input() {
 /// token: over `POST /query` as `token` events and over the OpenAI endpoint as chunks.
 #[test]
 fn serve_streams_llm_tokens() {
-    let llm = rhizome_llm::testing::MockOpenAi::with_responder(Box::new(|_req: &Value| {
-        "Ben Mottelson and James Rainwater shared it with him [1].".to_string()
-    }))
-    .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let base = llm.base_url();
-    let s = start(
-        &dir.path().join("index"),
-        &["--llm-provider", "openai", "--llm-model", "mock-model", "--llm-base-url", &base],
-        &[("RHIZOME_LLM_API_KEY", "sk-loopback")],
-    );
+    let (_llm, s) = start_with_llm(&dir.path().join("index"), "Ben Mottelson and James Rainwater shared it with him [1].");
     let job = s.upload(&files_of(&examples()));
     s.wait_job(job);
     let events = sse(s.post_json("/query", &json!({"question": QUESTION, "method": "basic", "stream": true})));

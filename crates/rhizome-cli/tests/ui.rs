@@ -14,7 +14,7 @@ use serde_json::Value;
 
 mod support;
 
-use support::server::{start, Server};
+use support::server::{start, start_with_llm, Server};
 
 /// One browser at a time: they share two cores with the server they test.
 static BROWSER: Mutex<()> = Mutex::new(());
@@ -81,17 +81,8 @@ fn vietnamese_edge_list() {
 
 #[test]
 fn llm_answers_stream_into_the_page() {
-    let llm = rhizome_llm::testing::MockOpenAi::with_responder(Box::new(|_req: &Value| {
-        "Ben Mottelson and James Rainwater shared it with him [1].".to_string()
-    }))
-    .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let base = llm.base_url();
-    let s = start(
-        &dir.path().join("index"),
-        &["--llm-provider", "openai", "--llm-model", "mock-model", "--llm-base-url", &base],
-        &[("RHIZOME_LLM_API_KEY", "sk-loopback")],
-    );
+    let (_llm, s) = start_with_llm(&dir.path().join("index"), "Ben Mottelson and James Rainwater shared it with him [1].");
     let v = browser_page("llm", &s, "", &[]);
     assert_eq!(v["answer"], "Ben Mottelson and James Rainwater shared it with him [1].", "{v:#}");
 }
@@ -103,10 +94,14 @@ fn explorer_with_2000_nodes() {
     let s = start(&idx, &[], &[]);
     let v = browser_page("bench", &s, "", &["United States", "2000"]);
     let b = &v["bench"];
-    println!("explorer, 2,000 nodes of the MuSiQue OpenIE import: {} nodes and {} edges drawn; fetch {} ms, \
+    let line = format!("explorer, 2,000 nodes of the MuSiQue OpenIE import: {} nodes and {} edges drawn; fetch {} ms, \
               first render {} ms after the click; dragging the view: {} frames/s ({} renders/s) with the layout \
               stopped, {} frames/s ({} renders/s) with the layout running",
         b["rendered"], b["edges"], b["fetch_ms"], b["first_render_ms"], b["drag_layout_stopped"]["raf_fps"],
         b["drag_layout_stopped"]["render_fps"], b["drag_layout_running"]["raf_fps"], b["drag_layout_running"]["render_fps"]);
+    println!("{line}");
+    // Kept beside the screenshots; scripts/test prints it after the suite.
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui/bench/figures.txt");
+    std::fs::write(&out, format!("{line}\n{v:#}\n")).unwrap();
     assert!(b["rendered"].as_u64().unwrap() >= 2000, "{v:#}");
 }

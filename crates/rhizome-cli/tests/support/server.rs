@@ -59,6 +59,19 @@ pub fn start(index: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
     server
 }
 
+/// `rhizome serve` on `index` with a loopback OpenAI-compatible LLM that answers every
+/// prompt with `reply`; keep the mock alive as long as the server.
+pub fn start_with_llm(index: &Path, reply: &'static str) -> (rhizome_llm::testing::MockOpenAi, Server) {
+    let llm = rhizome_llm::testing::MockOpenAi::with_responder(Box::new(move |_req: &Value| reply.to_string())).unwrap();
+    let base = llm.base_url();
+    let s = start(
+        index,
+        &["--llm-provider", "openai", "--llm-model", "mock-model", "--llm-base-url", &base],
+        &[("RHIZOME_LLM_API_KEY", "sk-loopback")],
+    );
+    (llm, s)
+}
+
 impl Server {
     /// Send SIGTERM and wait for the process to exit (at most `within`).
     pub fn terminate(&mut self, within: Duration) -> std::process::ExitStatus {
