@@ -49,6 +49,23 @@ export const probe = {
     return n;
   },
   order: () => graph.order,
+  /** Where a node is drawn, in page coordinates (for tests that click it). */
+  nodeOnPage(name: string): { x: number; y: number } | null {
+    if (!renderer) return null;
+    const node = graph.findNode((_, a) => a.label === name);
+    const d = node && renderer.getNodeDisplayData(node);
+    if (!d) return null;
+    const p = renderer.framedGraphToViewport(d);
+    const box = container.getBoundingClientRect();
+    return { x: box.left + p.x, y: box.top + p.y };
+  },
+  /** Edges drawn (not hidden by a filter). */
+  edgesShown(): number {
+    if (!renderer) return 0;
+    let n = 0;
+    graph.forEachEdge((e) => { const d = renderer!.getEdgeDisplayData(e); if (d && !d.hidden) n++; });
+    return n;
+  },
   size: () => graph.size,
   startLayout: () => startLayout(3600 * 1000),
   stopLayout: () => stopLayout(),

@@ -131,6 +131,31 @@ async function explore(name, minNodes, depth = 1) {
   return { rendered, inked_pixels: inked, side_panel: side };
 }
 
+/** Click a drawn node: its neighbours join the graph and the side panel shows it. */
+async function expandNode(name) {
+  await page.evaluate(() => window.rhizomeUi.explorer.stopLayout());
+  await page.waitForTimeout(300);
+  const before = await page.evaluate(() => window.rhizomeUi.explorer.order());
+  const at = await page.evaluate((n) => window.rhizomeUi.explorer.nodeOnPage(n), name);
+  check(at, `node ${name} is drawn`);
+  await page.mouse.click(at.x, at.y);
+  await page.waitForFunction((n) => document.querySelector("#entity-panel h2")?.textContent === n, name);
+  await page.waitForFunction((b) => window.rhizomeUi.explorer.order() > b, before);
+  const after = await page.evaluate(() => window.rhizomeUi.explorer.order());
+  // Filters: hide one relation type, then everything under the heaviest weight.
+  const shown = await page.evaluate(() => window.rhizomeUi.explorer.edgesShown());
+  await page.click("#tab-graph .relation-details summary, .relation-details summary");
+  await page.locator("#relations input").first().uncheck();
+  const byType = await page.evaluate(() => window.rhizomeUi.explorer.edgesShown());
+  check(byType < shown, `a relation type filter hides edges (${shown} -> ${byType})`);
+  await page.locator("#relations input").first().check();
+  await page.locator("#min-weight").fill("1");
+  const byWeight = await page.evaluate(() => window.rhizomeUi.explorer.edgesShown());
+  check(byWeight < shown, `a weight filter hides edges (${shown} -> ${byWeight})`);
+  await page.locator("#min-weight").fill("0");
+  return { nodes_before: before, nodes_after: after, edges: shown, edges_type_filtered: byType, edges_weight_filtered: byWeight };
+}
+
 async function removeDocument(title, remaining) {
   await page.click("#tab-documents");
   const row = page.locator("#doc-rows tr", { hasText: title });
@@ -174,6 +199,7 @@ try {
     await page.click("#view-close");
     result.explorer = await explore("Aage Bohr", 5);
     await shot("explorer");
+    result.expand = await expandNode("Nobel Prize");
     await page.click("#tab-communities");
     await page.locator("#community-list details").first().waitFor();
     await page.locator("#community-list details summary").first().click();
