@@ -237,6 +237,17 @@ pub trait StoreRead {
     fn community_report_count(&self) -> Result<u64>;
     /// Claims whose subject or object is one of `entity_ids`, by id.
     fn covariates_of(&self, entity_ids: &[String]) -> Result<Vec<Covariate>>;
+    /// Everything `doc_id` supports, as the batch that would write it again: the document,
+    /// its chunks (by ordinal), the mentions, relations, facts, SIMILAR_TO edges, claims and
+    /// extraction failures it supports (each list in a stable order), its progress when it
+    /// is written in part, and the vectors of its chunks and of the entities and facts it
+    /// supports. `None` when there is no such document. Writing the batches of every
+    /// document into an empty store of any backend rebuilds the same graph
+    /// (`rhizome copy`).
+    fn document_batch(&self, doc_id: &str) -> Result<Option<WriteBatch>>;
+    /// Every stored entity summary: (entity id, fingerprint of the descriptions it
+    /// summarises, summary), by entity id.
+    fn entity_summaries(&self) -> Result<Vec<(String, String, String)>>;
 }
 
 /// Write side: ingestion. Every method is atomic.
@@ -265,4 +276,8 @@ pub trait StoreWrite: StoreRead {
     fn put_reports(&mut self, reports: &[CommunityReport], vectors: &[(String, Vec<f32>)]) -> Result<()>;
     /// Record that every report was checked against its inputs at `graph_version`.
     fn set_reports_version(&mut self, graph_version: u64) -> Result<()>;
+    /// Replace every SYNONYM edge with `edges` ((a, b, cosine), a < b, both stored
+    /// entities), computed elsewhere for exactly the stored entities (`rhizome copy`), and
+    /// mark synonymy as up to date. Changes the graph version.
+    fn set_synonyms(&mut self, edges: &[(String, String, f32)]) -> Result<()>;
 }

@@ -17,6 +17,7 @@ mod graph_read;
 mod llm_cache;
 pub mod lock;
 mod schema;
+mod sqlite_export;
 mod sqlite_read;
 mod sqlite_write;
 pub mod vectors;

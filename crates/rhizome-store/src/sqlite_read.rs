@@ -487,6 +487,14 @@ impl StoreRead for SqliteStore {
         crate::communities::covariates_of(&self.conn, entity_ids)
     }
 
+    fn document_batch(&self, doc_id: &str) -> Result<Option<rhizome_core::WriteBatch>> {
+        crate::sqlite_export::document_batch(&self.conn, doc_id)
+    }
+
+    fn entity_summaries(&self) -> Result<Vec<(String, String, String)>> {
+        crate::sqlite_export::entity_summaries(&self.conn)
+    }
+
     fn graph_version(&self) -> Result<u64> {
         Ok(schema::get_meta(&self.conn, "graph_version")?.and_then(|v| v.parse().ok()).unwrap_or(0))
     }

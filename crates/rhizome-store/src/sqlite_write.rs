@@ -425,6 +425,14 @@ impl StoreWrite for SqliteStore {
         Ok(())
     }
 
+    fn set_synonyms(&mut self, edges: &[(String, String, f32)]) -> Result<()> {
+        let tx = self.conn.transaction().map_err(sql)?;
+        crate::sqlite_export::set_synonyms(&tx, edges)?;
+        tx.commit().map_err(sql)?;
+        self.invalidate_caches();
+        Ok(())
+    }
+
     fn rebuild_synonyms(&mut self, top_k: usize, threshold: f32, cancel: &AtomicBool)
         -> Result<u64> {
         let seen = self.graph_version()?;

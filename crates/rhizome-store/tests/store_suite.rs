@@ -1,4 +1,5 @@
 //! One contract suite, run against every store backend (today: SQLite).
+//! `contract` and `copy_contract` are written against the traits only.
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -151,9 +152,61 @@ fn contract<S: StoreWrite>(open: &dyn Fn(&Path) -> S) {
     assert_eq!(s.stats().unwrap(), stats_a);
 }
 
+/// Reading every document back as its batch and writing the batches into an empty store
+/// rebuilds the same index (what `rhizome copy` does between any two backends).
+fn copy_contract<S: StoreWrite>(open: &dyn Fn(&Path) -> S) {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = batch("alpha", &["Aage Bohr won the Nobel Prize", "Copenhagen physics"], &["Aage Bohr", "Nobel Prize"]);
+    let mut b = batch("beta", &["微软向OpenAI投资", "Sam Altman领导OpenAI"], &["OpenAI", "Aage Bohr", "Microsoft"]);
+    b.mentions[0].importance = Some(0.5);
+    let chunk = b.chunks[1].id.clone();
+    b.failures.push(ExtractionFailure { chunk_id: chunk, doc_id: b.documents[0].id.clone(), error: "HTTP 500".into(), attempts: 1 });
+    let mut src = open(&tmp.path().join("src"));
+    src.set_embedding_model("m", 3).unwrap();
+    src.write_batch(&a).unwrap();
+    src.write_batch(&b).unwrap();
+    src.rebuild_synonyms(10, 0.8, &AtomicBool::new(false)).unwrap();
+    let task = src.summary_tasks(2).unwrap().remove(0);
+    src.set_entity_summary(&task.entity_id, &task.fingerprint, "A physicist.").unwrap();
+    assert!(src.document_batch("doc_missing").unwrap().is_none());
+
+    let mut dst = open(&tmp.path().join("dst"));
+    dst.set_embedding_model("m", 3).unwrap();
+    let docs = src.documents(None, 0, usize::MAX).unwrap();
+    assert_eq!(docs.len(), 2);
+    for d in &docs {
+        let batch = src.document_batch(&d.id).unwrap().unwrap();
+        assert_eq!(batch.documents.len(), 1);
+        dst.write_batch(&batch).unwrap();
+    }
+    for (id, fp, summary) in src.entity_summaries().unwrap() {
+        dst.set_entity_summary(&id, &fp, &summary).unwrap();
+    }
+    dst.set_synonyms(&src.graph_data().unwrap().synonyms).unwrap();
+    assert!(!dst.synonyms_dirty().unwrap());
+    assert_eq!(dst.stats().unwrap(), src.stats().unwrap());
+    assert_eq!(dst.graph_data().unwrap(), src.graph_data().unwrap());
+    assert_eq!(dst.entity_summaries().unwrap(), src.entity_summaries().unwrap());
+    assert_eq!(dst.extraction_failures().unwrap(), src.extraction_failures().unwrap());
+    for d in &docs {
+        let (x, y) = (src.document_batch(&d.id).unwrap().unwrap(), dst.document_batch(&d.id).unwrap().unwrap());
+        assert_eq!(format!("{x:?}"), format!("{y:?}"), "document {} reads back the same", d.title);
+    }
+    let ids: Vec<String> = src.graph_data().unwrap().entities.into_iter().map(|e| e.id).collect();
+    assert_eq!(dst.entities(&ids).unwrap(), src.entities(&ids).unwrap());
+    let q = unit(&[1.0, 0.0, 5.0]);
+    assert_eq!(dst.vector_search(VectorKind::Chunk, &q, 5).unwrap(), src.vector_search(VectorKind::Chunk, &q, 5).unwrap());
+    assert_eq!(dst.bm25("OpenAI投资", 5).unwrap(), src.bm25("OpenAI投资", 5).unwrap());
+}
+
 #[test]
 fn sqlite_store_meets_the_contract() {
     contract(&|p: &Path| SqliteStore::open(p, true).unwrap());
+}
+
+#[test]
+fn sqlite_store_copies_document_by_document() {
+    copy_contract(&|p: &Path| SqliteStore::open(p, true).unwrap());
 }
 
 #[test]

@@ -1,0 +1,138 @@
+//! Reading a document back as the [`WriteBatch`] that wrote it, and the derived state that
+//! is not supported by a document (entity summaries): what `rhizome copy` moves from a
+//! SQLite index to any backend.
+
+use std::collections::BTreeSet;
+
+use rhizome_core::{
+    Chunk, Covariate, CovariateRecord, Document, ExtractionFailure, Fact, FactRecord,
+    MentionRecord, Relation, RelationRecord, Result, VectorKind, WriteBatch,
+};
+use rusqlite::{params, Connection, OptionalExtension};
+
+use crate::sql;
+use crate::vectors::decode;
+
+fn rows<T>(conn: &Connection, q: &str, doc_id: &str,
+    f: impl FnMut(&rusqlite::Row) -> rusqlite::Result<T>) -> Result<Vec<T>> {
+    let mut stmt = conn.prepare_cached(q).map_err(sql)?;
+    let v = stmt.query_map([doc_id], f).map_err(sql)?.collect::<Result<Vec<T>, _>>().map_err(sql)?;
+    Ok(v)
+}
+
+fn push_vectors(conn: &Connection, batch: &mut WriteBatch, kind: VectorKind, ids: &BTreeSet<String>)
+    -> Result<()> {
+    let mut stmt = conn.prepare_cached("SELECT vec FROM vectors WHERE kind = ?1 AND id = ?2").map_err(sql)?;
+    for id in ids {
+        let blob: Option<Vec<u8>> =
+            stmt.query_row(params![kind.as_str(), id], |r| r.get(0)).optional().map_err(sql)?;
+        if let Some(b) = blob {
+            batch.vectors.push((kind, id.clone(), decode(&b)));
+        }
+    }
+    Ok(())
+}
+
+/// See [`rhizome_core::StoreRead::document_batch`].
+pub fn document_batch(conn: &Connection, doc_id: &str) -> Result<Option<WriteBatch>> {
+    let doc: Option<Document> = conn
+        .query_row("SELECT id, source, title, text FROM documents WHERE id = ?1", [doc_id], |r| {
+            Ok(Document { id: r.get(0)?, source: r.get(1)?, title: r.get(2)?, text: r.get(3)? })
+        })
+        .optional()
+        .map_err(sql)?;
+    let Some(doc) = doc else { return Ok(None) };
+    let mut b = WriteBatch::default();
+    b.chunks = rows(conn, "SELECT id, doc_id, ordinal, text, tokens FROM chunks WHERE doc_id = ?1 ORDER BY ordinal",
+        doc_id, |r| Ok(Chunk { id: r.get(0)?, doc_id: r.get(1)?, ordinal: r.get(2)?, text: r.get(3)?, tokens: r.get(4)? }))?;
+    b.mentions = rows(conn,
+        "SELECT entity_id, name, entity_type, description, doc_id, chunk_id, count, importance
+         FROM entity_support WHERE doc_id = ?1 ORDER BY coalesce(chunk_id, ''), entity_id, name, rowid",
+        doc_id, |r| Ok(MentionRecord {
+            entity_id: r.get(0)?, name: r.get(1)?, entity_type: r.get(2)?, description: r.get(3)?,
+            doc_id: r.get(4)?, chunk_id: r.get(5)?, count: r.get(6)?,
+            importance: r.get::<_, Option<f64>>(7)?.map(|x| x as f32),
+        }))?;
+    b.relations = rows(conn,
+        "SELECT relation_id, source_id, target_id, rel_type, description, weight, doc_id, chunk_id
+         FROM relation_support WHERE doc_id = ?1 ORDER BY coalesce(chunk_id, ''), relation_id, rowid",
+        doc_id, |r| Ok(RelationRecord {
+            relation: Relation { id: r.get(0)?, source_id: r.get(1)?, target_id: r.get(2)?, rel_type: r.get(3)?,
+                description: r.get(4)?, weight: r.get::<_, f64>(5)? as f32 },
+            doc_id: r.get(6)?, chunk_id: r.get(7)?,
+        }))?;
+    b.facts = rows(conn,
+        "SELECT fact_id, subject, predicate, object, subject_id, object_id, doc_id, chunk_id
+         FROM fact_support WHERE doc_id = ?1 ORDER BY coalesce(chunk_id, ''), fact_id, rowid",
+        doc_id, |r| Ok(FactRecord {
+            fact: Fact { id: r.get(0)?, subject: r.get(1)?, predicate: r.get(2)?, object: r.get(3)?,
+                subject_id: r.get(4)?, object_id: r.get(5)? },
+            doc_id: r.get(6)?, chunk_id: r.get(7)?,
+        }))?;
+    b.similar = rows(conn, "SELECT a, b, score FROM similar WHERE doc_id = ?1 ORDER BY a, b", doc_id,
+        |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, f64>(2)? as f32)))?;
+    b.covariates = rows(conn,
+        "SELECT id, covariate_type, claim_type, subject_id, object_id, status, start_date, end_date,
+         description, source_text, doc_id, chunk_id FROM covariates WHERE doc_id = ?1
+         ORDER BY id, coalesce(chunk_id, ''), rowid",
+        doc_id, |r| Ok(CovariateRecord {
+            covariate: Covariate { id: r.get(0)?, covariate_type: r.get(1)?, claim_type: r.get(2)?,
+                subject_id: r.get(3)?, object_id: r.get(4)?, status: r.get(5)?, start_date: r.get(6)?,
+                end_date: r.get(7)?, description: r.get(8)?, source_text: r.get(9)? },
+            doc_id: r.get(10)?, chunk_id: r.get(11)?,
+        }))?;
+    b.failures = rows(conn,
+        "SELECT chunk_id, doc_id, error, attempts FROM extraction_failures WHERE doc_id = ?1 ORDER BY chunk_id",
+        doc_id, |r| Ok(ExtractionFailure { chunk_id: r.get(0)?, doc_id: r.get(1)?, error: r.get(2)?, attempts: r.get(3)? }))?;
+    let partial: Option<u32> = conn
+        .query_row("SELECT chunks_done FROM partial_documents WHERE doc_id = ?1", [doc_id], |r| r.get(0))
+        .optional()
+        .map_err(sql)?;
+    if let Some(n) = partial {
+        b.doc_progress.push((doc_id.to_string(), Some(n)));
+    }
+    let chunk_ids: BTreeSet<String> = b.chunks.iter().map(|c| c.id.clone()).collect();
+    let entity_ids: BTreeSet<String> = b.mentions.iter().map(|m| m.entity_id.clone()).collect();
+    let fact_ids: BTreeSet<String> = b.facts.iter().map(|f| f.fact.id.clone()).collect();
+    // Chunk vectors in chunk order, then entities and facts by id.
+    let mut stmt = conn.prepare_cached("SELECT vec FROM vectors WHERE kind = 'chunk' AND id = ?1").map_err(sql)?;
+    for c in &b.chunks {
+        if let Some(v) = stmt.query_row([&c.id], |r| r.get::<_, Vec<u8>>(0)).optional().map_err(sql)? {
+            b.vectors.push((VectorKind::Chunk, c.id.clone(), decode(&v)));
+        }
+    }
+    drop(stmt);
+    debug_assert_eq!(chunk_ids.len(), b.chunks.len());
+    push_vectors(conn, &mut b, VectorKind::Entity, &entity_ids)?;
+    push_vectors(conn, &mut b, VectorKind::Fact, &fact_ids)?;
+    b.documents.push(doc);
+    Ok(Some(b))
+}
+
+/// See [`rhizome_core::StoreRead::entity_summaries`].
+pub fn entity_summaries(conn: &Connection) -> Result<Vec<(String, String, String)>> {
+    let mut stmt = conn
+        .prepare("SELECT entity_id, fingerprint, summary FROM entity_summaries ORDER BY entity_id")
+        .map_err(sql)?;
+    let v = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .map_err(sql)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(sql)?;
+    Ok(v)
+}
+
+/// See [`rhizome_core::StoreWrite::set_synonyms`]; `conn` is inside the caller's transaction.
+pub fn set_synonyms(conn: &Connection, edges: &[(String, String, f32)]) -> Result<()> {
+    conn.execute("DELETE FROM synonyms", []).map_err(sql)?;
+    let mut ins = conn
+        .prepare("INSERT OR IGNORE INTO synonyms(a, b, score) SELECT ?1, ?2, ?3
+                  WHERE EXISTS (SELECT 1 FROM entities WHERE id = ?1)
+                  AND EXISTS (SELECT 1 FROM entities WHERE id = ?2)")
+        .map_err(sql)?;
+    for (a, b, s) in edges {
+        ins.execute(params![a, b, *s as f64]).map_err(sql)?;
+    }
+    crate::schema::set_meta(conn, "synonyms_dirty", "0")?;
+    crate::schema::bump_graph_version(conn)
+}
