@@ -81,6 +81,8 @@ fn dispatch(app: App, command: Command) -> Result<()> {
         Command::Communities { force } => cmd_communities::communities(app, force),
         Command::Stats => cmd_misc::stats(app),
         Command::Delete { doc } => cmd_misc::delete(app, &doc),
+        Command::Copy { from, to } => crate::cmd_copy::copy(app, from.as_deref(), &to),
+        Command::Export { format, out } => crate::cmd_copy::export(app, &format, &out),
         Command::Documents { search, offset, limit } => cmd_misc::documents(app, search.as_deref(), offset, limit),
         Command::Models { what } => cmd_misc::models(app, what),
         Command::Config => {

@@ -10,6 +10,7 @@ mod bench_serve;
 mod method_flags;
 mod cmd_analyze;
 mod cmd_communities;
+mod cmd_copy;
 mod cmd_eval;
 mod cmd_index;
 mod cmd_misc;
@@ -138,6 +139,26 @@ pub enum Command {
     },
     /// Remove a document (by id or source path) and everything only it supported.
     Delete { doc: String },
+    /// Copy the index into another store (a new directory, postgres://USER@HOST:PORT/DB or
+    /// falkordb://HOST:PORT/GRAPH): documents with their graph and vectors, summaries,
+    /// synonyms, communities and reports, nothing embedded again.
+    Copy {
+        /// The index to copy (default: --store / --index).
+        #[arg(long, value_name = "URL")]
+        from: Option<String>,
+        /// Where to copy it: an empty store.
+        #[arg(long, value_name = "URL")]
+        to: String,
+    },
+    /// Write the graph for other tools: graphml (Gephi, networkx) or neo4j-csv (a folder
+    /// for `neo4j-admin database import`, with import.sh).
+    Export {
+        #[arg(long, default_value = "graphml")]
+        format: String,
+        /// Output file (graphml) or folder (neo4j-csv).
+        #[arg(long, value_name = "PATH")]
+        out: PathBuf,
+    },
     /// Manage local models.
     Models {
         #[command(subcommand)]

@@ -10,9 +10,11 @@
 //! concurrent queries.
 
 mod browse;
+mod copy;
 mod documents;
 mod embedder;
 mod eval;
+mod export;
 mod index;
 pub mod llm;
 mod methods;
@@ -29,7 +31,9 @@ use rhizome_store::{Holder, LockWait, Reader, StoreUrl, Writer};
 pub use browse::{EntityDetail, GraphEdge, GraphNode, Mention, Subgraph};
 pub use documents::{DocumentDetail, DocumentPage};
 pub use embedder::load as load_embedder;
+pub use copy::CopyOutcome;
 pub use eval::EvalOutcome;
+pub use export::{ExportFormat, ExportOutcome};
 #[cfg(feature = "graphrag-parquet")]
 pub use index::GraphragOutcome;
 pub use index::{DeleteOutcome, DryRun, IndexInput, IndexOutcome, Skip};
