@@ -16,6 +16,7 @@ mod embedder;
 mod eval;
 mod export;
 mod index;
+mod memo;
 pub mod llm;
 mod methods;
 mod query;

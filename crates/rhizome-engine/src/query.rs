@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use rhizome_core::llm::{ChatMessage, PromptLlm, TokenSink};
-use rhizome_core::{Config, Result, StoreRead};
+use rhizome_core::{Config, Embedder, Result, StoreRead};
 use rhizome_llm::answer::{generate_answer, Evidence};
 use rhizome_llm::BlockingLlm;
 use rhizome_retrieve::analyze::{analyze as run_analysis, standalone_question, QueryAnalysis};
@@ -70,14 +70,19 @@ impl Engine {
         -> Result<T> {
         let store = self.reader()?;
         let embedder = self.embedder(&*store)?;
+        self.with_env_embedder(&*store, embedder.as_ref(), base, top_k, f)
+    }
+
+    fn with_env_embedder<T>(&self, store: &dyn StoreRead, embedder: &dyn Embedder, base: &Config,
+        top_k: Option<usize>, f: impl FnOnce(&QueryEnv) -> Result<T>) -> Result<T> {
         let mut config = base.calibrated(embedder.cosine_scale());
         if let Some(k) = top_k {
             config.retrieval.top_k = k;
         }
         let llm = self.prompt_llm(&config)?;
         let env = QueryEnv {
-            store: &*store as &dyn StoreRead,
-            embedder: embedder.as_ref(),
+            store,
+            embedder,
             config: &config,
             llm: llm.as_ref().map(|p| p as &dyn PromptLlm),
             graph: self.graph(),
@@ -128,7 +133,11 @@ impl Engine {
         let question = standalone.clone().unwrap_or_else(|| asked.clone());
         let method = req.method;
         let base = self.config.with_settings(&req.settings, "params")?;
-        let (mut r, answer_contexts_n) = self.with_env_config(&base, req.top_k, |env| {
+        // One reader and one embedder for the whole query; no text is embedded twice.
+        let store = self.reader()?;
+        let shared = self.embedder(&*store)?;
+        let embedder = crate::memo::Memo::new(shared.as_ref());
+        let (mut r, answer_contexts_n) = self.with_env_embedder(&*store, &embedder, &base, req.top_k, |env| {
             let t = std::time::Instant::now();
             let mut r = retriever(method).retrieve(env, &question)?;
             r.timings_ms.insert("retrieve".into(), t.elapsed().as_secs_f64() * 1e3);
@@ -153,9 +162,7 @@ impl Engine {
             ))?;
             (resp.text, "llm")
         } else {
-            let store = self.reader()?;
-            let embedder = self.embedder(&*store)?;
-            let a = extractive_answer(embedder.as_ref(), &question, answer_contexts, base.retrieval.answer_sentences, 3)?;
+            let a = extractive_answer(&embedder, &question, answer_contexts, base.retrieval.answer_sentences, 3)?;
             (a, "extractive")
         };
         r.timings_ms.insert("answer".into(), t.elapsed().as_secs_f64() * 1e3);
