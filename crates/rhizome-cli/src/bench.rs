@@ -43,6 +43,8 @@ pub fn run(app: App, what: BenchCmd) -> Result<()> {
         BenchCmd::Serve { questions, methods, clients, limit } => {
             crate::bench_serve::serve(app, &questions, &methods, &clients, limit)
         }
+        BenchCmd::Backends { openie, questions, postgres, falkordb, methods, limit } => crate::bench_backends::backends(
+            app, &openie, &questions, postgres.as_deref(), falkordb.as_deref(), &methods, limit),
         BenchCmd::Retrieval { questions, methods, limit } => {
             crate::bench_retrieval::retrieval(app, &questions, &methods, limit)
         }

@@ -2,6 +2,7 @@
 
 mod app;
 mod bench;
+mod bench_backends;
 mod bench_communities;
 mod bench_embed;
 mod bench_large_file;
@@ -280,6 +281,27 @@ pub enum BenchCmd {
         #[arg(long, value_delimiter = ',', default_values_t = [1usize, 4, 16])]
         clients: Vec<usize>,
         /// Questions used (each level asks each of them once, spread over its clients).
+        #[arg(long, default_value_t = 64)]
+        limit: usize,
+    },
+    /// One import and the same questions on every store backend given, in one run: import
+    /// time and query p50/p95 as ratios to SQLite (embedding cached after a warm-up, so
+    /// the figures are the store's part).
+    Backends {
+        /// HippoRAG OpenIE results JSON (e.g. the MuSiQue one in ../shared/data/musique).
+        openie: PathBuf,
+        /// Questions on that corpus (MuSiQue / HotpotQA format).
+        questions: PathBuf,
+        /// An empty PostgreSQL database: postgres://USER@HOST:PORT/DB.
+        #[arg(long, value_name = "URL")]
+        postgres: Option<String>,
+        /// An empty FalkorDB graph: falkordb://HOST:PORT/GRAPH.
+        #[arg(long, value_name = "URL")]
+        falkordb: Option<String>,
+        /// Methods, comma-separated.
+        #[arg(long, value_delimiter = ',', default_values_t = ["basic".to_string(), "hippo".to_string()])]
+        methods: Vec<String>,
+        /// Questions used.
         #[arg(long, default_value_t = 64)]
         limit: usize,
     },

@@ -151,6 +151,12 @@ impl Engine {
         Ok(e)
     }
 
+    /// Use `embedder` for this index instead of loading the configured model (e.g. one
+    /// embedder shared by several engines). It must be the model the index holds.
+    pub fn set_embedder(&self, embedder: Arc<dyn Embedder>) {
+        *self.embedder.lock().unwrap_or_else(|p| p.into_inner()) = Some(embedder);
+    }
+
     /// The configured LLM stack (cached with the index), built once; None without one.
     pub fn llm(&self) -> Result<Option<Arc<llm::Llm>>> {
         let mut slot = self.llm.lock().unwrap_or_else(|p| p.into_inner());
