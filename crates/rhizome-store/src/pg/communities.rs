@@ -113,7 +113,7 @@ pub fn replace(c: &mut impl GenericClient, list: &[Community], graph_version: u6
                 &x.fingerprint])
         })?;
     schema::set_meta(c, "communities_version", &graph_version.to_string())?;
-    schema::bump(c, false)
+    schema::bump(c, false).map(drop)
 }
 
 /// Write reports of stored communities (with their vectors); others are not written.
@@ -144,7 +144,7 @@ pub fn put_reports(c: &mut impl GenericClient, list: &[CommunityReport], vectors
             &[id, v],
         )?;
     }
-    schema::bump(c, false)
+    schema::bump(c, false).map(drop)
 }
 
 pub fn insert_covariates(c: &mut impl GenericClient, list: &[&CovariateRecord]) -> PgResult<()> {

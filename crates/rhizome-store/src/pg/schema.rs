@@ -155,16 +155,18 @@ pub fn counter(c: &mut impl GenericClient, key: &str) -> std::result::Result<u64
     Ok(get_meta(c, key)?.and_then(|v| v.parse().ok()).unwrap_or(0))
 }
 
-/// Count one more change: of the graph (`graph`), and always of the data (what a
-/// connection's caches are keyed by: vectors, reports, postings).
-pub fn bump(c: &mut impl GenericClient, graph: bool) -> std::result::Result<(), postgres::Error> {
-    let keys: &[&str] = if graph { &["graph_version", "data_version"] } else { &["data_version"] };
-    for k in keys {
-        c.execute(
-            "INSERT INTO meta(key, value) VALUES ($1, '1')
-             ON CONFLICT (key) DO UPDATE SET value = (meta.value::bigint + 1)::text",
-            &[k],
-        )?;
-    }
-    Ok(())
+/// Count one more change: of the graph (`graph`), and always of the data (what the
+/// search caches are keyed by: vectors, reports, postings). Returns the new data version.
+pub fn bump(c: &mut impl GenericClient, graph: bool) -> std::result::Result<u64, postgres::Error> {
+    let keys: &[&str] = if graph { &["data_version", "graph_version"] } else { &["data_version"] };
+    let rows = c.query(
+        "INSERT INTO meta(key, value) SELECT k, '1' FROM unnest($1::text[]) AS k
+         ON CONFLICT (key) DO UPDATE SET value = (meta.value::bigint + 1)::text RETURNING key, value",
+        &[&keys],
+    )?;
+    Ok(rows
+        .iter()
+        .find(|r| r.get::<_, &str>(0) == "data_version")
+        .and_then(|r| r.get::<_, &str>(1).parse().ok())
+        .unwrap_or(0))
 }

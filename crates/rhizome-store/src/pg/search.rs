@@ -76,6 +76,61 @@ fn store<T>(url: &str, version: u64, f: impl FnOnce(&mut Cached) -> T) {
     }
 }
 
+/// After this process's own write moved the data version of `url` from `new - 1` to `new`:
+/// carry the cached matrices over with the vectors that write upserted (the last of
+/// duplicates wins), instead of reading them all again at the next search; everything
+/// else cached is dropped. Nothing is carried when another write came between.
+pub fn carry_over(url: &str, new: u64, written: &[(VectorKind, String, Vec<f32>)]) {
+    let mut all = cache().lock().unwrap_or_else(|p| p.into_inner());
+    let Some(entry) = all.get_mut(url) else { return };
+    if entry.version + 1 != new {
+        return;
+    }
+    let mut matrices = std::mem::take(&mut entry.matrices);
+    for (kind, m) in matrices.iter_mut() {
+        let mut mine: std::collections::BTreeMap<&str, &[f32]> = std::collections::BTreeMap::new();
+        for (k, id, v) in written {
+            if k == kind {
+                mine.insert(id, v);
+            }
+        }
+        if !mine.is_empty() {
+            *m = Arc::new(upsert(m, &mine));
+        }
+    }
+    *entry = Cached { version: new, matrices, ..Cached::default() };
+}
+
+/// `m` with `rows` put in by id (ids stay sorted bytewise, as `ORDER BY id` reads them;
+/// rows of another dimension than the first are left out, as the load does).
+fn upsert(m: &VectorMatrix, rows: &std::collections::BTreeMap<&str, &[f32]>) -> VectorMatrix {
+    let mut out = VectorMatrix { dim: m.dim, ..VectorMatrix::default() };
+    let push = |out: &mut VectorMatrix, id: &str, v: &[f32]| {
+        if out.dim == 0 {
+            out.dim = v.len();
+        }
+        if v.len() == out.dim {
+            out.ids.push(id.to_string());
+            out.data.extend_from_slice(v);
+        }
+    };
+    let mut new = rows.iter().peekable();
+    for i in 0..m.len() {
+        let id = m.ids[i].as_str();
+        while let Some((nid, v)) = new.next_if(|(nid, _)| **nid < id) {
+            push(&mut out, nid, v);
+        }
+        match new.next_if(|(nid, _)| **nid == id) {
+            Some((nid, v)) => push(&mut out, nid, v),
+            None => push(&mut out, id, m.row(i)),
+        }
+    }
+    for (nid, v) in new {
+        push(&mut out, nid, v);
+    }
+    out
+}
+
 /// The matrix of `kind`, ordered by id (loaded once per data version).
 pub fn matrix(c: &mut impl GenericClient, url: &str, kind: VectorKind) -> PgResult<Arc<VectorMatrix>> {
     let (version, found) = current(c, url, |e| (e.version, e.matrices.get(&kind).cloned()))?;
@@ -126,7 +181,11 @@ pub fn maybe_build_hnsw(c: &mut impl GenericClient, kinds: &[VectorKind]) -> PgR
         if there {
             continue;
         }
-        let n: i64 = c.query_one("SELECT count(*) FROM vectors WHERE kind = $1", &[&kind.as_str()])?.get(0);
+        // Counting stops at the threshold: a write costs at most that, never the whole table.
+        let n: i64 = c
+            .query_one("SELECT count(*) FROM (SELECT 1 FROM vectors WHERE kind = $1 LIMIT $2) x",
+                &[&kind.as_str(), &(hnsw_min() as i64)])?
+            .get(0);
         let dim = schema::get_meta(c, "embedding_dim")?.and_then(|d| d.parse::<u32>().ok()).unwrap_or(0);
         if (n as usize) < hnsw_min() || dim == 0 {
             continue;
@@ -159,9 +218,12 @@ pub fn vector_search(c: &mut postgres::Client, url: &str, kind: VectorKind, quer
     let mut out = Vec::with_capacity(queries.len());
     let mut tx = c.transaction()?;
     tx.batch_execute(&format!("SET LOCAL hnsw.ef_search = {}", ef.min(1000)))?;
+    // The kind is written out (an enum, not user text) so that every plan, generic ones
+    // included, matches the partial index's predicate.
     let sql = format!(
-        "SELECT id, vec::real[] FROM vectors WHERE kind = $1 \
-         ORDER BY vec::vector({dim}) <=> $2::real[]::vector({dim}) LIMIT $3"
+        "SELECT id, vec::real[] FROM vectors WHERE kind = '{}' \
+         ORDER BY vec::vector({dim}) <=> $1::real[]::vector({dim}) LIMIT $2",
+        kind.as_str()
     );
     let stmt = tx.prepare(&sql)?;
     for q in queries {
@@ -170,7 +232,7 @@ pub fn vector_search(c: &mut postgres::Client, url: &str, kind: VectorKind, quer
             continue;
         }
         let mut hits: Vec<Scored> = tx
-            .query(&stmt, &[&kind.as_str(), q, &want])?
+            .query(&stmt, &[q, &want])?
             .iter()
             .map(|r| {
                 let v: Vec<f32> = r.get(1);
@@ -238,4 +300,19 @@ pub fn bm25(c: &mut impl GenericClient, url: &str, query: &str, k: usize) -> PgR
         .map(|r| (r.get(0), r.get(1)))
         .collect();
     Ok(hits.into_iter().filter_map(|(r, score)| ids.get(&r).map(|id| Scored { id: id.clone(), score })).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upsert_keeps_ids_sorted_and_replaces() {
+        let m = VectorMatrix { ids: vec!["b".into(), "d".into()], data: vec![1.0, 2.0], dim: 1 };
+        let rows: std::collections::BTreeMap<&str, &[f32]> =
+            [("a", &[0.5f32][..]), ("d", &[9.0][..]), ("e", &[3.0][..]), ("f", &[1.0, 1.0][..])].into_iter().collect();
+        let out = upsert(&m, &rows);
+        assert_eq!(out.ids, ["a", "b", "d", "e"]);
+        assert_eq!(out.data, [0.5, 1.0, 9.0, 3.0]);
+    }
 }

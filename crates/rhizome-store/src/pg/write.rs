@@ -32,7 +32,7 @@ fn now() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |t| t.as_secs() as i64)
 }
 
-fn write_batch(c: &mut impl GenericClient, batch: &WriteBatch) -> PgResult<()> {
+fn write_batch(c: &mut impl GenericClient, batch: &WriteBatch) -> PgResult<u64> {
     // Documents: new ones are inserted; one already there is skipped with everything it
     // supports, unless it is written in parts and this is its next part.
     let doc_ids: Vec<&str> = batch.documents.iter().map(|d| d.id.as_str()).collect();
@@ -223,14 +223,15 @@ fn write_batch(c: &mut impl GenericClient, batch: &WriteBatch) -> PgResult<()> {
     if created > 0 {
         schema::set_meta(c, "synonyms_dirty", "1")?;
     }
-    schema::bump(c, true)?;
+    let version = schema::bump(c, true)?;
     let mut kinds: Vec<VectorKind> = Vec::new();
     for (k, _, _) in &batch.vectors {
         if !kinds.contains(k) {
             kinds.push(*k);
         }
     }
-    search::maybe_build_hnsw(c, &kinds)
+    search::maybe_build_hnsw(c, &kinds)?;
+    Ok(version)
 }
 
 fn delete_document(c: &mut impl GenericClient, doc_id: &str) -> PgResult<DeleteReport> {
@@ -317,7 +318,10 @@ impl StoreWrite for PgStore {
     }
 
     fn write_batch(&mut self, batch: &WriteBatch) -> Result<()> {
-        self.in_tx(|tx| write_batch(tx, batch))
+        let version = self.in_tx(|tx| write_batch(tx, batch))?;
+        // Entity resolution searches the entity vectors after every batch: carry them over.
+        search::carry_over(&self.pgurl().full, version, &batch.vectors);
+        Ok(())
     }
 
     fn delete_document(&mut self, doc_id: &str) -> Result<DeleteReport> {
@@ -332,7 +336,7 @@ impl StoreWrite for PgStore {
                 &[&entity_id, &fingerprint, &summary],
             )?;
             refresh::entities(tx, &[entity_id.to_string()])?;
-            schema::bump(tx, false)
+            schema::bump(tx, false).map(drop)
         })
     }
 
@@ -351,7 +355,7 @@ impl StoreWrite for PgStore {
             if now == seen {
                 schema::set_meta(tx, "synonyms_dirty", "0")?;
             }
-            schema::bump(tx, true)
+            schema::bump(tx, true).map(drop)
         })?;
         Ok(edges.len() as u64)
     }
@@ -367,7 +371,7 @@ impl StoreWrite for PgStore {
     fn set_reports_version(&mut self, graph_version: u64) -> Result<()> {
         self.in_tx(|tx| {
             schema::set_meta(tx, "reports_version", &graph_version.to_string())?;
-            schema::bump(tx, false)
+            schema::bump(tx, false).map(drop)
         })
     }
 
@@ -375,7 +379,7 @@ impl StoreWrite for PgStore {
         self.in_tx(|tx| {
             replace_synonyms(tx, edges, true)?;
             schema::set_meta(tx, "synonyms_dirty", "0")?;
-            schema::bump(tx, true)
+            schema::bump(tx, true).map(drop)
         })
     }
 }
