@@ -55,12 +55,18 @@ pub fn give(url: &PgUrl, conn: Conn) {
 
 /// A new connection, not pooled (the writer lock holds one for a writer's life).
 pub fn connect(url: &PgUrl) -> Result<Client> {
-    let config: postgres::Config = url.full.parse().map_err(|e| {
+    let mut config: postgres::Config = url.full.parse().map_err(|e| {
         Error::Config(format!(
             "store.url {}: not a valid PostgreSQL URL ({e}); write postgres://USER@HOST:PORT/DATABASE",
             url.display()
         ))
     })?;
+    // As libpq: a password not in the URL comes from PGPASSWORD (kept out of URLs and configs).
+    if config.get_password().is_none() {
+        if let Some(p) = std::env::var_os("PGPASSWORD") {
+            config.password(p.as_encoded_bytes());
+        }
+    }
     config.connect(NoTls).map_err(|e| {
         let cause = match e.as_db_error() {
             Some(db) => db.message().to_string(),
