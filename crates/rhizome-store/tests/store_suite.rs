@@ -342,6 +342,37 @@ fn postgres_answers_as_sqlite_does() {
     assert_eq!(pg.entities(&ids).unwrap(), lite.entities(&ids).unwrap());
     assert_eq!(pg.relations_of(&ids).unwrap(), lite.relations_of(&ids).unwrap());
     assert_eq!(pg.summary_tasks(2).unwrap(), lite.summary_tasks(2).unwrap());
+    // Communities and reports: replaced as a set, reports only for stored communities.
+    let bohr = rhizome_core::ids::entity_id("Aage Bohr");
+    let com = |id: &str, level: u32, members: &[String]| Community {
+        id: id.into(), level, parent: None, children: vec![], title: format!("c {id}"),
+        entity_ids: members.to_vec(), fingerprint: format!("fp {id}"),
+    };
+    let rep = |id: &str, rating: f32| CommunityReport {
+        community_id: id.into(), level: 0, title: format!("r {id}"), summary: "s".into(),
+        findings: vec![Finding { summary: "f".into(), explanation: "e".into() }], rating,
+        rating_explanation: "x".into(), fingerprint: format!("fp {id}"), kind: ReportKind::Extractive,
+    };
+    let v0 = lite.graph_version().unwrap();
+    for s in [&mut lite as &mut dyn StoreWrite, &mut pg] {
+        s.replace_communities(&[com("com_b", 0, &ids[..2]), com("com_a", 1, &[bohr.clone()]), com("com_c", 0, &ids[2..])], v0).unwrap();
+        s.put_reports(&[rep("com_a", 1.0), rep("com_b", 2.0), rep("com_x", 3.0), rep("com_a", 4.0)],
+            &[("com_a".into(), unit(&[1.0, 0.0, 0.0])), ("com_b".into(), unit(&[0.0, 1.0, 0.0])),
+              ("com_x".into(), unit(&[0.0, 0.0, 1.0])), ("com_c".into(), unit(&[1.0, 1.0, 1.0]))]).unwrap();
+        s.set_reports_version(v0).unwrap();
+        s.replace_communities(&[com("com_a", 1, &[bohr.clone()]), com("com_c", 0, &ids[2..])], v0).unwrap();
+    }
+    assert_eq!(pg.communities().unwrap(), lite.communities().unwrap());
+    assert_eq!(pg.community_reports().unwrap(), lite.community_reports().unwrap());
+    assert_eq!(pg.community_report_count().unwrap(), 1);
+    assert_eq!(pg.communities_of(&[bohr.clone()]).unwrap(), lite.communities_of(&[bohr.clone()]).unwrap());
+    let all = ["com_a".to_string(), "com_b".into(), "com_c".into()];
+    assert_eq!(pg.community_reports_of(&all).unwrap(), lite.community_reports_of(&all).unwrap());
+    assert_eq!((pg.communities_version().unwrap(), pg.reports_version().unwrap()), (Some(v0), Some(v0)));
+    let q = unit(&[1.0, 0.2, 0.1]);
+    assert_eq!(pg.vector_search(VectorKind::Report, &q, 5).unwrap(), lite.vector_search(VectorKind::Report, &q, 5).unwrap());
+    assert_eq!(pg.vector_search(VectorKind::Report, &q, 5).unwrap().len(), 1);
+    assert_eq!(pg.stats().unwrap(), lite.stats().unwrap());
     assert_eq!(pg.documents(Some("ALP"), 0, 10).unwrap().len(), 1);
     assert_eq!(pg.documents(None, 0, 10).unwrap().iter().map(|d| &d.id).collect::<Vec<_>>(),
         lite.documents(None, 0, 10).unwrap().iter().map(|d| &d.id).collect::<Vec<_>>());

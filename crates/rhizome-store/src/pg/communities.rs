@@ -116,33 +116,53 @@ pub fn replace(c: &mut impl GenericClient, list: &[Community], graph_version: u6
     schema::bump(c, false).map(drop)
 }
 
-/// Write reports of stored communities (with their vectors); others are not written.
+/// Write reports of stored communities (with their vectors); others are not written. The
+/// last of duplicates wins (INSERT OR REPLACE); rows go in with COPY and one upsert each.
 pub fn put_reports(c: &mut impl GenericClient, list: &[CommunityReport], vectors: &[(String, Vec<f32>)])
     -> PgResult<()> {
-    let ids: Vec<&str> = list.iter().map(|r| r.community_id.as_str()).collect();
-    let stored: HashSet<String> =
-        c.query("SELECT id FROM communities WHERE id = ANY($1)", &[&ids])?.iter().map(|r| r.get(0)).collect();
-    for r in list.iter().filter(|r| stored.contains(&r.community_id)) {
-        let findings: Vec<(&str, &str)> =
-            r.findings.iter().map(|f| (f.summary.as_str(), f.explanation.as_str())).collect();
+    let mut seen = HashSet::new();
+    let mut reports: Vec<&CommunityReport> = list.iter().rev().filter(|r| seen.insert(r.community_id.as_str())).collect();
+    reports.reverse();
+    copy_in(c, "st_reports(community_id, level, title, summary, findings, rating, rating_explanation, fingerprint, kind)",
+        &[T, Type::INT4, T, T, T, Type::FLOAT8, T, T, T], &reports, |r, w| {
+            let findings: Vec<(&str, &str)> =
+                r.findings.iter().map(|f| (f.summary.as_str(), f.explanation.as_str())).collect();
+            w(&[&r.community_id, &(r.level as i32), &r.title, &r.summary,
+                &serde_json::to_string(&findings).unwrap_or_else(|_| "[]".into()), &(r.rating as f64),
+                &r.rating_explanation, &r.fingerprint, &r.kind.as_str()])
+        })?;
+    if !reports.is_empty() {
         c.execute(
             "INSERT INTO community_reports(community_id, level, title, summary, findings, rating,
-             rating_explanation, fingerprint, kind) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+             rating_explanation, fingerprint, kind)
+             SELECT s.community_id, s.level, s.title, s.summary, s.findings, s.rating, s.rating_explanation,
+             s.fingerprint, s.kind FROM st_reports s WHERE EXISTS (SELECT 1 FROM communities x WHERE x.id = s.community_id)
              ON CONFLICT (community_id) DO UPDATE SET level = excluded.level, title = excluded.title,
              summary = excluded.summary, findings = excluded.findings, rating = excluded.rating,
              rating_explanation = excluded.rating_explanation, fingerprint = excluded.fingerprint,
              kind = excluded.kind",
-            &[&r.community_id, &(r.level as i32), &r.title, &r.summary,
-              &serde_json::to_string(&findings).unwrap_or_else(|_| "[]".into()), &(r.rating as f64),
-              &r.rating_explanation, &r.fingerprint, &r.kind.as_str()],
+            &[],
         )?;
     }
-    for (id, v) in vectors.iter().filter(|(id, _)| stored.contains(id)) {
+    // Vectors of the reports written here only.
+    let written: HashSet<&str> = reports.iter().map(|r| r.community_id.as_str()).collect();
+    let mut seen = HashSet::new();
+    let mut vecs: Vec<&(String, Vec<f32>)> = vectors
+        .iter()
+        .rev()
+        .filter(|(id, _)| seen.insert(id.as_str()))
+        .filter(|(id, _)| written.contains(id.as_str()))
+        .collect();
+    vecs.reverse();
+    if !vecs.is_empty() {
+        copy_in(c, "st_vectors(kind, id, vec)", &[T, T, Type::FLOAT4_ARRAY], &vecs, |(id, v), w| w(&[&"report", id, v]))?;
         c.execute(
-            "INSERT INTO vectors(kind, id, vec) VALUES ('report', $1, $2::real[]::vector)
+            "INSERT INTO vectors(kind, id, vec) SELECT s.kind, s.id, s.vec::vector FROM st_vectors s
+             WHERE EXISTS (SELECT 1 FROM communities x WHERE x.id = s.id)
              ON CONFLICT (kind, id) DO UPDATE SET vec = excluded.vec",
-            &[id, v],
+            &[],
         )?;
+        c.execute("TRUNCATE st_vectors", &[])?;
     }
     schema::bump(c, false).map(drop)
 }

@@ -44,6 +44,9 @@ CREATE TEMP TABLE IF NOT EXISTS st_entities(id TEXT COLLATE "C", name TEXT, enti
     description TEXT, importance FLOAT8) ON COMMIT DELETE ROWS;
 CREATE TEMP TABLE IF NOT EXISTS st_relations(id TEXT COLLATE "C", source_id TEXT, target_id TEXT,
     rel_type TEXT, description TEXT, weight FLOAT8) ON COMMIT DELETE ROWS;
+CREATE TEMP TABLE IF NOT EXISTS st_reports(community_id TEXT COLLATE "C", level INT, title TEXT,
+    summary TEXT, findings TEXT, rating FLOAT8, rating_explanation TEXT, fingerprint TEXT, kind TEXT)
+    ON COMMIT DELETE ROWS;
 CREATE TEMP TABLE IF NOT EXISTS st_facts(id TEXT COLLATE "C", subject TEXT, predicate TEXT,
     object TEXT, subject_id TEXT, object_id TEXT) ON COMMIT DELETE ROWS;
 "#;
