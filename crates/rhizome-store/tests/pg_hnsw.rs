@@ -30,6 +30,10 @@ fn postgres_hnsw_search_matches_exact_search() {
     }
     let built = rhizome_testdb::postgres::psql(&url, "SELECT to_regclass('vectors_hnsw_chunk') IS NOT NULL").unwrap();
     assert_eq!(built, "t", "the index is built once a kind passes the threshold");
+    // The search's query can use it (at this size the planner would rather sort, so ask it not to).
+    let plan = rhizome_testdb::postgres::psql(&url, "SET enable_seqscan = off; EXPLAIN SELECT id FROM vectors \
+        WHERE kind = 'chunk' AND vector_dims(vec) = 4 ORDER BY vec::vector(4) <=> '{1,0,0,0}'::real[]::vector(4) LIMIT 5").unwrap();
+    assert!(plan.contains("vectors_hnsw_chunk"), "{plan}");
     for q in [[1.0f32, 0.0, 0.0, 0.0], [0.2, 0.9, 0.1, 0.3], [0.0, 0.0, 1.0, 1.0]] {
         let mut q = q.to_vec();
         l2_normalize(&mut q);

@@ -193,7 +193,7 @@ pub fn maybe_build_hnsw(c: &mut impl GenericClient, kinds: &[VectorKind]) -> PgR
         // Kind and dimension are ours (an enum and a number), never user text.
         c.batch_execute(&format!(
             "CREATE INDEX IF NOT EXISTS {name} ON vectors USING hnsw ((vec::vector({dim})) vector_cosine_ops) \
-             WHERE kind = '{}'",
+             WHERE kind = '{}' AND vector_dims(vec) = {dim}",
             kind.as_str()
         ))?;
     }
@@ -218,10 +218,11 @@ pub fn vector_search(c: &mut postgres::Client, url: &str, kind: VectorKind, quer
     let mut out = Vec::with_capacity(queries.len());
     let mut tx = c.transaction()?;
     tx.batch_execute(&format!("SET LOCAL hnsw.ef_search = {}", ef.min(1000)))?;
-    // The kind is written out (an enum, not user text) so that every plan, generic ones
-    // included, matches the partial index's predicate.
+    // The kind and dimension are written out (an enum and a number, never user text) so
+    // that every plan, generic ones included, matches the partial index's predicate (which
+    // leaves out vectors of another dimension, as the exact search does).
     let sql = format!(
-        "SELECT id, vec::real[] FROM vectors WHERE kind = '{}' \
+        "SELECT id, vec::real[] FROM vectors WHERE kind = '{}' AND vector_dims(vec) = {dim} \
          ORDER BY vec::vector({dim}) <=> $1::real[]::vector({dim}) LIMIT $2",
         kind.as_str()
     );
