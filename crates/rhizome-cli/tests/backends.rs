@@ -62,3 +62,21 @@ fn postgres_store_indexes_queries_and_deletes_like_sqlite() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && !err.contains("hunter2"), "{err}");
 }
+
+/// `rhizome serve` on PostgreSQL: uploads go in through the write job, queries and stats
+/// answer (the server asks whether the index exists from its async handlers).
+#[test]
+fn postgres_store_serves_uploads_and_queries() {
+    use support::server::{files_of, ok_json, start};
+    let tmp = tempfile::tempdir().unwrap();
+    let pg = rhizome_testdb::postgres::fresh_database("serve");
+    let s = start(tmp.path(), &[], &[("RHIZOME_STORE_URL", pg.as_str())]);
+    assert_eq!(s.get_json("/health")["documents"], 0);
+    let job = s.upload(&files_of(&examples()));
+    s.wait_job(job);
+    assert_eq!(s.get_json("/stats")["nodes"]["Document"], 3);
+    let q = serde_json::json!({"question": "Who shared the Nobel Prize in Physics with Aage Bohr?", "method": "hippo"});
+    let r = ok_json(s.post_json("/query", &q));
+    assert!(r["contexts"][0]["source"].as_str().unwrap().contains("copenhagen-physics"), "{r:#}");
+    assert_eq!(s.get_json("/health")["documents"], 3);
+}

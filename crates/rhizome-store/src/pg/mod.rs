@@ -132,11 +132,17 @@ impl PgStore {
 
     /// Whether a Rhizome schema exists at `url` (false also when it cannot be reached).
     pub fn exists(url: &str) -> bool {
+        // On a thread of its own: the synchronous client drives a runtime of its own, which
+        // cannot start on a thread that drives an async runtime (the server asks this from
+        // its handlers; everything else it runs in spawn_blocking).
         let url = PgUrl::new(url);
-        let Ok(mut conn) = pool::take(&url) else { return false };
-        let found = schema::exists(&mut conn.client).unwrap_or(false);
-        pool::give(&url, conn);
-        found
+        let probe = || {
+            let Ok(mut conn) = pool::take(&url) else { return false };
+            let found = schema::exists(&mut conn.client).unwrap_or(false);
+            pool::give(&url, conn);
+            found
+        };
+        std::thread::scope(|s| s.spawn(probe).join().unwrap_or(false))
     }
 
     /// The database, as messages name it.
