@@ -457,3 +457,19 @@ fn postgres_errors_name_the_database_and_the_fix() {
     assert!(err.contains("no Rhizome index in this database"), "{err}");
     assert!(!rhizome_store::StoreUrl::parse(&empty).unwrap().exists());
 }
+
+/// The LLM cache lives in a table of the index's database, shared by every process.
+#[test]
+fn postgres_llm_cache_is_a_table_of_the_index() {
+    use rhizome_core::llm::ChatResponse;
+    let url = rhizome_testdb::postgres::fresh_database("llmcache");
+    let store = rhizome_store::StoreUrl::parse(&url).unwrap();
+    let a = store.llm_cache().unwrap();
+    assert!(a.get("k").unwrap().is_none());
+    let r = ChatResponse { text: "Ben Mottelson".into(), usage: Default::default(), cached: false };
+    a.put("k", "openai", &r).unwrap();
+    a.put("k", "openai", &r).unwrap();
+    let b = store.llm_cache().unwrap();
+    assert_eq!(b.get("k").unwrap().unwrap().text, "Ben Mottelson", "another connection sees it");
+    assert!(store.exists(), "opening the cache made the index's tables");
+}
