@@ -473,3 +473,20 @@ fn postgres_llm_cache_is_a_table_of_the_index() {
     assert_eq!(b.get("k").unwrap().unwrap().text, "Ben Mottelson", "another connection sees it");
     assert!(store.exists(), "opening the cache made the index's tables");
 }
+
+/// Processes starting together on an empty database all get the schema (it is made once,
+/// under a transaction advisory lock).
+#[test]
+fn postgres_schema_is_made_once_by_concurrent_openers() {
+    let url = rhizome_testdb::postgres::fresh_database("race");
+    let openers: Vec<_> = (0..6)
+        .map(|_| {
+            let url = url.clone();
+            std::thread::spawn(move || PgStore::open(&url, true).map(|s| s.stats().unwrap()))
+        })
+        .collect();
+    for t in openers {
+        let stats = t.join().unwrap().unwrap();
+        assert_eq!(stats.nodes["Document"], 0);
+    }
+}
