@@ -30,7 +30,7 @@ impl App {
     /// for (or, with `--no-wait`, is refused before it writes anything).
     pub fn engine(&self) -> Result<Engine> {
         let command: Vec<String> = std::env::args().collect();
-        let index = self.store.clone();
+        let index = shown(&self.store);
         let write = WriteOptions {
             wait: if self.no_wait { LockWait::No } else { LockWait::Up(None) },
             command: command.join(" "),
@@ -49,6 +49,11 @@ impl App {
     }
 }
 
+/// The store as messages name it: a store URL without its password.
+fn shown(store: &str) -> String {
+    rhizome_store::StoreUrl::parse(store).map(|u| u.display()).unwrap_or_else(|_| store.to_string())
+}
+
 pub fn run(cli: Cli) -> Result<()> {
     let default_file = Path::new("rhizome.toml");
     let file = cli.config.clone().or_else(|| default_file.exists().then(|| default_file.to_path_buf()));
@@ -60,7 +65,7 @@ pub fn run(cli: Cli) -> Result<()> {
     }
     let store = if config.store.url.is_empty() { cli.index.display().to_string() } else { config.store.url.clone() };
     let app = App { store, json: cli.json, config, no_wait: cli.no_wait };
-    let index = app.store.clone();
+    let index = shown(&app.store);
     dispatch(app, cli.command).map_err(|e| match e.downcast::<rhizome_core::Error>() {
         // Damage found during a query, or a busy database, named with the index.
         Ok(core) => anyhow::Error::new(core.with_index(&index)),

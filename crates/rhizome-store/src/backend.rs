@@ -2,8 +2,9 @@
 //! exist. Callers get trait objects ([`StoreRead`], [`StoreWrite`], [`LlmCache`]) and never
 //! name a backend type.
 //!
-//! Today: a directory (or `sqlite://DIR`), the embedded SQLite index. PostgreSQL and
-//! FalkorDB URLs are recognised and refused with a clear message until their backends land.
+//! Today: a directory (or `sqlite://DIR`), the embedded SQLite index, and
+//! `postgres://user@host:port/db` (or `postgresql://`), PostgreSQL + pgvector. FalkorDB
+//! URLs are recognised and refused with a clear message until its backend lands.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,6 +13,7 @@ use rhizome_core::llm::LlmCache;
 use rhizome_core::{Error, Result, StoreRead, StoreWrite};
 
 use crate::lock::{Holder, LockWait};
+use crate::pg::{PgLlmCache, PgStore};
 use crate::{SqliteLlmCache, SqliteStore, DB_FILE};
 
 /// A store for reading, movable to another thread.
@@ -24,11 +26,13 @@ pub type Writer = Box<dyn StoreWrite + Send>;
 pub enum StoreUrl {
     /// The embedded SQLite index in this directory.
     Dir(PathBuf),
+    /// A PostgreSQL database with pgvector (`postgres://user@host:port/db`).
+    Postgres(String),
 }
 
 impl StoreUrl {
-    /// A directory path, `sqlite://DIR`; `postgres://…` and `falkordb://…` are named and
-    /// refused for now.
+    /// A directory path, `sqlite://DIR`, `postgres://…` / `postgresql://…`; `falkordb://…`
+    /// is named and refused for now.
     pub fn parse(url: &str) -> Result<StoreUrl> {
         let url = url.trim();
         if url.is_empty() {
@@ -37,7 +41,10 @@ impl StoreUrl {
         if let Some(dir) = url.strip_prefix("sqlite://") {
             return Ok(StoreUrl::Dir(PathBuf::from(dir)));
         }
-        for scheme in ["postgres://", "postgresql://", "falkordb://", "redis://"] {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return Ok(StoreUrl::Postgres(url.to_string()));
+        }
+        for scheme in ["falkordb://", "redis://"] {
             if url.starts_with(scheme) {
                 return Err(Error::Config(format!(
                     "store.url {url:?}: this rhizome has no {} backend yet; use an index \
@@ -58,6 +65,7 @@ impl StoreUrl {
     pub fn display(&self) -> String {
         match self {
             StoreUrl::Dir(d) => d.display().to_string(),
+            StoreUrl::Postgres(u) => crate::pg::redact(u),
         }
     }
 
@@ -65,6 +73,7 @@ impl StoreUrl {
     pub fn exists(&self) -> bool {
         match self {
             StoreUrl::Dir(d) => d.join(DB_FILE).exists(),
+            StoreUrl::Postgres(u) => PgStore::exists(u),
         }
     }
 
@@ -73,6 +82,7 @@ impl StoreUrl {
     pub fn dir(&self) -> Option<&Path> {
         match self {
             StoreUrl::Dir(d) => Some(d),
+            StoreUrl::Postgres(_) => None,
         }
     }
 
@@ -80,6 +90,7 @@ impl StoreUrl {
     pub fn open_reader(&self) -> Result<Reader> {
         match self {
             StoreUrl::Dir(d) => Ok(Box::new(SqliteStore::open(d, false)?)),
+            StoreUrl::Postgres(u) => Ok(Box::new(PgStore::open(u, false)?)),
         }
     }
 
@@ -89,6 +100,7 @@ impl StoreUrl {
         on_wait: &mut dyn FnMut(&Holder)) -> Result<Writer> {
         match self {
             StoreUrl::Dir(d) => Ok(Box::new(SqliteStore::open_writer(d, create, command, wait, on_wait)?)),
+            StoreUrl::Postgres(u) => Ok(Box::new(PgStore::open_writer(u, create, command, wait, on_wait)?)),
         }
     }
 
@@ -96,6 +108,7 @@ impl StoreUrl {
     pub fn llm_cache(&self) -> Result<Arc<dyn LlmCache>> {
         match self {
             StoreUrl::Dir(d) => Ok(Arc::new(SqliteLlmCache::open(d)?)),
+            StoreUrl::Postgres(u) => Ok(Arc::new(PgLlmCache::open(u)?)),
         }
     }
 }
@@ -108,8 +121,10 @@ mod tests {
     fn urls() {
         assert_eq!(StoreUrl::parse("./idx").unwrap(), StoreUrl::Dir("./idx".into()));
         assert_eq!(StoreUrl::parse("sqlite:///tmp/x").unwrap(), StoreUrl::Dir("/tmp/x".into()));
-        let e = StoreUrl::parse("postgres://u@h/db").unwrap_err().to_string();
-        assert!(e.contains("no postgres backend yet"), "{e}");
+        assert_eq!(StoreUrl::parse("postgres://u@h/db").unwrap(), StoreUrl::Postgres("postgres://u@h/db".into()));
+        assert_eq!(StoreUrl::parse("postgresql://u:pw@h/db").unwrap().display(), "postgresql://u@h/db");
+        let e = StoreUrl::parse("falkordb://h:6379").unwrap_err().to_string();
+        assert!(e.contains("no falkordb backend yet"), "{e}");
         assert!(StoreUrl::parse("ftp://x").is_err());
     }
 }

@@ -10,12 +10,14 @@
 //!
 //! [`WriteBatch`]: rhizome_core::WriteBatch
 
+mod aggregate;
 pub mod backend;
 mod bm25;
 mod communities;
 mod graph_read;
 mod llm_cache;
 pub mod lock;
+pub mod pg;
 mod schema;
 mod sqlite_export;
 mod sqlite_read;
@@ -33,6 +35,7 @@ use rusqlite::Connection;
 pub use llm_cache::SqliteLlmCache;
 pub use backend::{Reader, StoreUrl, Writer};
 pub use lock::{Holder, LockWait, WriterLock};
+pub use pg::PgStore;
 
 /// File name of the database inside an index directory.
 pub const DB_FILE: &str = "rhizome.sqlite";

@@ -33,6 +33,8 @@ pub enum LockWait {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Holder {
     pub pid: u32,
+    /// The holder's host, when it may be another machine (a database server's lock).
+    pub host: String,
     pub command: String,
     /// Seconds since the Unix epoch when the holder took the lock.
     pub since: u64,
@@ -44,7 +46,11 @@ impl std::fmt::Display for Holder {
             return write!(f, "another process");
         }
         let ago = now_secs().saturating_sub(self.since);
-        write!(f, "process {} (`{}`, for {ago} s)", self.pid, self.command)
+        if self.host.is_empty() {
+            write!(f, "process {} (`{}`, for {ago} s)", self.pid, self.command)
+        } else {
+            write!(f, "process {} on {} (`{}`, for {ago} s)", self.pid, self.host, self.command)
+        }
     }
 }
 
@@ -163,7 +169,7 @@ fn read_holder(path: &Path) -> Holder {
     let pid = lines.next().and_then(|l| l.trim().parse().ok()).unwrap_or(0);
     let since = lines.next().and_then(|l| l.trim().parse().ok()).unwrap_or(0);
     let command = lines.next().unwrap_or("").to_string();
-    Holder { pid, command, since }
+    Holder { pid, host: String::new(), command, since }
 }
 
 fn now_secs() -> u64 {

@@ -9,6 +9,7 @@ use rhizome_core::{
 };
 use rusqlite::{params, Connection, OptionalExtension};
 
+use crate::aggregate::{descriptions, entity_description, majority, relation_row};
 use crate::vectors::encode;
 use crate::{bm25, schema, sql, SqliteStore};
 
@@ -20,17 +21,6 @@ enum Refreshed {
     Removed,
 }
 
-/// Pick the value with the largest weight; ties go to the smallest value.
-fn majority(votes: &BTreeMap<String, u64>) -> String {
-    let mut best: Option<(&String, u64)> = None;
-    for (k, &v) in votes {
-        if best.is_none_or(|(_, bv)| v > bv) {
-            best = Some((k, v));
-        }
-    }
-    best.map(|(k, _)| k.clone()).unwrap_or_default()
-}
-
 /// Distinct non-empty descriptions of an entity, in document order, and their fingerprint.
 pub fn entity_descriptions(conn: &Connection, id: &str) -> Result<(Vec<String>, String)> {
     let mut stmt = conn
@@ -39,16 +29,12 @@ pub fn entity_descriptions(conn: &Connection, id: &str) -> Result<(Vec<String>, 
              ORDER BY doc_id, coalesce(chunk_id, ''), name",
         )
         .map_err(sql)?;
-    let mut out: Vec<String> = Vec::new();
-    for d in stmt.query_map([id], |r| r.get::<_, String>(0)).map_err(sql)? {
-        let d = d.map_err(sql)?;
-        if !out.contains(&d) {
-            out.push(d);
-        }
-    }
-    let refs: Vec<&str> = out.iter().map(String::as_str).collect();
-    let fp = rhizome_core::ids::content_id("sum_", &refs);
-    Ok((out, fp))
+    let all: Vec<String> = stmt
+        .query_map([id], |r| r.get::<_, String>(0))
+        .map_err(sql)?
+        .collect::<Result<_, _>>()
+        .map_err(sql)?;
+    Ok(descriptions(all.iter().map(String::as_str)))
 }
 
 fn refresh_entity(conn: &Connection, id: &str) -> Result<Refreshed> {
@@ -90,9 +76,7 @@ fn refresh_entity(conn: &Connection, id: &str) -> Result<Refreshed> {
         )
         .optional()
         .map_err(sql)?;
-    let description = summary.unwrap_or_else(|| {
-        descriptions.iter().take(3).cloned().collect::<Vec<_>>().join("\n")
-    });
+    let description = entity_description(&descriptions, summary);
     let importance: Option<f64> = conn
         .query_row(
             "SELECT AVG(importance) FROM entity_support WHERE entity_id = ?1 AND importance IS NOT NULL",
@@ -126,8 +110,7 @@ fn refresh_relation(conn: &Connection, id: &str) -> Result<Refreshed> {
         let n = conn.execute("DELETE FROM relations WHERE id = ?1", [id]).map_err(sql)?;
         return Ok(if n > 0 { Refreshed::Removed } else { Refreshed::Kept });
     };
-    let weight: f64 = rows.iter().map(|r| r.4).sum();
-    let description = rows.iter().map(|r| r.3.as_str()).find(|d| !d.is_empty()).unwrap_or("");
+    let (weight, description) = relation_row(rows.iter().map(|r| (r.3.as_str(), r.4)));
     conn.execute(
         "INSERT INTO relations(id, source_id, target_id, rel_type, description, weight)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)

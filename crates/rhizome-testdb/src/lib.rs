@@ -13,6 +13,7 @@
 //! graph of its own); `RHIZOME_TEST_PG_URL` / `RHIZOME_TEST_FALKORDB_URL` point the tests
 //! at a server someone else runs instead.
 
+pub mod postgres;
 pub mod wheels;
 
 use std::net::TcpListener;
@@ -29,12 +30,15 @@ pub fn free_port() -> u16 {
 pub fn root() -> PathBuf {
     // CARGO_TARGET_TMPDIR is only set for integration tests; this crate is a library, so
     // find the target directory from the running test binary (target/release/deps/x).
-    let exe = std::env::current_exe().expect("current exe");
-    let target = exe
-        .ancestors()
-        .find(|p| p.file_name().is_some_and(|n| n == "target"))
-        .map(PathBuf::from)
-        .unwrap_or_else(|| std::env::temp_dir().join("rhizome-target"));
+    // An absolute CARGO_TARGET_DIR (a target directory of another name) is taken as it is.
+    let from_env = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).filter(|p| p.is_absolute() && p.is_dir());
+    let target = from_env.unwrap_or_else(|| {
+        let exe = std::env::current_exe().expect("current exe");
+        exe.ancestors()
+            .find(|p| p.file_name().is_some_and(|n| n == "target"))
+            .map(PathBuf::from)
+            .unwrap_or_else(|| std::env::temp_dir().join("rhizome-target"))
+    });
     let r = target.join("testdb");
     std::fs::create_dir_all(&r).expect("create target/testdb");
     r

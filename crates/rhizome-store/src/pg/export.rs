@@ -1,0 +1,149 @@
+//! A document read back as the [`WriteBatch`] that wrote it, and the entity summaries:
+//! what `rhizome copy` moves between backends (same orders as the SQLite store's).
+
+use std::collections::{BTreeSet, HashMap};
+
+use postgres::GenericClient;
+use rhizome_core::{
+    Chunk, CovariateRecord, Document, ExtractionFailure, Fact, FactRecord, MentionRecord, Relation,
+    RelationRecord, VectorKind, WriteBatch,
+};
+
+use super::communities::covariate_row;
+use super::refresh::PgResult;
+
+fn vectors_of(c: &mut impl GenericClient, kind: VectorKind, ids: &[String]) -> PgResult<HashMap<String, Vec<f32>>> {
+    Ok(c.query("SELECT id, vec::real[] FROM vectors WHERE kind = $1 AND id = ANY($2)", &[&kind.as_str(), &ids])?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect())
+}
+
+pub fn document_batch(c: &mut impl GenericClient, doc_id: &str) -> PgResult<Option<WriteBatch>> {
+    let Some(d) = c.query_opt("SELECT id, source, title, text FROM documents WHERE id = $1", &[&doc_id])? else {
+        return Ok(None);
+    };
+    let doc = Document { id: d.get(0), source: d.get(1), title: d.get(2), text: d.get(3) };
+    let mut b = WriteBatch::default();
+    b.chunks = c
+        .query("SELECT id, doc_id, ordinal, text, tokens FROM chunks WHERE doc_id = $1 ORDER BY ordinal", &[&doc_id])?
+        .iter()
+        .map(|r| Chunk {
+            id: r.get(0),
+            doc_id: r.get(1),
+            ordinal: r.get::<_, i32>(2) as u32,
+            text: r.get(3),
+            tokens: r.get::<_, i32>(4) as u32,
+        })
+        .collect();
+    b.mentions = c
+        .query(
+            "SELECT entity_id, name, entity_type, description, doc_id, chunk_id, count, importance
+             FROM entity_support WHERE doc_id = $1 ORDER BY coalesce(chunk_id, ''), entity_id, name, seq",
+            &[&doc_id],
+        )?
+        .iter()
+        .map(|r| MentionRecord {
+            entity_id: r.get(0),
+            name: r.get(1),
+            entity_type: r.get(2),
+            description: r.get(3),
+            doc_id: r.get(4),
+            chunk_id: r.get(5),
+            count: r.get::<_, i32>(6) as u32,
+            importance: r.get::<_, Option<f64>>(7).map(|x| x as f32),
+        })
+        .collect();
+    b.relations = c
+        .query(
+            "SELECT relation_id, source_id, target_id, rel_type, description, weight, doc_id, chunk_id
+             FROM relation_support WHERE doc_id = $1 ORDER BY coalesce(chunk_id, ''), relation_id, seq",
+            &[&doc_id],
+        )?
+        .iter()
+        .map(|r| RelationRecord {
+            relation: Relation {
+                id: r.get(0),
+                source_id: r.get(1),
+                target_id: r.get(2),
+                rel_type: r.get(3),
+                description: r.get(4),
+                weight: r.get::<_, f64>(5) as f32,
+            },
+            doc_id: r.get(6),
+            chunk_id: r.get(7),
+        })
+        .collect();
+    b.facts = c
+        .query(
+            "SELECT fact_id, subject, predicate, object, subject_id, object_id, doc_id, chunk_id
+             FROM fact_support WHERE doc_id = $1 ORDER BY coalesce(chunk_id, ''), fact_id, seq",
+            &[&doc_id],
+        )?
+        .iter()
+        .map(|r| FactRecord {
+            fact: Fact {
+                id: r.get(0),
+                subject: r.get(1),
+                predicate: r.get(2),
+                object: r.get(3),
+                subject_id: r.get(4),
+                object_id: r.get(5),
+            },
+            doc_id: r.get(6),
+            chunk_id: r.get(7),
+        })
+        .collect();
+    b.similar = c
+        .query("SELECT a, b, score FROM similar_chunks WHERE doc_id = $1 ORDER BY a, b", &[&doc_id])?
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get::<_, f64>(2) as f32))
+        .collect();
+    b.covariates = c
+        .query(
+            "SELECT id, covariate_type, claim_type, subject_id, object_id, status, start_date, end_date,
+             description, source_text, doc_id, chunk_id FROM covariates WHERE doc_id = $1
+             ORDER BY id, coalesce(chunk_id, ''), seq",
+            &[&doc_id],
+        )?
+        .iter()
+        .map(|r| CovariateRecord { covariate: covariate_row(r), doc_id: r.get(10), chunk_id: r.get(11) })
+        .collect();
+    b.failures = c
+        .query(
+            "SELECT chunk_id, doc_id, error, attempts FROM extraction_failures WHERE doc_id = $1 ORDER BY chunk_id",
+            &[&doc_id],
+        )?
+        .iter()
+        .map(|r| ExtractionFailure {
+            chunk_id: r.get(0),
+            doc_id: r.get(1),
+            error: r.get(2),
+            attempts: r.get::<_, i32>(3) as u32,
+        })
+        .collect();
+    if let Some(r) = c.query_opt("SELECT chunks_done FROM partial_documents WHERE doc_id = $1", &[&doc_id])? {
+        b.doc_progress.push((doc_id.to_string(), Some(r.get::<_, i32>(0) as u32)));
+    }
+    // Chunk vectors in chunk order, then entities and facts by id.
+    let chunk_ids: Vec<String> = b.chunks.iter().map(|x| x.id.clone()).collect();
+    let entity_ids: Vec<String> = b.mentions.iter().map(|m| m.entity_id.clone()).collect::<BTreeSet<_>>().into_iter().collect();
+    let fact_ids: Vec<String> = b.facts.iter().map(|f| f.fact.id.clone()).collect::<BTreeSet<_>>().into_iter().collect();
+    for (kind, ids) in [(VectorKind::Chunk, &chunk_ids), (VectorKind::Entity, &entity_ids), (VectorKind::Fact, &fact_ids)] {
+        let mut found = vectors_of(c, kind, ids)?;
+        for id in ids {
+            if let Some(v) = found.remove(id) {
+                b.vectors.push((kind, id.clone(), v));
+            }
+        }
+    }
+    b.documents.push(doc);
+    Ok(Some(b))
+}
+
+pub fn entity_summaries(c: &mut impl GenericClient) -> PgResult<Vec<(String, String, String)>> {
+    Ok(c.query("SELECT entity_id, fingerprint, summary FROM entity_summaries ORDER BY entity_id", &[])?
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect())
+}

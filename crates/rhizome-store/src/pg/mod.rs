@@ -1,0 +1,187 @@
+//! The PostgreSQL + pgvector store (`store.url = postgres://user@host:port/db`).
+//!
+//! Plain tables and B-tree indexes (nothing a managed service lacks besides pgvector),
+//! with the same layout and the same rules as the SQLite store: every [`WriteBatch`] is
+//! one transaction (rows sent with binary COPY, aggregates refreshed set-based for the
+//! touched ids), full text with the same terms and BM25 scoring ([`search`]), vectors in
+//! pgvector columns. Several processes may share a database: schema creation runs under a
+//! transaction advisory lock, the writer lock is a session advisory lock ([`lock`]), and
+//! the graph version lives in the database, so every process sees another's writes.
+//!
+//! Connections are pooled per URL ([`pool`]): the engine opens readers often, and a
+//! pooled connection keeps what it read (vector matrices, BM25 lengths) while the data
+//! version it was read at holds.
+//!
+//! [`WriteBatch`]: rhizome_core::WriteBatch
+
+mod communities;
+mod export;
+pub mod lock;
+mod llm_cache;
+mod pool;
+mod read;
+mod refresh;
+mod schema;
+mod search;
+mod write;
+
+use std::cell::RefCell;
+
+use rhizome_core::{Error, Result};
+
+pub use llm_cache::PgLlmCache;
+pub use lock::PgWriterLock;
+pub use pool::Conn;
+pub use search::{hnsw_min, set_hnsw_min};
+
+/// A store URL split into what is shown (never the password) and what connects.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PgUrl {
+    pub full: String,
+}
+
+impl PgUrl {
+    pub fn new(url: &str) -> PgUrl {
+        PgUrl { full: url.to_string() }
+    }
+
+    /// The URL without its password (`postgres://user@host:port/db`).
+    pub fn display(&self) -> String {
+        redact(&self.full)
+    }
+}
+
+/// `scheme://user:secret@host/db?password=x` -> `scheme://user@host/db`.
+pub fn redact(url: &str) -> String {
+    let (scheme, rest) = match url.split_once("://") {
+        Some((s, r)) => (s, r),
+        None => return url.to_string(),
+    };
+    let (auth_end, _) = rest.char_indices().find(|&(_, c)| c == '/' || c == '?').unwrap_or((rest.len(), ' '));
+    let (authority, tail) = rest.split_at(auth_end);
+    let authority = match authority.rsplit_once('@') {
+        Some((user, host)) => format!("{}@{host}", user.split(':').next().unwrap_or("")),
+        None => authority.to_string(),
+    };
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => {
+            let kept: Vec<&str> = query.split('&').filter(|kv| !kv.starts_with("password=")).collect();
+            if kept.is_empty() { path.to_string() } else { format!("{path}?{}", kept.join("&")) }
+        }
+        None => tail.to_string(),
+    };
+    format!("{scheme}://{authority}{tail}")
+}
+
+/// A `postgres` error as ours, naming the database (without its password).
+pub(crate) fn pg_err(url: &PgUrl, e: postgres::Error) -> Error {
+    let msg = match e.as_db_error() {
+        Some(db) => {
+            let mut m = format!("{}: {}", db.severity(), db.message());
+            if let Some(d) = db.detail() {
+                m.push_str(&format!(" ({d})"));
+            }
+            m
+        }
+        None => e.to_string(),
+    };
+    if e.is_closed() || msg.contains("connection closed") || msg.contains("error communicating") {
+        return Error::Store(format!(
+            "{}: the connection to the server was lost ({msg}); is the server running? run the command again",
+            url.display()
+        ));
+    }
+    Error::Store(format!("{}: {msg}", url.display()))
+}
+
+/// The PostgreSQL store. Implements [`rhizome_core::StoreRead`] and
+/// [`rhizome_core::StoreWrite`]; a writer holds the database's writer lock.
+pub struct PgStore {
+    url: PgUrl,
+    conn: RefCell<Option<Conn>>,
+    /// Held by a store opened with [`PgStore::open_writer`]; released on drop.
+    lock: Option<PgWriterLock>,
+}
+
+impl PgStore {
+    /// Open the store at `url` for reading (`create`: make the schema when missing).
+    pub fn open(url: &str, create: bool) -> Result<PgStore> {
+        let url = PgUrl::new(url);
+        let mut conn = pool::take(&url)?;
+        schema::ensure(&url, &mut conn.client, create)?;
+        Ok(PgStore { url, conn: RefCell::new(Some(conn)), lock: None })
+    }
+
+    /// Open for writing: the writer lock is taken first (a second writer waits or is
+    /// refused before it writes anything), on a connection of its own held for the
+    /// writer's life.
+    pub fn open_writer(url: &str, create: bool, command: &str, wait: crate::LockWait,
+        on_wait: &mut dyn FnMut(&crate::Holder)) -> Result<PgStore> {
+        let parsed = PgUrl::new(url);
+        if !create {
+            // Refuse a missing index before waiting for anybody.
+            let mut probe = pool::take(&parsed)?;
+            schema::ensure(&parsed, &mut probe.client, false)?;
+            pool::give(&parsed, probe);
+        }
+        let lock = PgWriterLock::acquire(&parsed, command, wait, on_wait)?;
+        let mut store = PgStore::open(url, create)?;
+        store.lock = Some(lock);
+        Ok(store)
+    }
+
+    /// Whether a Rhizome schema exists at `url` (false also when it cannot be reached).
+    pub fn exists(url: &str) -> bool {
+        // On a thread of its own: the synchronous client drives a runtime of its own, which
+        // cannot start on a thread that drives an async runtime (the server asks this from
+        // its handlers; everything else it runs in spawn_blocking).
+        let url = PgUrl::new(url);
+        let probe = || {
+            let Ok(mut conn) = pool::take(&url) else { return false };
+            let found = schema::exists(&mut conn.client).unwrap_or(false);
+            pool::give(&url, conn);
+            found
+        };
+        std::thread::scope(|s| s.spawn(probe).join().unwrap_or(false))
+    }
+
+    /// The database, as messages name it.
+    pub fn url(&self) -> String {
+        self.url.display()
+    }
+
+    /// Run `f` on this store's connection and its caches.
+    pub(crate) fn with<T>(&self, f: impl FnOnce(&mut Conn) -> Result<T>) -> Result<T> {
+        let mut slot = self.conn.borrow_mut();
+        let conn = slot.as_mut().ok_or_else(|| Error::Store("connection in use".into()))?;
+        f(conn)
+    }
+
+    pub(crate) fn err(&self, e: postgres::Error) -> Error {
+        pg_err(&self.url, e)
+    }
+
+    pub(crate) fn pgurl(&self) -> &PgUrl {
+        &self.url
+    }
+}
+
+impl Drop for PgStore {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.get_mut().take() {
+            pool::give(&self.url, conn);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn passwords_are_never_shown() {
+        assert_eq!(redact("postgres://u:secret@127.0.0.1:5432/db"), "postgres://u@127.0.0.1:5432/db");
+        assert_eq!(redact("postgresql://u@h/db?sslmode=disable&password=x"), "postgresql://u@h/db?sslmode=disable");
+        assert_eq!(redact("postgres://h/db"), "postgres://h/db");
+    }
+}

@@ -1,0 +1,92 @@
+//! Connections, pooled per URL. Readers are opened and dropped often (the engine lends
+//! one per query, a server many at once), and a PostgreSQL connection costs a process
+//! fork on the server plus a few round trips: a returned connection is kept for the next
+//! opener. A `Vec` behind a mutex is all this needs (no pool crate:
+//! connections are taken and given back synchronously, by the thread that uses them;
+//! r2d2 would add a dependency and a reaper thread for nothing here).
+
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+use postgres::{Client, NoTls};
+use rhizome_core::{Error, Result};
+
+use super::PgUrl;
+
+/// Idle connections kept per URL.
+const IDLE: usize = 16;
+
+/// A connection.
+pub struct Conn {
+    pub client: Client,
+    /// The staging tables of writes exist on this connection.
+    pub staged: bool,
+}
+
+fn idle() -> &'static Mutex<HashMap<String, Vec<Conn>>> {
+    static POOL: OnceLock<Mutex<HashMap<String, Vec<Conn>>>> = OnceLock::new();
+    POOL.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// A connection to `url`: an idle one, or a new one.
+pub fn take(url: &PgUrl) -> Result<Conn> {
+    loop {
+        let pooled = idle().lock().unwrap_or_else(|p| p.into_inner()).get_mut(&url.full).and_then(Vec::pop);
+        match pooled {
+            Some(c) if !c.client.is_closed() => return Ok(c),
+            Some(_) => continue,
+            None => break,
+        }
+    }
+    Ok(Conn { client: connect(url)?, staged: false })
+}
+
+/// Give a connection back for the next opener (a closed one is dropped).
+pub fn give(url: &PgUrl, conn: Conn) {
+    if conn.client.is_closed() {
+        return;
+    }
+    let mut pool = idle().lock().unwrap_or_else(|p| p.into_inner());
+    let list = pool.entry(url.full.clone()).or_default();
+    if list.len() < IDLE {
+        list.push(conn);
+    }
+}
+
+/// A new connection, not pooled (the writer lock holds one for a writer's life).
+pub fn connect(url: &PgUrl) -> Result<Client> {
+    let mut config: postgres::Config = url.full.parse().map_err(|e| {
+        Error::Config(format!(
+            "store.url {}: not a valid PostgreSQL URL ({e}); write postgres://USER@HOST:PORT/DATABASE",
+            url.display()
+        ))
+    })?;
+    // As libpq: a password not in the URL comes from PGPASSWORD (kept out of URLs and configs).
+    if config.get_password().is_none() {
+        if let Some(p) = std::env::var_os("PGPASSWORD") {
+            config.password(p.as_encoded_bytes());
+        }
+    }
+    config.connect(NoTls).map_err(|e| {
+        let cause = match e.as_db_error() {
+            Some(db) => db.message().to_string(),
+            None => {
+                let mut s = e.to_string();
+                let mut src = std::error::Error::source(&e);
+                while let Some(x) = src {
+                    s = x.to_string();
+                    src = x.source();
+                }
+                s
+            }
+        };
+        let hint = if cause.contains("does not exist") && cause.contains("database") {
+            "create it first (createdb, or CREATE DATABASE as an administrator)"
+        } else if cause.contains("password") || cause.contains("authentication") {
+            "check the user and password (PGPASSWORD or the URL), and pg_hba.conf"
+        } else {
+            "is the server running and listening there? check host, port, user and database in store.url"
+        };
+        Error::Store(format!("cannot connect to {}: {cause}; {hint}", url.display()))
+    })
+}

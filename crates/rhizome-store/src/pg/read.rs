@@ -1,0 +1,464 @@
+//! [`StoreRead`] for [`PgStore`]: list reads are one query each (`= ANY($1)`), in the
+//! orders the SQLite store gives.
+
+use std::collections::HashMap;
+
+use postgres::{Client, GenericClient, Row};
+use rhizome_core::{
+    Chunk, ChunkRow, ChunkWithDoc, Document, DocumentSummary, Entity, EntityRow, ExtractionFailure, Fact,
+    FactRow, GraphData, Relation, RelationRow, Result, Scored, Stats, StoreRead, SummaryTask, VectorKind,
+};
+
+use super::refresh::PgResult;
+use super::{communities, export, schema, search, PgStore};
+use crate::aggregate::descriptions;
+
+fn document_row(r: &Row) -> Document {
+    Document { id: r.get(0), source: r.get(1), title: r.get(2), text: r.get(3) }
+}
+
+/// `%text%` for ILIKE, with `%`, `_` and `\` in `text` taken literally.
+fn like_pattern(text: &str) -> String {
+    let mut p = String::from("%");
+    for ch in text.chars() {
+        if matches!(ch, '%' | '_' | '\\') {
+            p.push('\\');
+        }
+        p.push(ch);
+    }
+    p.push('%');
+    p
+}
+
+/// Rows keyed by their first column, returned in the order of `ids` (unknown ids skipped).
+fn in_order<T: Clone>(ids: &[String], rows: Vec<Row>, f: impl Fn(&Row) -> T) -> Vec<T> {
+    let by: HashMap<String, T> = rows.iter().map(|r| (r.get::<_, String>(0), f(r))).collect();
+    ids.iter().filter_map(|id| by.get(id).cloned()).collect()
+}
+
+impl PgStore {
+    fn q<T>(&self, f: impl FnOnce(&mut Client) -> PgResult<T>) -> Result<T> {
+        self.with(|conn| f(&mut conn.client).map_err(|e| self.err(e)))
+    }
+}
+
+fn stats(c: &mut Client) -> PgResult<Stats> {
+    let r = c.query_one(
+        "SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM chunks),
+           (SELECT count(*) FROM entities), (SELECT count(*) FROM facts),
+           (SELECT count(*) FROM chunks WHERE ordinal > 0),
+           (SELECT count(*) FROM (SELECT DISTINCT entity_id, chunk_id FROM entity_support WHERE chunk_id IS NOT NULL) m),
+           (SELECT count(*) FROM relations), (SELECT count(*) FROM synonyms), (SELECT count(*) FROM similar_chunks),
+           (SELECT count(*) FROM communities), (SELECT count(*) FROM community_reports),
+           (SELECT count(DISTINCT id) FROM covariates),
+           (SELECT COALESCE(SUM(json_array_length(entity_ids::json)), 0)::bigint FROM communities)",
+        &[],
+    )?;
+    let n = |i: usize| r.get::<_, i64>(i) as u64;
+    let mut s = Stats::default();
+    s.nodes.insert("Document".into(), n(0));
+    s.nodes.insert("Chunk".into(), n(1));
+    s.nodes.insert("Entity".into(), n(2));
+    s.nodes.insert("Fact".into(), n(3));
+    s.edges.insert("PART_OF".into(), n(1));
+    s.edges.insert("NEXT_CHUNK".into(), n(4));
+    s.edges.insert("MENTIONED_IN".into(), n(5));
+    s.edges.insert("RELATED".into(), n(6));
+    s.edges.insert("SYNONYM".into(), n(7));
+    s.edges.insert("SIMILAR_TO".into(), n(8));
+    s.nodes.insert("Community".into(), n(9));
+    s.nodes.insert("CommunityReport".into(), n(10));
+    s.nodes.insert("Covariate".into(), n(11));
+    s.edges.insert("IN_COMMUNITY".into(), n(12));
+    Ok(s)
+}
+
+fn summary_tasks(c: &mut Client, min: usize) -> PgResult<Vec<SummaryTask>> {
+    let ids: Vec<String> = c
+        .query(
+            "SELECT entity_id FROM entity_support WHERE description <> ''
+             GROUP BY entity_id HAVING count(DISTINCT description) >= $1 ORDER BY entity_id",
+            &[&(min as i64)],
+        )?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut described: HashMap<String, Vec<String>> = HashMap::new();
+    for r in c.query(
+        "SELECT entity_id, description FROM entity_support WHERE entity_id = ANY($1) AND description <> ''
+         ORDER BY entity_id, doc_id, coalesce(chunk_id, ''), name, seq",
+        &[&ids],
+    )? {
+        described.entry(r.get(0)).or_default().push(r.get(1));
+    }
+    let summaries: HashMap<String, String> = c
+        .query("SELECT entity_id, fingerprint FROM entity_summaries WHERE entity_id = ANY($1)", &[&ids])?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let names: HashMap<String, String> =
+        c.query("SELECT id, name FROM entities WHERE id = ANY($1)", &[&ids])?.iter().map(|r| (r.get(0), r.get(1))).collect();
+    let mut out = Vec::new();
+    for id in ids {
+        let all = described.remove(&id).unwrap_or_default();
+        let (descriptions, fingerprint) = descriptions(all.iter().map(String::as_str));
+        if summaries.get(&id) == Some(&fingerprint) {
+            continue;
+        }
+        let name = names.get(&id).cloned().unwrap_or_default();
+        out.push(SummaryTask { entity_id: id, name, descriptions, fingerprint });
+    }
+    Ok(out)
+}
+
+fn graph_data(c: &mut impl GenericClient) -> PgResult<GraphData> {
+    Ok(GraphData {
+        entities: c
+            .query("SELECT id, name, entity_type FROM entities ORDER BY id", &[])?
+            .iter()
+            .map(|r| EntityRow { id: r.get(0), name: r.get(1), entity_type: r.get(2) })
+            .collect(),
+        chunks: c
+            .query("SELECT id, doc_id, ordinal FROM chunks ORDER BY id", &[])?
+            .iter()
+            .map(|r| ChunkRow { id: r.get(0), doc_id: r.get(1), ordinal: r.get::<_, i32>(2) as u32 })
+            .collect(),
+        relations: c
+            .query("SELECT id, source_id, target_id, rel_type, weight FROM relations ORDER BY id", &[])?
+            .iter()
+            .map(|r| RelationRow {
+                id: r.get(0),
+                source_id: r.get(1),
+                target_id: r.get(2),
+                rel_type: r.get(3),
+                weight: r.get::<_, f64>(4) as f32,
+            })
+            .collect(),
+        mentions: c
+            .query(
+                "SELECT entity_id, chunk_id, SUM(count)::bigint FROM entity_support WHERE chunk_id IS NOT NULL
+                 GROUP BY entity_id, chunk_id ORDER BY entity_id, chunk_id",
+                &[],
+            )?
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get::<_, i64>(2).max(0) as u32))
+            .collect(),
+        synonyms: c
+            .query("SELECT a, b, score FROM synonyms ORDER BY a, b", &[])?
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get::<_, f64>(2) as f32))
+            .collect(),
+        similar: c
+            .query("SELECT a, b, score FROM similar_chunks ORDER BY a, b", &[])?
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get::<_, f64>(2) as f32))
+            .collect(),
+        facts: c
+            .query(
+                "SELECT DISTINCT f.id, f.subject_id, f.object_id, s.chunk_id FROM facts f
+                 JOIN fact_support s ON s.fact_id = f.id ORDER BY f.id, s.chunk_id NULLS FIRST",
+                &[],
+            )?
+            .iter()
+            .map(|r| FactRow { id: r.get(0), subject_id: r.get(1), object_id: r.get(2), chunk_id: r.get(3) })
+            .collect(),
+    })
+}
+
+fn summary_row(r: &Row) -> DocumentSummary {
+    DocumentSummary {
+        id: r.get(0),
+        title: r.get(1),
+        source: r.get(2),
+        language: r.get(3),
+        indexed_at: r.get::<_, Option<i64>>(4).map(|t| t.max(0) as u64),
+        chunks: r.get::<_, i64>(5) as u64,
+        entities: r.get::<_, i64>(6) as u64,
+        partial: r.get(7),
+    }
+}
+
+const SEARCH: &str = "($1::text IS NULL OR d.title ILIKE $1 ESCAPE '\\' OR d.source ILIKE $1 ESCAPE '\\')";
+
+impl StoreRead for PgStore {
+    fn stats(&self) -> Result<Stats> {
+        self.q(stats)
+    }
+
+    fn embedding_model(&self) -> Result<Option<String>> {
+        self.q(|c| schema::get_meta(c, "embedding_model"))
+    }
+
+    fn meta(&self, key: &str) -> Result<Option<String>> {
+        self.q(|c| schema::get_meta(c, key))
+    }
+
+    fn has_document(&self, doc_id: &str) -> Result<bool> {
+        self.q(|c| {
+            Ok(c.query_opt(
+                "SELECT 1 FROM documents WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM partial_documents WHERE doc_id = $1)",
+                &[&doc_id],
+            )?
+            .is_some())
+        })
+    }
+
+    fn documents(&self, search: Option<&str>, offset: usize, limit: usize) -> Result<Vec<DocumentSummary>> {
+        let pattern = search.map(like_pattern);
+        let (limit, offset) = (limit.min(i64::MAX as usize) as i64, offset.min(i64::MAX as usize) as i64);
+        self.q(|c| {
+            Ok(c.query(
+                &format!(
+                    "SELECT d.id, d.title, d.source, d.language, d.indexed_at,
+                       (SELECT count(*) FROM chunks c WHERE c.doc_id = d.id),
+                       (SELECT count(DISTINCT s.entity_id) FROM entity_support s WHERE s.doc_id = d.id),
+                       EXISTS(SELECT 1 FROM partial_documents p WHERE p.doc_id = d.id)
+                     FROM documents d WHERE {SEARCH} ORDER BY d.title, d.id LIMIT $2 OFFSET $3"
+                ),
+                &[&pattern, &limit, &offset],
+            )?
+            .iter()
+            .map(summary_row)
+            .collect())
+        })
+    }
+
+    fn document_count(&self, search: Option<&str>) -> Result<u64> {
+        let pattern = search.map(like_pattern);
+        self.q(|c| {
+            Ok(c.query_one(&format!("SELECT count(*) FROM documents d WHERE {SEARCH}"), &[&pattern])?.get::<_, i64>(0)
+                as u64)
+        })
+    }
+
+    fn partial_documents(&self) -> Result<Vec<(String, u32)>> {
+        self.q(|c| {
+            Ok(c.query("SELECT doc_id, chunks_done FROM partial_documents ORDER BY doc_id", &[])?
+                .iter()
+                .map(|r| (r.get(0), r.get::<_, i32>(1) as u32))
+                .collect())
+        })
+    }
+
+    fn find_document(&self, id_or_source: &str) -> Result<Option<Document>> {
+        self.q(|c| {
+            Ok(c.query_opt(
+                "SELECT id, source, title, text FROM documents WHERE id = $1 OR source = $1 ORDER BY id LIMIT 1",
+                &[&id_or_source],
+            )?
+            .as_ref()
+            .map(document_row))
+        })
+    }
+
+    fn documents_from_source(&self, source: &str) -> Result<Vec<Document>> {
+        let prefix = format!("{source}#");
+        self.q(|c| {
+            Ok(c.query(
+                "SELECT id, source, title, text FROM documents
+                 WHERE source = $1 OR left(source, length($2)) = $2 ORDER BY source, id",
+                &[&source, &prefix],
+            )?
+            .iter()
+            .map(document_row)
+            .collect())
+        })
+    }
+
+    fn chunks(&self, ids: &[String]) -> Result<Vec<ChunkWithDoc>> {
+        self.q(|c| {
+            let rows = c.query(
+                "SELECT c.id, c.doc_id, c.ordinal, c.text, c.tokens, d.title, d.source
+                 FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id = ANY($1)",
+                &[&ids],
+            )?;
+            Ok(in_order(ids, rows, |r| ChunkWithDoc {
+                chunk: Chunk {
+                    id: r.get(0),
+                    doc_id: r.get(1),
+                    ordinal: r.get::<_, i32>(2) as u32,
+                    text: r.get(3),
+                    tokens: r.get::<_, i32>(4) as u32,
+                },
+                doc_title: r.get(5),
+                doc_source: r.get(6),
+            }))
+        })
+    }
+
+    fn entities(&self, ids: &[String]) -> Result<Vec<Entity>> {
+        self.q(|c| {
+            let rows = c.query(
+                "SELECT id, name, entity_type, description, importance FROM entities WHERE id = ANY($1)",
+                &[&ids],
+            )?;
+            Ok(in_order(ids, rows, |r| Entity {
+                id: r.get(0),
+                name: r.get(1),
+                entity_type: r.get(2),
+                description: r.get(3),
+                importance: r.get::<_, Option<f64>>(4).map(|x| x as f32),
+            }))
+        })
+    }
+
+    fn facts(&self, ids: &[String]) -> Result<Vec<Fact>> {
+        self.q(|c| {
+            let rows = c.query(
+                "SELECT id, subject, predicate, object, subject_id, object_id FROM facts WHERE id = ANY($1)",
+                &[&ids],
+            )?;
+            Ok(in_order(ids, rows, |r| Fact {
+                id: r.get(0),
+                subject: r.get(1),
+                predicate: r.get(2),
+                object: r.get(3),
+                subject_id: r.get(4),
+                object_id: r.get(5),
+            }))
+        })
+    }
+
+    fn relations_of(&self, entity_ids: &[String]) -> Result<Vec<Relation>> {
+        // Per entity asked, in order: relations it starts, then those it ends, each in
+        // the order they were first stored (the SQLite store's order).
+        self.q(|c| {
+            let rows = c.query(
+                "SELECT r.id, r.source_id, r.target_id, r.rel_type, r.description, r.weight
+                 FROM unnest($1::text[]) WITH ORDINALITY AS e(id, ord)
+                 JOIN relations r ON r.source_id = e.id OR r.target_id = e.id
+                 ORDER BY e.ord, (r.source_id <> e.id), r.seq",
+                &[&entity_ids],
+            )?;
+            let mut seen = std::collections::HashSet::new();
+            Ok(rows
+                .iter()
+                .filter(|r| seen.insert(r.get::<_, String>(0)))
+                .map(|r| Relation {
+                    id: r.get(0),
+                    source_id: r.get(1),
+                    target_id: r.get(2),
+                    rel_type: r.get(3),
+                    description: r.get(4),
+                    weight: r.get::<_, f64>(5) as f32,
+                })
+                .collect())
+        })
+    }
+
+    fn bm25(&self, query: &str, k: usize) -> Result<Vec<Scored>> {
+        let url = self.pgurl().full.clone();
+        self.q(|c| search::bm25(c, &url, query, k))
+    }
+
+    fn vector_search(&self, kind: VectorKind, query: &[f32], k: usize) -> Result<Vec<Scored>> {
+        let url = self.pgurl().full.clone();
+        let q = vec![query.to_vec()];
+        Ok(self.q(|c| search::vector_search(c, &url, kind, &q, k, false))?.pop().unwrap_or_default())
+    }
+
+    fn vector_search_many(&self, kind: VectorKind, queries: &[Vec<f32>], k: usize) -> Result<Vec<Vec<Scored>>> {
+        let url = self.pgurl().full.clone();
+        self.q(|c| search::vector_search(c, &url, kind, queries, k, true))
+    }
+
+    fn vectors(&self, kind: VectorKind, ids: &[String]) -> Result<Vec<(String, Vec<f32>)>> {
+        self.q(|c| {
+            let rows = c.query("SELECT id, vec::real[] FROM vectors WHERE kind = $1 AND id = ANY($2)", &[&kind.as_str(), &ids])?;
+            Ok(in_order(ids, rows, |r| (r.get::<_, String>(0), r.get::<_, Vec<f32>>(1))))
+        })
+    }
+
+    fn missing_vectors(&self, kind: VectorKind, ids: &[String]) -> Result<Vec<String>> {
+        self.q(|c| {
+            let have: std::collections::HashSet<String> = c
+                .query("SELECT id FROM vectors WHERE kind = $1 AND id = ANY($2)", &[&kind.as_str(), &ids])?
+                .iter()
+                .map(|r| r.get(0))
+                .collect();
+            Ok(ids.iter().filter(|id| !have.contains(*id)).cloned().collect())
+        })
+    }
+
+    fn synonyms_dirty(&self) -> Result<bool> {
+        Ok(self.meta("synonyms_dirty")?.as_deref() == Some("1"))
+    }
+
+    fn summary_tasks(&self, min_descriptions: usize) -> Result<Vec<SummaryTask>> {
+        if min_descriptions == 0 {
+            return Ok(Vec::new());
+        }
+        self.q(|c| summary_tasks(c, min_descriptions))
+    }
+
+    fn extraction_failures(&self) -> Result<Vec<ExtractionFailure>> {
+        self.q(|c| {
+            Ok(c.query("SELECT chunk_id, doc_id, error, attempts FROM extraction_failures ORDER BY seq", &[])?
+                .iter()
+                .map(|r| ExtractionFailure {
+                    chunk_id: r.get(0),
+                    doc_id: r.get(1),
+                    error: r.get(2),
+                    attempts: r.get::<_, i32>(3) as u32,
+                })
+                .collect())
+        })
+    }
+
+    fn graph_data(&self) -> Result<GraphData> {
+        self.q(|c| {
+            // One snapshot for all seven reads.
+            let mut tx = c.build_transaction().isolation_level(postgres::IsolationLevel::RepeatableRead).read_only(true).start()?;
+            let g = graph_data(&mut tx)?;
+            tx.commit()?;
+            Ok(g)
+        })
+    }
+
+    fn graph_version(&self) -> Result<u64> {
+        self.q(|c| schema::counter(c, "graph_version"))
+    }
+
+    fn communities(&self) -> Result<Vec<rhizome_core::Community>> {
+        self.q(communities::communities)
+    }
+
+    fn communities_version(&self) -> Result<Option<u64>> {
+        Ok(self.meta("communities_version")?.and_then(|v| v.parse().ok()))
+    }
+
+    fn reports_version(&self) -> Result<Option<u64>> {
+        Ok(self.meta("reports_version")?.and_then(|v| v.parse().ok()))
+    }
+
+    fn community_reports(&self) -> Result<Vec<rhizome_core::CommunityReport>> {
+        self.q(communities::reports)
+    }
+
+    fn communities_of(&self, entity_ids: &[String]) -> Result<Vec<rhizome_core::Community>> {
+        self.q(|c| communities::communities_of(c, entity_ids))
+    }
+
+    fn community_reports_of(&self, community_ids: &[String]) -> Result<Vec<rhizome_core::CommunityReport>> {
+        self.q(|c| communities::reports_of(c, community_ids))
+    }
+
+    fn community_report_count(&self) -> Result<u64> {
+        self.q(communities::report_count)
+    }
+
+    fn covariates_of(&self, entity_ids: &[String]) -> Result<Vec<rhizome_core::Covariate>> {
+        self.q(|c| communities::covariates_of(c, entity_ids))
+    }
+
+    fn document_batch(&self, doc_id: &str) -> Result<Option<rhizome_core::WriteBatch>> {
+        self.q(|c| export::document_batch(c, doc_id))
+    }
+
+    fn entity_summaries(&self) -> Result<Vec<(String, String, String)>> {
+        self.q(export::entity_summaries)
+    }
+}

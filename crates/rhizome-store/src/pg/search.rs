@@ -1,0 +1,319 @@
+//! Vector and BM25 search. What they read (the vector matrix of a kind, every chunk's
+//! length) is cached per process and database, keyed by the database's data version
+//! (moved by every write, from any process), so a query reads it once per version.
+//!
+//! Vectors: below [`hnsw_min`] vectors of a kind, exact search over the cached matrix (the
+//! same code as the SQLite store: same scores, same ties); from there on an HNSW index
+//! (`vector_cosine_ops`, built when a write takes a kind past the threshold) gives the
+//! candidates, with `ef_search` well above k, and they are re-scored exactly here.
+//! BM25: the same terms and the same scoring, summed in the same order, as crates/
+//! rhizome-store/src/bm25.rs, from postings read in one round trip per query.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use postgres::GenericClient;
+use rhizome_core::{dot, text::bm25_terms, Scored, VectorKind};
+
+use super::schema;
+use crate::vectors::VectorMatrix;
+
+type PgResult<T> = std::result::Result<T, postgres::Error>;
+
+const K1: f32 = 1.2;
+const B: f32 = 0.75;
+
+static HNSW_MIN: AtomicUsize = AtomicUsize::new(100_000);
+
+/// Vectors of one kind from which searches go through an HNSW index instead of exact
+/// search over the loaded matrix (which then costs more memory and load time than it saves).
+pub fn hnsw_min() -> usize {
+    HNSW_MIN.load(Ordering::Relaxed)
+}
+
+/// Change [`hnsw_min`] for this process (tests exercise the HNSW path on small data).
+pub fn set_hnsw_min(n: usize) {
+    HNSW_MIN.store(n.max(1), Ordering::Relaxed);
+}
+
+/// Every indexed chunk's length (by chunk rowid) and the mean.
+#[derive(Debug, Default)]
+pub struct Lengths {
+    pub len: HashMap<i64, u32>,
+    pub avg: f32,
+}
+
+#[derive(Default)]
+struct Cached {
+    version: u64,
+    matrices: HashMap<VectorKind, Arc<VectorMatrix>>,
+    hnsw: HashMap<VectorKind, bool>,
+    lengths: Option<Arc<Lengths>>,
+}
+
+fn cache() -> &'static Mutex<HashMap<String, Cached>> {
+    static C: OnceLock<Mutex<HashMap<String, Cached>>> = OnceLock::new();
+    C.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The cache entry of `url` at the database's current data version.
+fn current<T>(c: &mut impl GenericClient, url: &str, f: impl FnOnce(&mut Cached) -> T) -> PgResult<T> {
+    let v = schema::counter(c, "data_version")?;
+    let mut all = cache().lock().unwrap_or_else(|p| p.into_inner());
+    let entry = all.entry(url.to_string()).or_default();
+    if entry.version != v {
+        *entry = Cached { version: v, ..Cached::default() };
+    }
+    Ok(f(entry))
+}
+
+fn store<T>(url: &str, version: u64, f: impl FnOnce(&mut Cached) -> T) {
+    let mut all = cache().lock().unwrap_or_else(|p| p.into_inner());
+    let entry = all.entry(url.to_string()).or_default();
+    if entry.version == version {
+        f(entry);
+    }
+}
+
+/// After this process's own write moved the data version of `url` from `new - 1` to `new`:
+/// carry the cached matrices over with the vectors that write upserted (the last of
+/// duplicates wins), instead of reading them all again at the next search; everything
+/// else cached is dropped. Nothing is carried when another write came between.
+pub fn carry_over(url: &str, new: u64, written: &[(VectorKind, String, Vec<f32>)]) {
+    let mut all = cache().lock().unwrap_or_else(|p| p.into_inner());
+    let Some(entry) = all.get_mut(url) else { return };
+    if entry.version + 1 != new {
+        return;
+    }
+    let mut matrices = std::mem::take(&mut entry.matrices);
+    for (kind, m) in matrices.iter_mut() {
+        let mut mine: std::collections::BTreeMap<&str, &[f32]> = std::collections::BTreeMap::new();
+        for (k, id, v) in written {
+            if k == kind {
+                mine.insert(id, v);
+            }
+        }
+        if !mine.is_empty() {
+            *m = Arc::new(upsert(m, &mine));
+        }
+    }
+    *entry = Cached { version: new, matrices, ..Cached::default() };
+}
+
+/// `m` with `rows` put in by id (ids stay sorted bytewise, as `ORDER BY id` reads them;
+/// rows of another dimension than the first are left out, as the load does).
+fn upsert(m: &VectorMatrix, rows: &std::collections::BTreeMap<&str, &[f32]>) -> VectorMatrix {
+    let mut out = VectorMatrix { dim: m.dim, ..VectorMatrix::default() };
+    let push = |out: &mut VectorMatrix, id: &str, v: &[f32]| {
+        if out.dim == 0 {
+            out.dim = v.len();
+        }
+        if v.len() == out.dim {
+            out.ids.push(id.to_string());
+            out.data.extend_from_slice(v);
+        }
+    };
+    let mut new = rows.iter().peekable();
+    for i in 0..m.len() {
+        let id = m.ids[i].as_str();
+        while let Some((nid, v)) = new.next_if(|(nid, _)| **nid < id) {
+            push(&mut out, nid, v);
+        }
+        match new.next_if(|(nid, _)| **nid == id) {
+            Some((nid, v)) => push(&mut out, nid, v),
+            None => push(&mut out, id, m.row(i)),
+        }
+    }
+    for (nid, v) in new {
+        push(&mut out, nid, v);
+    }
+    out
+}
+
+/// The matrix of `kind`, ordered by id (loaded once per data version).
+pub fn matrix(c: &mut impl GenericClient, url: &str, kind: VectorKind) -> PgResult<Arc<VectorMatrix>> {
+    let (version, found) = current(c, url, |e| (e.version, e.matrices.get(&kind).cloned()))?;
+    if let Some(m) = found {
+        return Ok(m);
+    }
+    let mut m = VectorMatrix::default();
+    for r in c.query("SELECT id, vec::real[] FROM vectors WHERE kind = $1 ORDER BY id", &[&kind.as_str()])? {
+        let v: Vec<f32> = r.get(1);
+        if m.dim == 0 {
+            m.dim = v.len();
+        }
+        if v.len() == m.dim {
+            m.ids.push(r.get(0));
+            m.data.extend_from_slice(&v);
+        }
+    }
+    let m = Arc::new(m);
+    store(url, version, |e| {
+        e.matrices.insert(kind, m.clone());
+    });
+    Ok(m)
+}
+
+fn hnsw_name(kind: VectorKind) -> String {
+    format!("vectors_hnsw_{}", kind.as_str())
+}
+
+/// Whether searches of `kind` go through its HNSW index.
+fn uses_hnsw(c: &mut impl GenericClient, url: &str, kind: VectorKind) -> PgResult<bool> {
+    let (version, found) = current(c, url, |e| (e.version, e.hnsw.get(&kind).copied()))?;
+    if let Some(b) = found {
+        return Ok(b);
+    }
+    let b: bool = c.query_one("SELECT to_regclass($1) IS NOT NULL", &[&hnsw_name(kind)])?.get(0);
+    store(url, version, |e| {
+        e.hnsw.insert(kind, b);
+    });
+    Ok(b)
+}
+
+/// After a write: build the HNSW index of each kind in `kinds` that reached [`hnsw_min`]
+/// vectors and has none yet (inside the writer's transaction).
+pub fn maybe_build_hnsw(c: &mut impl GenericClient, kinds: &[VectorKind]) -> PgResult<()> {
+    for &kind in kinds {
+        let name = hnsw_name(kind);
+        let there: bool = c.query_one("SELECT to_regclass($1) IS NOT NULL", &[&name])?.get(0);
+        if there {
+            continue;
+        }
+        // Counting stops at the threshold: a write costs at most that, never the whole table.
+        let n: i64 = c
+            .query_one("SELECT count(*) FROM (SELECT 1 FROM vectors WHERE kind = $1 LIMIT $2) x",
+                &[&kind.as_str(), &(hnsw_min() as i64)])?
+            .get(0);
+        let dim = schema::get_meta(c, "embedding_dim")?.and_then(|d| d.parse::<u32>().ok()).unwrap_or(0);
+        if (n as usize) < hnsw_min() || dim == 0 {
+            continue;
+        }
+        // Kind and dimension are ours (an enum and a number), never user text.
+        c.batch_execute(&format!(
+            "CREATE INDEX IF NOT EXISTS {name} ON vectors USING hnsw ((vec::vector({dim})) vector_cosine_ops) \
+             WHERE kind = '{}' AND vector_dims(vec) = {dim}",
+            kind.as_str()
+        ))?;
+    }
+    Ok(())
+}
+
+/// The `k` vectors of `kind` nearest `query` (cosine; vectors are L2-normalised), best
+/// first, ties by id.
+/// `many`: the batched search (blocked matrix products, as the SQLite store's).
+pub fn vector_search(c: &mut postgres::Client, url: &str, kind: VectorKind, queries: &[Vec<f32>], k: usize,
+    many: bool) -> PgResult<Vec<Vec<Scored>>> {
+    if !uses_hnsw(c, url, kind)? {
+        let m = matrix(c, url, kind)?;
+        if !many {
+            return Ok(vec![m.search(&queries[0], k)]);
+        }
+        return Ok(m.search_many(queries, k));
+    }
+    let dim = schema::get_meta(c, "embedding_dim")?.and_then(|d| d.parse::<usize>().ok()).unwrap_or(0);
+    let want = (2 * k + 10) as i64;
+    let ef = want.max(400);
+    let mut out = Vec::with_capacity(queries.len());
+    let mut tx = c.transaction()?;
+    tx.batch_execute(&format!("SET LOCAL hnsw.ef_search = {}", ef.min(1000)))?;
+    // The kind and dimension are written out (an enum and a number, never user text) so
+    // that every plan, generic ones included, matches the partial index's predicate (which
+    // leaves out vectors of another dimension, as the exact search does).
+    let sql = format!(
+        "SELECT id, vec::real[] FROM vectors WHERE kind = '{}' AND vector_dims(vec) = {dim} \
+         ORDER BY vec::vector({dim}) <=> $1::real[]::vector({dim}) LIMIT $2",
+        kind.as_str()
+    );
+    let stmt = tx.prepare(&sql)?;
+    for q in queries {
+        if q.len() != dim || dim == 0 {
+            out.push(Vec::new());
+            continue;
+        }
+        let mut hits: Vec<Scored> = tx
+            .query(&stmt, &[q, &want])?
+            .iter()
+            .map(|r| {
+                let v: Vec<f32> = r.get(1);
+                Scored { id: r.get(0), score: dot(&v, q) }
+            })
+            .collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+        hits.truncate(k);
+        out.push(hits);
+    }
+    tx.commit()?;
+    Ok(out)
+}
+
+fn lengths(c: &mut impl GenericClient, url: &str) -> PgResult<Arc<Lengths>> {
+    let (version, found) = current(c, url, |e| (e.version, e.lengths.clone()))?;
+    if let Some(l) = found {
+        return Ok(l);
+    }
+    let len: HashMap<i64, u32> = c
+        .query("SELECT chunk_rowid, len FROM bm25_docs", &[])?
+        .iter()
+        .map(|r| (r.get::<_, i64>(0), r.get::<_, i32>(1).max(0) as u32))
+        .collect();
+    let total: u64 = len.values().map(|&x| x as u64).sum();
+    let avg = if len.is_empty() { 1.0 } else { total as f32 / len.len() as f32 };
+    let l = Arc::new(Lengths { len, avg });
+    store(url, version, |e| e.lengths = Some(l.clone()));
+    Ok(l)
+}
+
+/// BM25 over chunk text (+ title): the best `k` chunk ids.
+pub fn bm25(c: &mut impl GenericClient, url: &str, query: &str, k: usize) -> PgResult<Vec<Scored>> {
+    let mut terms = bm25_terms(query);
+    terms.sort();
+    terms.dedup();
+    if terms.is_empty() || k == 0 {
+        return Ok(Vec::new());
+    }
+    let lengths = lengths(c, url)?;
+    let mut postings: HashMap<String, Vec<(i64, u32)>> = HashMap::new();
+    for r in c.query("SELECT term, chunk_rowid, tf FROM bm25_postings WHERE term = ANY($1)", &[&terms])? {
+        postings.entry(r.get(0)).or_default().push((r.get(1), r.get::<_, i32>(2).max(0) as u32));
+    }
+    let n = lengths.len.len() as f32;
+    let mut scores: HashMap<i64, f32> = HashMap::new();
+    for term in &terms {
+        let Some(list) = postings.get(term) else { continue };
+        let df = list.len() as f32;
+        let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+        for &(rowid, tf) in list {
+            let dl = *lengths.len.get(&rowid).unwrap_or(&0) as f32;
+            let tf = tf as f32;
+            let s = idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl / lengths.avg));
+            *scores.entry(rowid).or_default() += s;
+        }
+    }
+    let mut hits: Vec<(i64, f32)> = scores.into_iter().collect();
+    hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    hits.truncate(k);
+    let rowids: Vec<i64> = hits.iter().map(|h| h.0).collect();
+    let ids: HashMap<i64, String> = c
+        .query("SELECT rowid, id FROM chunks WHERE rowid = ANY($1)", &[&rowids])?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    Ok(hits.into_iter().filter_map(|(r, score)| ids.get(&r).map(|id| Scored { id: id.clone(), score })).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upsert_keeps_ids_sorted_and_replaces() {
+        let m = VectorMatrix { ids: vec!["b".into(), "d".into()], data: vec![1.0, 2.0], dim: 1 };
+        let rows: std::collections::BTreeMap<&str, &[f32]> =
+            [("a", &[0.5f32][..]), ("d", &[9.0][..]), ("e", &[3.0][..]), ("f", &[1.0, 1.0][..])].into_iter().collect();
+        let out = upsert(&m, &rows);
+        assert_eq!(out.ids, ["a", "b", "d", "e"]);
+        assert_eq!(out.data, [0.5, 1.0, 9.0, 3.0]);
+    }
+}
