@@ -2,8 +2,9 @@
 //! exist. Callers get trait objects ([`StoreRead`], [`StoreWrite`], [`LlmCache`]) and never
 //! name a backend type.
 //!
-//! Today: a directory (or `sqlite://DIR`), the embedded SQLite index. PostgreSQL and
-//! FalkorDB URLs are recognised and refused with a clear message until their backends land.
+//! A directory (or `sqlite://DIR`): the embedded SQLite index. `falkordb://host:port/graph`:
+//! a graph on a FalkorDB server ([`crate::falkor`]). PostgreSQL URLs are recognised and
+//! refused with a clear message until that backend lands.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,6 +12,7 @@ use std::sync::Arc;
 use rhizome_core::llm::LlmCache;
 use rhizome_core::{Error, Result, StoreRead, StoreWrite};
 
+use crate::falkor::{FalkorLlmCache, FalkorStore, FalkorUrl};
 use crate::lock::{Holder, LockWait};
 use crate::{SqliteLlmCache, SqliteStore, DB_FILE};
 
@@ -24,6 +26,8 @@ pub type Writer = Box<dyn StoreWrite + Send>;
 pub enum StoreUrl {
     /// The embedded SQLite index in this directory.
     Dir(PathBuf),
+    /// A graph on a FalkorDB server, with Rhizome's other state in keys beside it.
+    Falkor(FalkorUrl),
 }
 
 impl StoreUrl {
@@ -37,7 +41,10 @@ impl StoreUrl {
         if let Some(dir) = url.strip_prefix("sqlite://") {
             return Ok(StoreUrl::Dir(PathBuf::from(dir)));
         }
-        for scheme in ["postgres://", "postgresql://", "falkordb://", "redis://"] {
+        if url.starts_with("falkordb://") || url.starts_with("redis://") {
+            return Ok(StoreUrl::Falkor(FalkorUrl::parse(url)?));
+        }
+        for scheme in ["postgres://", "postgresql://"] {
             if url.starts_with(scheme) {
                 return Err(Error::Config(format!(
                     "store.url {url:?}: this rhizome has no {} backend yet; use an index \
@@ -58,6 +65,7 @@ impl StoreUrl {
     pub fn display(&self) -> String {
         match self {
             StoreUrl::Dir(d) => d.display().to_string(),
+            StoreUrl::Falkor(u) => u.display(),
         }
     }
 
@@ -65,6 +73,7 @@ impl StoreUrl {
     pub fn exists(&self) -> bool {
         match self {
             StoreUrl::Dir(d) => d.join(DB_FILE).exists(),
+            StoreUrl::Falkor(u) => FalkorStore::exists(u),
         }
     }
 
@@ -73,6 +82,7 @@ impl StoreUrl {
     pub fn dir(&self) -> Option<&Path> {
         match self {
             StoreUrl::Dir(d) => Some(d),
+            StoreUrl::Falkor(_) => None,
         }
     }
 
@@ -80,6 +90,7 @@ impl StoreUrl {
     pub fn open_reader(&self) -> Result<Reader> {
         match self {
             StoreUrl::Dir(d) => Ok(Box::new(SqliteStore::open(d, false)?)),
+            StoreUrl::Falkor(u) => Ok(Box::new(FalkorStore::open(u, false)?)),
         }
     }
 
@@ -89,6 +100,7 @@ impl StoreUrl {
         on_wait: &mut dyn FnMut(&Holder)) -> Result<Writer> {
         match self {
             StoreUrl::Dir(d) => Ok(Box::new(SqliteStore::open_writer(d, create, command, wait, on_wait)?)),
+            StoreUrl::Falkor(u) => Ok(Box::new(FalkorStore::open_writer(u, create, command, wait, on_wait)?)),
         }
     }
 
@@ -96,6 +108,7 @@ impl StoreUrl {
     pub fn llm_cache(&self) -> Result<Arc<dyn LlmCache>> {
         match self {
             StoreUrl::Dir(d) => Ok(Arc::new(SqliteLlmCache::open(d)?)),
+            StoreUrl::Falkor(u) => Ok(Arc::new(FalkorLlmCache::open(u)?)),
         }
     }
 }
@@ -111,5 +124,8 @@ mod tests {
         let e = StoreUrl::parse("postgres://u@h/db").unwrap_err().to_string();
         assert!(e.contains("no postgres backend yet"), "{e}");
         assert!(StoreUrl::parse("ftp://x").is_err());
+        let f = StoreUrl::parse("falkordb://127.0.0.1:6390/g").unwrap();
+        assert_eq!(f.display(), "falkordb://127.0.0.1:6390/g");
+        assert!(f.dir().is_none());
     }
 }

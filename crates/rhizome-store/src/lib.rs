@@ -13,6 +13,7 @@
 pub mod backend;
 mod bm25;
 mod communities;
+pub mod falkor;
 mod graph_read;
 mod llm_cache;
 pub mod lock;
@@ -32,6 +33,7 @@ use rusqlite::Connection;
 
 pub use llm_cache::SqliteLlmCache;
 pub use backend::{Reader, StoreUrl, Writer};
+pub use falkor::{FalkorStore, FalkorUrl};
 pub use lock::{Holder, LockWait, WriterLock};
 
 /// File name of the database inside an index directory.

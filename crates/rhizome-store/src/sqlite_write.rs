@@ -21,7 +21,7 @@ enum Refreshed {
 }
 
 /// Pick the value with the largest weight; ties go to the smallest value.
-fn majority(votes: &BTreeMap<String, u64>) -> String {
+pub(crate) fn majority(votes: &BTreeMap<String, u64>) -> String {
     let mut best: Option<(&String, u64)> = None;
     for (k, &v) in votes {
         if best.is_none_or(|(_, bv)| v > bv) {

@@ -13,6 +13,7 @@
 //! graph of its own); `RHIZOME_TEST_PG_URL` / `RHIZOME_TEST_FALKORDB_URL` point the tests
 //! at a server someone else runs instead.
 
+pub mod falkordb;
 pub mod wheels;
 
 use std::net::TcpListener;
