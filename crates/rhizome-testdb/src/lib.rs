@@ -30,10 +30,14 @@ pub fn free_port() -> u16 {
 pub fn root() -> PathBuf {
     // CARGO_TARGET_TMPDIR is only set for integration tests; this crate is a library, so
     // find the target directory from the running test binary (target/release/deps/x).
+    // A test binary is target/release/deps/NAME: its target directory is three levels up,
+    // whatever it is called (CARGO_TARGET_DIR).
     let exe = std::env::current_exe().expect("current exe");
     let target = exe
-        .ancestors()
-        .find(|p| p.file_name().is_some_and(|n| n == "target"))
+        .parent()
+        .filter(|d| d.file_name().is_some_and(|n| n == "deps"))
+        .and_then(|d| d.parent()?.parent())
+        .or_else(|| exe.ancestors().find(|p| p.file_name().is_some_and(|n| n == "target")))
         .map(PathBuf::from)
         .unwrap_or_else(|| std::env::temp_dir().join("rhizome-target"));
     let r = target.join("testdb");

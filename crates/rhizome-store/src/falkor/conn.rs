@@ -398,7 +398,13 @@ impl Lit {
                     if i > 0 {
                         out.push(',');
                     }
-                    float(out, *x as f64);
+                    // f32's shortest form: read back as a double and narrowed by vecf32
+                    // it is the same f32.
+                    if x.is_finite() {
+                        let _ = write!(out, "{x:?}");
+                    } else {
+                        out.push_str("0.0");
+                    }
                 }
                 out.push(']');
             }

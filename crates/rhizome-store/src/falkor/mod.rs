@@ -40,8 +40,24 @@
 //! and moves the graph version. A writer that finds documents in `pending` when it opens
 //! the store (its predecessor died mid-batch) deletes everything they support, as
 //! `delete_document` does, so a crash leaves the batch or nothing; readers treat pending
-//! documents as absent (`has_document` false), so a rerun writes them again. Batches
-//! without documents (failure records, vectors) are idempotent.
+//! documents as absent (`has_document` false), so a rerun writes them again. A document
+//! written in parts is pending while each part is written; a crash in a part removes the
+//! whole document, and the rerun writes it again from its first chunk. Batches without
+//! documents (failure records, vectors) are idempotent. Each `UNWIND` of up to
+//! [`BATCH_ROWS`] rows is one query, which FalkorDB applies entirely or not at all; when
+//! one fails its rows are written one by one, the batch goes on, and `write_batch` then
+//! fails naming the items that could not be written (the rest is written and complete).
+//!
+//! # Reads
+//! Reads are batched (`UNWIND $ids`). Each connection caches the exact vectors (for
+//! re-ranking, batched searches and synonymy), BM25 document lengths and claims while
+//! the graph, reports and communities versions (kept in `meta` on the server, so every
+//! process sees another's writes) hold. A vector search takes candidates from the HNSW
+//! index (`db.idx.vector.queryNodes`, 4 k and at least k + 64) and re-ranks them exactly
+//! by cosine with the stored vectors, ties by id, as the SQLite backend ranks; sets
+//! smaller than that are searched exactly. BM25 uses the SQLite backend's term rules and
+//! scoring ([`crate::bm25::rank`]), with chunk sequence numbers in place of row ids, so
+//! rankings are equal.
 //!
 //! # One writer at a time
 //! [`lock`]: a `SET NX` key with the holder's pid, host and command, renewed while held,
