@@ -64,10 +64,13 @@
 //! expiring 30 s after a holder dies.
 
 mod conn;
+mod delete;
 mod extra;
+mod graph;
 mod keys;
 pub mod lock;
 mod read;
+mod refresh;
 mod schema;
 mod support;
 mod write;
