@@ -23,11 +23,22 @@ fn rows_of<T: serde::de::DeserializeOwned>(v: &Value) -> Vec<Row<T>> {
 }
 
 impl FalkorStore {
-    pub(crate) fn communities_impl(&self) -> Result<Vec<Community>> {
+    /// All communities, by level then id (cached while the communities version holds:
+    /// every replacement moves it).
+    pub(crate) fn communities_cached(&self) -> Result<std::sync::Arc<Vec<Community>>> {
+        if let Some(c) = self.fresh_cache()?.communities.clone() {
+            return Ok(c);
+        }
         let v = self.redis(&[b"GET", &self.key(COMMUNITIES)])?;
         let mut list: Vec<Community> = v.as_str().and_then(|s| serde_json::from_str(&s).ok()).unwrap_or_default();
         list.sort_by(|a, b| (a.level, &a.id).cmp(&(b.level, &b.id)));
+        let list = std::sync::Arc::new(list);
+        self.fresh_cache()?.communities = Some(list.clone());
         Ok(list)
+    }
+
+    pub(crate) fn communities_impl(&self) -> Result<Vec<Community>> {
+        Ok(self.communities_cached()?.as_ref().clone())
     }
 
     pub(crate) fn reports_impl(&self, only: Option<&[String]>) -> Result<Vec<CommunityReport>> {
@@ -57,6 +68,7 @@ impl FalkorStore {
         }
         let body = serde_json::to_vec(list).map_err(|e| Error::Store(e.to_string()))?;
         cmds.push(cmd([b"SET".to_vec(), self.key(COMMUNITIES), body]));
+        cmds.push(cmd([b"HINCRBY".to_vec(), self.key(super::keys::META), b"communities_gen".to_vec(), b"1".to_vec()]));
         cmds.push(cmd([b"HSET".to_vec(), self.key(super::keys::META), b"communities_version".to_vec(),
             graph_version.to_string().into_bytes()]));
         cmds.push(cmd([b"EXEC".to_vec()]));
@@ -75,6 +87,7 @@ impl FalkorStore {
         for (id, v) in vectors.iter().filter(|(id, _)| kept.contains(id.as_str())) {
             cmds.push(cmd([b"HSET".to_vec(), self.key(&vec_key(VectorKind::Report)), id.clone().into_bytes(), encode(v)]));
         }
+        cmds.push(cmd([b"HINCRBY".to_vec(), self.key(super::keys::META), b"reports_gen".to_vec(), b"1".to_vec()]));
         cmds.push(cmd([b"EXEC".to_vec()]));
         self.pipe(cmds).map(|_| ())
     }

@@ -17,12 +17,14 @@ impl FalkorStore {
             .into_iter()
             .map(|r| ChunkRow { id: r[0].str(), doc_id: r[1].str(), ordinal: r[2].int() as u32 })
             .collect();
-        g.relations = self
-            .ro("MATCH (a:__Entity__)-[r]->(b:__Entity__) WHERE r.rel_type IS NOT NULL \
-                 RETURN r.id, a.id, b.id, r.rel_type, r.weight ORDER BY r.id")?
-            .into_iter()
-            .map(|r| RelationRow { id: r[0].str(), source_id: r[1].str(), target_id: r[2].str(), rel_type: r[3].str(), weight: r[4].float() as f32 })
+        let rel = self.redis(&[b"HVALS", &self.key(super::keys::REL)])?.into_array();
+        let mut relations: Vec<RelationRow> = rel
+            .iter()
+            .filter_map(|x| serde_json::from_str::<rhizome_core::Relation>(&x.as_str()?).ok())
+            .map(|r| RelationRow { id: r.id, source_id: r.source_id, target_id: r.target_id, rel_type: r.rel_type, weight: r.weight })
             .collect();
+        relations.sort_by(|a, b| a.id.cmp(&b.id));
+        g.relations = relations;
         g.mentions = self
             .ro("MATCH (e:__Entity__)-[m:MENTIONED_IN]->(c:Chunk) RETURN e.id, c.id, m.count ORDER BY e.id, c.id")?
             .into_iter()

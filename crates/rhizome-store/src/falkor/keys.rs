@@ -32,6 +32,9 @@ pub(crate) const SUMMARIES: &str = "summaries";
 pub(crate) const LLM: &str = "llm";
 pub(crate) const BM25_LEN: &str = "bm25:len";
 pub(crate) const BM25_ID: &str = "bm25:id";
+/// Relations: id -> JSON `Relation` (the aggregate); `ers:ENTITY` / `ert:ENTITY` are
+/// sorted sets of the relations an entity is the source / target of, by creation.
+pub(crate) const REL: &str = "rel";
 
 pub(crate) fn vec_key(kind: rhizome_core::VectorKind) -> String {
     format!("vec:{}", kind.as_str())

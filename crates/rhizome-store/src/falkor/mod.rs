@@ -13,7 +13,9 @@
 //! - `(:Fact {id, subject, predicate, object, subject_id, object_id, chunks, embedding})`
 //!
 //! with range indexes on every `id`, vector indexes (cosine) on the three embeddings and a
-//! full-text index on `Chunk.text`. The aggregates on nodes and edges (an entity's name,
+//! full-text index on `Chunk.text` (for FalkorDB's own tools: Rhizome ranks BM25 with its
+//! own postings, below, because RediSearch's scoring and tokenisation differ from
+//! `rhizome_core::text::bm25_terms` and rankings must equal the SQLite backend's). The aggregates on nodes and edges (an entity's name,
 //! type, description; a relation's weight; a mention's count) are recomputed from their
 //! support whenever it changes, with the same rules as the SQLite backend.
 //!
@@ -138,10 +140,11 @@ impl FalkorUrl {
 /// Caches of one connection, valid while the versions they were read at hold.
 #[derive(Default)]
 struct Cache {
-    stamp: Option<(u64, u64, u64)>,
+    stamp: Option<[u64; 5]>,
     matrices: HashMap<VectorKind, Arc<VectorMatrix>>,
     bm25: Option<Arc<crate::bm25::DocLengths>>,
     covariates: Option<Arc<Vec<rhizome_core::CovariateRecord>>>,
+    communities: Option<Arc<Vec<rhizome_core::Community>>>,
 }
 
 /// The FalkorDB store. Implements [`rhizome_core::StoreRead`] and

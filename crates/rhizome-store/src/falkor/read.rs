@@ -9,7 +9,7 @@ use rhizome_core::{
     StoreRead, SummaryTask, VectorKind,
 };
 
-use super::keys::{vec_key, BM25_ID, BM25_LEN, PARTIAL, PENDING, SUMMARIES};
+use super::keys::{vec_key, BM25_ID, BM25_LEN, PARTIAL, PENDING, REL, SUMMARIES};
 use super::support::{self, Row};
 use super::{Cell, FalkorStore, Lit, Value};
 use crate::vectors::{decode, VectorMatrix};
@@ -18,10 +18,11 @@ fn ids_lit(ids: &[String]) -> Lit {
     Lit::List(ids.iter().map(Lit::from).collect())
 }
 
-/// Rows keyed by their first column, returned in the order of `ids` (unknown ids skipped).
-fn in_order<T>(ids: &[String], rows: Vec<(String, T)>) -> Vec<T> {
-    let mut by: HashMap<String, T> = rows.into_iter().collect();
-    ids.iter().filter_map(|id| by.remove(id)).collect()
+/// Rows keyed by their first column, returned in the order of `ids` (unknown ids skipped,
+/// an id asked twice given twice, as the SQLite backend does).
+fn in_order<T: Clone>(ids: &[String], rows: Vec<(String, T)>) -> Vec<T> {
+    let by: HashMap<String, T> = rows.into_iter().collect();
+    ids.iter().filter_map(|id| by.get(id).cloned()).collect()
 }
 
 fn one(rows: &[Vec<Cell>]) -> u64 {
@@ -118,13 +119,12 @@ impl StoreRead for FalkorStore {
         s.edges.insert("PART_OF".into(), n("MATCH (:Chunk)-[r:PART_OF]->(:Document) RETURN count(r)")?);
         s.edges.insert("NEXT_CHUNK".into(), n("MATCH (:Chunk)-[r:NEXT_CHUNK]->(:Chunk) RETURN count(r)")?);
         s.edges.insert("MENTIONED_IN".into(), n("MATCH (:__Entity__)-[r:MENTIONED_IN]->(:Chunk) RETURN count(r)")?);
-        s.edges.insert(
-            "RELATED".into(),
-            n("MATCH (:__Entity__)-[r]->(:__Entity__) WHERE type(r) <> 'SYNONYM' AND type(r) <> 'MENTIONED_IN' RETURN count(r)")?,
-        );
+        // Relations are counted in their index (an untyped count over thousands of edge
+        // types is slow in FalkorDB).
+        s.edges.insert("RELATED".into(), self.redis(&[b"HLEN", &self.key(REL)])?.as_int().unwrap_or(0).max(0) as u64);
         s.edges.insert("SYNONYM".into(), n("MATCH (:__Entity__)-[r:SYNONYM]->(:__Entity__) RETURN count(r)")?);
         s.edges.insert("SIMILAR_TO".into(), n("MATCH (:Chunk)-[r:SIMILAR_TO]->(:Chunk) RETURN count(r)")?);
-        let communities = self.communities()?;
+        let communities = self.communities_cached()?;
         s.nodes.insert("Community".into(), communities.len() as u64);
         s.nodes.insert("CommunityReport".into(), self.community_report_count()?);
         let mut cov: Vec<&str> = Vec::new();
@@ -276,31 +276,29 @@ impl StoreRead for FalkorStore {
     }
 
     fn relations_of(&self, entity_ids: &[String]) -> Result<Vec<Relation>> {
-        let rows = self.rop(&[("ids", ids_lit(entity_ids))],
-            "UNWIND $ids AS id MATCH (e:__Entity__ {id: id})-[r]-(:__Entity__) WHERE r.rel_type IS NOT NULL \
-             RETURN id, r.id, startNode(r).id, endNode(r).id, r.rel_type, r.description, r.weight")?;
-        let mut out: Vec<Relation> = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        // In the order of `entity_ids`, like the SQLite backend.
-        let mut by: HashMap<String, Vec<Relation>> = HashMap::new();
-        for r in rows {
-            by.entry(r[0].str()).or_default().push(Relation {
-                id: r[1].str(),
-                source_id: r[2].str(),
-                target_id: r[3].str(),
-                rel_type: r[4].str(),
-                description: r[5].str(),
-                weight: r[6].float() as f32,
-            });
-        }
+        // Per entity: the relations it is the source of, then those it is the target of,
+        // each in creation order (as the SQLite backend's two indexes give them).
+        let mut cmds = Vec::new();
         for id in entity_ids {
-            for r in by.remove(id).unwrap_or_default() {
-                if seen.insert(r.id.clone()) {
-                    out.push(r);
-                }
+            for k in ["ers", "ert"] {
+                cmds.push(vec![b"ZRANGE".to_vec(), self.key(&format!("{k}:{id}")), b"0".to_vec(), b"-1".to_vec()]);
             }
         }
-        Ok(out)
+        let mut seen = std::collections::HashSet::new();
+        let ids: Vec<String> = self
+            .pipe(cmds)?
+            .into_iter()
+            .flat_map(Value::into_array)
+            .filter_map(|v| v.as_str())
+            .filter(|id| seen.insert(id.clone()))
+            .collect();
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut c = vec![b"HMGET".to_vec(), self.key(REL)];
+        c.extend(ids.iter().map(|i| i.as_bytes().to_vec()));
+        let v = self.pipe(vec![c])?.pop().map(Value::into_array).unwrap_or_default();
+        Ok(v.iter().filter_map(|x| serde_json::from_str(&x.as_str()?).ok()).collect())
     }
 
     fn bm25(&self, query: &str, k: usize) -> Result<Vec<Scored>> {
@@ -428,7 +426,7 @@ impl StoreRead for FalkorStore {
     }
 
     fn graph_version(&self) -> Result<u64> {
-        Ok(self.stamp()?.0)
+        Ok(self.stamp()?[0])
     }
 
     fn communities(&self) -> Result<Vec<rhizome_core::Community>> {
@@ -449,7 +447,7 @@ impl StoreRead for FalkorStore {
 
     fn communities_of(&self, entity_ids: &[String]) -> Result<Vec<rhizome_core::Community>> {
         let want: std::collections::HashSet<&str> = entity_ids.iter().map(String::as_str).collect();
-        Ok(self.communities_impl()?.into_iter().filter(|c| c.entity_ids.iter().any(|e| want.contains(e.as_str()))).collect())
+        Ok(self.communities_cached()?.iter().filter(|c| c.entity_ids.iter().any(|e| want.contains(e.as_str()))).cloned().collect())
     }
 
     fn community_reports_of(&self, community_ids: &[String]) -> Result<Vec<rhizome_core::CommunityReport>> {

@@ -5,9 +5,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use rhizome_core::{FactRecord, MentionRecord, RelationRecord, Result, VectorKind};
 
-use super::keys::{vec_key, SUMMARIES};
+use super::keys::{cmd, vec_key, REL, SUMMARIES};
 use super::support::{self, Row};
-use super::write::{lit_id, namer, s, Refreshed};
+use super::write::{json, lit_id, namer, s, Refreshed};
 use super::{edge_type, sanitise, Cell, FalkorStore, Lit};
 
 impl FalkorStore {
@@ -127,8 +127,32 @@ impl FalkorStore {
         if !ids.is_empty() {
             let rows = self.hvals_rows::<RelationRecord>("rs", &ids)?;
             let (mut upsert, mut gone): (BTreeMap<String, Vec<Lit>>, BTreeMap<String, Vec<Lit>>) = Default::default();
+            // The relation index in keys (`rel`, `ers:ENTITY`, `ert:ENTITY`): typed edges are
+            // one matrix per type in FalkorDB, so "every relation of these entities" is read
+            // there, not by an untyped traversal over thousands of edge types.
+            let mut cmds = Vec::new();
+            let mut q = self.seqs(ids.len())?;
             for (id, mut rows) in ids.iter().zip(rows) {
-                match support::relation(&mut rows) {
+                q += 1;
+                let agg = support::relation(&mut rows);
+                match &agg {
+                    Some((r, _)) => {
+                        cmds.push(cmd([b"HSET".to_vec(), self.key(REL), id.as_bytes().to_vec(), json(r)]));
+                        for (k, e) in [("ers", &r.source_id), ("ert", &r.target_id)] {
+                            cmds.push(cmd([b"ZADD".to_vec(), self.key(&format!("{k}:{e}")), b"NX".to_vec(),
+                                q.to_string().into_bytes(), id.as_bytes().to_vec()]));
+                        }
+                    }
+                    None => {
+                        cmds.push(cmd([b"HDEL".to_vec(), self.key(REL), id.as_bytes().to_vec()]));
+                        if let Some(r) = hints.get(*id) {
+                            for (k, e) in [("ers", &r.source_id), ("ert", &r.target_id)] {
+                                cmds.push(cmd([b"ZREM".to_vec(), self.key(&format!("{k}:{e}")), id.as_bytes().to_vec()]));
+                            }
+                        }
+                    }
+                }
+                match agg {
                     Some((r, w)) => upsert.entry(edge_type(&r.rel_type)).or_default().push(Lit::Map(vec![
                         ("id", s(id)),
                         ("s", s(&r.source_id)),
@@ -161,6 +185,7 @@ impl FalkorStore {
                     "UNWIND $rows AS r MATCH (a:__Entity__ {{id: r.s}})-[x:`{ty}` {{id: r.id}}]->(b:__Entity__ {{id: r.t}}) \
                      DELETE x"), &name(rows))?;
             }
+            self.pipe(cmds)?;
         }
         // Facts.
         let ids: Vec<&str> = facts.iter().map(String::as_str).collect();

@@ -19,9 +19,10 @@ const RANGE_INDEXES: &[(&str, &str)] = &[
 /// Vector indexes: (label, variable) on `embedding`.
 pub const VECTOR_LABELS: &[&str] = &["Chunk", "__Entity__", "Fact"];
 
-/// HNSW parameters: high enough that the candidates re-ranked exactly hold the true
-/// nearest neighbours at the sizes Rhizome indexes.
-const HNSW: &str = "M: 32, efConstruction: 200, efRuntime: 400";
+/// HNSW parameters: a wide search at query time (efRuntime) so that the candidates,
+/// re-ranked exactly, hold the true nearest neighbours; a cheaper build (M, efConstruction),
+/// since every vector written is an HNSW insert and that bounds the write time.
+const HNSW: &str = "M: 16, efConstruction: 100, efRuntime: 400";
 
 fn already(e: &Error) -> bool {
     let s = e.to_string();
@@ -91,12 +92,15 @@ impl FalkorStore {
         self.redis(&[b"HSET", &self.key(META), key.as_bytes(), value.as_bytes()]).map(|_| ())
     }
 
-    /// (graph version, reports version, communities version) in one round trip.
-    pub(crate) fn stamp(&self) -> Result<(u64, u64, u64)> {
-        let v = self.redis(&[b"HMGET", &self.key(META), b"graph_version", b"reports_version", b"communities_version"])?;
+    /// What the caches depend on, in one round trip: the graph, reports and communities
+    /// versions, and counters moved by every replacement of the communities and every
+    /// write of reports (which may happen at an unchanged graph version).
+    pub(crate) fn stamp(&self) -> Result<[u64; 5]> {
+        let v = self.redis(&[b"HMGET", &self.key(META), b"graph_version", b"reports_version", b"communities_version",
+            b"communities_gen", b"reports_gen"])?;
         let v = v.into_array();
         let n = |i: usize| v.get(i).and_then(Value::as_int).unwrap_or(0).max(0) as u64;
-        Ok((n(0), n(1), n(2)))
+        Ok([n(0), n(1), n(2), n(3), n(4)])
     }
 
     pub(crate) fn bump_graph_version_cmd(&self) -> Vec<Vec<u8>> {

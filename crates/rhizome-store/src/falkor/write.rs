@@ -15,7 +15,7 @@ use super::support::Row;
 use super::{FalkorStore, Lit};
 use crate::vectors::encode;
 
-fn json<T: serde::Serialize>(v: &T) -> Vec<u8> {
+pub(crate) fn json<T: serde::Serialize>(v: &T) -> Vec<u8> {
     serde_json::to_vec(v).unwrap_or_default()
 }
 
