@@ -310,11 +310,21 @@ impl Conn {
                     Value::Array(rows) => rows,
                     _ => return Ok(Vec::new()),
                 };
+                // Every row has exactly as many cells as the header has columns (missing
+                // ones are null), so callers may index the columns they asked for.
+                let ncols = match &parts[0] {
+                    Value::Array(h) => h.len(),
+                    _ => 0,
+                };
                 Ok(rows
                     .iter()
-                    .map(|r| match r {
-                        Value::Array(cells) => cells.iter().map(|c| cell(c, 0)).collect(),
-                        _ => Vec::new(),
+                    .map(|r| {
+                        let mut cells: Vec<Cell> = match r {
+                            Value::Array(cells) => cells.iter().take(ncols).map(|c| cell(c, 0)).collect(),
+                            _ => Vec::new(),
+                        };
+                        cells.resize(ncols, Cell::Null);
+                        cells
                     })
                     .collect())
             }
