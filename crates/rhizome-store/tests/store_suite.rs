@@ -430,4 +430,9 @@ fn falkordb_errors_name_the_url_and_the_fix() {
     assert!(err.contains(&format!("cannot connect to falkordb://127.0.0.1:{port}/g")) && err.contains("is FalkorDB running"), "{err}");
     let err = FalkorStore::open(&falkor_url("missing"), false).err().unwrap().to_string();
     assert!(err.contains("no Rhizome index in this graph"), "{err}");
+    let plain = rhizome_testdb::falkordb::start_without_module();
+    let url = FalkorUrl::parse(&format!("falkordb://127.0.0.1:{}/g", plain.port)).unwrap();
+    let err = FalkorStore::open(&url, true).err().unwrap().to_string();
+    assert!(err.contains("has no GRAPH module") && err.contains("--loadmodule"), "{err}");
+    assert!(!rhizome_store::StoreUrl::parse(&url.display()).unwrap().exists());
 }

