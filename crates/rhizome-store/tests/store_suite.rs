@@ -381,6 +381,12 @@ fn falkordb_second_writer_waits_or_is_refused_with_the_holder_named() {
     drop(first);
     t.join().unwrap().unwrap();
     assert!(rhizome_store::falkor::lock::holder(&url).unwrap().is_none(), "released on drop");
+    // A lock left by a process of this machine that is gone is taken over at once.
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let mut c = rhizome_store::falkor::Conn::connect(&url.host, url.port, &url.display()).unwrap();
+    let dead = format!("999999999\n0\nrhizome index x @ {}\n1", host.trim());
+    c.ok(&[b"SET", format!("rhizome:{}:lock", url.graph).as_bytes(), dead.as_bytes(), b"PX", b"30000"]).unwrap();
+    FalkorStore::open_writer(&url, true, "after", LockWait::No, &mut |_| {}).unwrap();
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! One writer at a time on a FalkorDB store: the key `rhizome:{graph}:lock`, taken with
 //! `SET NX PX` and holding `pid`, start time and `command @ host`. A thread renews it
 //! every few seconds while it is held; when the holder dies it expires after
-//! [`TTL_MS`], so a killed writer blocks the next one for at most that long. A second
+//! [`TTL_MS`] (at once for a writer on the same machine, whose process is seen gone), so a
+//! killed writer blocks the next one for at most that long. A second
 //! writer reads the key to say whom it waits for (the messages of [`crate::lock`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -70,11 +71,25 @@ impl FalkorLock {
         let value = format!("{}\n{}\n{} @ {}\n{}", std::process::id(), now_secs(), one_line, hostname(),
             SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)).into_bytes();
         let ttl = TTL_MS.to_string();
+        let host = hostname();
         let try_take = |conn: &mut Conn| -> Result<Option<Holder>> {
-            match conn.ok(&[b"SET", &key, &value, b"NX", b"PX", ttl.as_bytes()])? {
-                Value::Nil => Ok(Some(parse_holder(&conn.ok(&[b"GET", &key])?))),
-                _ => Ok(None),
+            if !matches!(conn.ok(&[b"SET", &key, &value, b"NX", b"PX", ttl.as_bytes()])?, Value::Nil) {
+                return Ok(None);
             }
+            let raw = conn.ok(&[b"GET", &key])?;
+            let h = parse_holder(&raw);
+            // A holder on this machine whose process is gone (killed): its lock need not
+            // wait for the expiry.
+            let here = !host.is_empty() && h.command.ends_with(&format!(" @ {host}"));
+            if here && h.pid != 0 && !std::path::Path::new(&format!("/proc/{}", h.pid)).exists() {
+                if let Value::Bytes(b) = &raw {
+                    conn.ok(&[b"EVAL", RELEASE.as_bytes(), b"1", &key, b])?;
+                }
+                if !matches!(conn.ok(&[b"SET", &key, &value, b"NX", b"PX", ttl.as_bytes()])?, Value::Nil) {
+                    return Ok(None);
+                }
+            }
+            Ok(Some(h))
         };
         let busy = |h: &Holder| Error::Busy {
             path: url.display().into(),
