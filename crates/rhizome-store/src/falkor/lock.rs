@@ -56,7 +56,7 @@ fn key_of(url: &FalkorUrl) -> Vec<u8> {
 
 /// Who holds the writer lock of `url`, if anybody.
 pub fn holder(url: &FalkorUrl) -> Result<Option<Holder>> {
-    let mut c = Conn::connect(&url.host, url.port, &url.display())?;
+    let mut c = url.connect()?;
     Ok(match c.ok(&[b"GET", &key_of(url)])? {
         Value::Nil => None,
         v => Some(parse_holder(&v)),
@@ -65,7 +65,7 @@ pub fn holder(url: &FalkorUrl) -> Result<Option<Holder>> {
 
 impl FalkorLock {
     pub fn acquire(url: &FalkorUrl, command: &str, wait: LockWait, on_wait: &mut dyn FnMut(&Holder)) -> Result<FalkorLock> {
-        let mut conn = Conn::connect(&url.host, url.port, &url.display())?;
+        let mut conn = url.connect()?;
         let key = key_of(url);
         let one_line: String = command.chars().map(|c| if c.is_control() { ' ' } else { c }).take(200).collect();
         let value = format!("{}\n{}\n{} @ {}\n{}", std::process::id(), now_secs(), one_line, hostname(),
@@ -122,7 +122,7 @@ impl FalkorLock {
             std::thread::Builder::new()
                 .name("falkordb-lock".into())
                 .spawn(move || {
-                    let Ok(mut c) = Conn::connect(&url.host, url.port, &url.display()) else { return };
+                    let Ok(mut c) = url.connect() else { return };
                     let step = Duration::from_millis(100);
                     let mut since = Instant::now();
                     while !stop.load(Ordering::Relaxed) {

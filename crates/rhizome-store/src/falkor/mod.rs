@@ -99,10 +99,14 @@ pub struct FalkorUrl {
     pub host: String,
     pub port: u16,
     pub graph: String,
+    /// `user:password@` of the URL (sent with AUTH; never shown in messages).
+    pub user: Option<String>,
+    pub password: Option<String>,
 }
 
 impl FalkorUrl {
-    /// `falkordb://host[:port]/graph` (port 6379 by default; graph `rhizome` by default).
+    /// `falkordb://[user:password@]host[:port]/graph` (port 6379 by default; graph
+    /// `rhizome` by default).
     pub fn parse(url: &str) -> Result<FalkorUrl> {
         let rest = url
             .strip_prefix("falkordb://")
@@ -117,7 +121,11 @@ impl FalkorUrl {
                  names ('/', space, braces); e.g. falkordb://127.0.0.1:6379/rhizome"
             )));
         }
-        let hostport = hostport.rsplit_once('@').map_or(hostport, |(_, h)| h);
+        let (auth, hostport) = hostport.rsplit_once('@').map_or((None, hostport), |(a, h)| (Some(a), h));
+        let (user, password) = match auth.map(|a| a.split_once(':').unwrap_or(("", a))) {
+            Some((u, p)) => ((!u.is_empty()).then(|| u.to_string()), (!p.is_empty()).then(|| p.to_string())),
+            None => (None, None),
+        };
         let (host, port) = match hostport.rsplit_once(':') {
             Some((h, p)) if !h.ends_with(']') || p.is_empty() => {
                 let port = p.parse::<u16>().map_err(|_| {
@@ -129,11 +137,27 @@ impl FalkorUrl {
         };
         let host = host.trim_start_matches('[').trim_end_matches(']').to_string();
         let host = if host.is_empty() { "127.0.0.1".to_string() } else { host };
-        Ok(FalkorUrl { host, port, graph: graph.to_string() })
+        Ok(FalkorUrl { host, port, graph: graph.to_string(), user, password })
     }
 
+    /// The URL for messages (without the password).
     pub fn display(&self) -> String {
         format!("falkordb://{}:{}/{}", self.host, self.port, self.graph)
+    }
+
+    /// A connection to the server, authenticated when the URL has a password.
+    pub fn connect(&self) -> Result<Conn> {
+        let mut c = Conn::connect(&self.host, self.port, &self.display())?;
+        if let Some(p) = &self.password {
+            let mut args: Vec<&[u8]> = vec![b"AUTH"];
+            if let Some(u) = &self.user {
+                args.push(u.as_bytes());
+            }
+            args.push(p.as_bytes());
+            c.ok(&args).map_err(|e| Error::Store(format!(
+                "{}: the server refused the password of the URL ({e}); fix user:password in --store", self.display())))?;
+        }
+        Ok(c)
     }
 }
 
@@ -161,7 +185,7 @@ pub struct FalkorStore {
 
 impl FalkorStore {
     fn connect(url: &FalkorUrl) -> Result<FalkorStore> {
-        let conn = Conn::connect(&url.host, url.port, &url.display())?;
+        let conn = url.connect()?;
         Ok(FalkorStore { conn: RefCell::new(conn), url: url.clone(), cache: RefCell::default(), lock: None, failed: RefCell::default() })
     }
 
@@ -347,6 +371,9 @@ mod tests {
         assert_eq!((u.host.as_str(), u.port, u.graph.as_str()), ("127.0.0.1", 6390, "g"));
         assert_eq!(FalkorUrl::parse("falkordb://db").unwrap().port, 6379);
         assert!(FalkorUrl::parse("falkordb://h:x/g").is_err());
+        let a = FalkorUrl::parse("falkordb://u:secret@db:7000/g").unwrap();
+        assert_eq!((a.user.as_deref(), a.password.as_deref(), a.port), (Some("u"), Some("secret"), 7000));
+        assert!(!a.display().contains("secret"));
         assert_eq!(sanitise("works for", "R"), "works_for");
         assert_eq!(sanitise("", "ENTITY"), "ENTITY");
         assert_eq!(sanitise("3d", "E"), "_3d");
