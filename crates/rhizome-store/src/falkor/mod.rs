@@ -302,6 +302,37 @@ impl FalkorStore {
         Ok(())
     }
 
+    /// Several `UNWIND $rows` writes (query, rows, what a row is called in messages) sent
+    /// in one pipeline (e.g. one query per relation type: edge types cannot be
+    /// parameters), each in batches of [`BATCH_ROWS`]; a failing batch falls back to
+    /// [`FalkorStore::unwind`]'s row-by-row writes.
+    pub(crate) fn unwind_many(&self, jobs: &[(String, Vec<Lit>, &str)]) -> Result<()> {
+        let mut cmds = Vec::new();
+        let mut parts = Vec::new();
+        for (q, rows, what) in jobs {
+            for part in rows.chunks(BATCH_ROWS) {
+                let text = conn::with_params(&[("rows", Lit::List(part.to_vec()))], q);
+                cmds.push(vec![b"GRAPH.QUERY".to_vec(), self.url.graph.clone().into_bytes(), text.into_bytes(), b"--compact".to_vec()]);
+                parts.push((q.as_str(), part, *what));
+            }
+        }
+        let mut failed = Vec::new();
+        {
+            let mut c = self.conn.borrow_mut();
+            for (chunk, ps) in cmds.chunks(200).zip(parts.chunks(200)) {
+                for (reply, p) in c.pipeline(chunk)?.into_iter().zip(ps) {
+                    if c.rows(reply, p.0).is_err() {
+                        failed.push(*p);
+                    }
+                }
+            }
+        }
+        for (q, part, what) in failed {
+            self.unwind(part, q, &|i| format!("{what} {:?}", part.get(i).map(write::lit_id).unwrap_or_default()))?;
+        }
+        Ok(())
+    }
+
     /// The items that failed since the last call, as one error naming them.
     pub(crate) fn take_failed(&self) -> Result<()> {
         let failed = std::mem::take(&mut *self.failed.borrow_mut());

@@ -77,11 +77,13 @@ impl FalkorStore {
                 }
             }
             let name = |rows| namer("entity", rows);
-            for (label, rows) in &create {
-                self.unwind(rows, &format!(
+            let mut jobs: Vec<(String, Vec<Lit>, &str)> = Vec::new();
+            for (label, rows) in create {
+                jobs.push((format!(
                     "UNWIND $rows AS r CREATE (e:__Entity__:`{label}` {{id: r.id, name: r.name, entity_type: r.ty, \
-                     description: r.d, importance: r.imp}})"), &name(rows))?;
+                     description: r.d, importance: r.imp}})"), rows, "entity"));
             }
+            self.unwind_many(&jobs)?;
             self.unwind(&update, "UNWIND $rows AS r MATCH (e:__Entity__ {id: r.id}) SET e.name = r.name, \
                 e.entity_type = r.ty, e.description = r.d, e.importance = r.imp", &name(&update))?;
             for ((old, new), rows) in &relabel {
@@ -173,18 +175,19 @@ impl FalkorStore {
                     }
                 }
             }
-            let name = |rows| namer("relation", rows);
-            for (ty, rows) in &upsert {
-                self.unwind(rows, &format!(
+            let mut jobs: Vec<(String, Vec<Lit>, &str)> = Vec::new();
+            for (ty, rows) in upsert {
+                jobs.push((format!(
                     "UNWIND $rows AS r MATCH (a:__Entity__ {{id: r.s}}), (b:__Entity__ {{id: r.t}}) \
                      MERGE (a)-[x:`{ty}` {{id: r.id}}]->(b) SET x.rel_type = r.ty, x.description = r.d, x.weight = r.w"),
-                    &name(rows))?;
+                    rows, "relation"));
             }
-            for (ty, rows) in &gone {
-                self.unwind(rows, &format!(
+            for (ty, rows) in gone {
+                jobs.push((format!(
                     "UNWIND $rows AS r MATCH (a:__Entity__ {{id: r.s}})-[x:`{ty}` {{id: r.id}}]->(b:__Entity__ {{id: r.t}}) \
-                     DELETE x"), &name(rows))?;
+                     DELETE x"), rows, "relation"));
             }
+            self.unwind_many(&jobs)?;
             self.pipe(cmds)?;
         }
         // Facts.
