@@ -25,7 +25,11 @@
 //! the support records (`es:ENTITY`, `rs:RELATION`, `fs:FACT`: hashes of JSON rows keyed
 //! by a sequence number; `dm:DOC`, `dr:DOC`, `df:DOC`, `dc:DOC`: the same rows per
 //! document, for deletion and `document_batch`), exact vectors (`vec:KIND`, little-endian
-//! f32 per id, read for exact re-ranking and synonymy), BM25 postings (`bm25:t:TERM`,
+//! f32 per id, read for exact re-ranking and synonymy), the relation index (`rel`: id ->
+//! the aggregate relation; `ers:ENTITY` / `ert:ENTITY`: the relations an entity is the
+//! source / target of, by creation; FalkorDB keeps one matrix per edge type, and an
+//! untyped traversal over the thousands of relation types of an OpenIE import costs
+//! milliseconds per entity), BM25 postings (`bm25:t:TERM`,
 //! `bm25:len`, `bm25:id`, `bm25:terms:SEQ`), `partial`, `failures`, `covariates`,
 //! `communities`, `reports`, `summaries`, `llm` (the LLM cache), `pending` and `lock`.
 //!
