@@ -461,4 +461,41 @@ mod tests {
             .render(&mut s);
         assert_eq!(s, r"{a:'it\'s \\ x',b:0.1,c:[0.5,0.0]}");
     }
+
+    /// A server that answers each command with the next canned reply.
+    fn fake(replies: &'static [&'static [u8]]) -> Conn {
+        use std::io::Read as _;
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let (mut s, _) = l.accept().unwrap();
+            let mut buf = [0u8; 4096];
+            for r in replies {
+                let _ = s.read(&mut buf);
+                let _ = s.write_all(r);
+            }
+        });
+        Conn::connect("127.0.0.1", port, "falkordb://fake/g").unwrap()
+    }
+
+    #[test]
+    fn odd_replies_are_errors_not_panics() {
+        let mut c = fake(&[b"$-1\r\n", b"*2\r\n:1\r\n?x\r\n"]);
+        assert_eq!(c.cmd(&[b"GET", b"k"]).unwrap(), Value::Nil);
+        assert!(c.cmd(&[b"GET", b"k"]).unwrap_err().to_string().contains("unexpected reply"));
+        let mut c = fake(&[b"$99999999999\r\n"]);
+        assert!(c.cmd(&[b"GET", b"k"]).is_err());
+        let mut c = fake(&[b":abc\r\n"]);
+        assert!(c.cmd(&[b"GET", b"k"]).is_err());
+        let mut c = fake(&[b"*3\r\n*1\r\n*2\r\n:1\r\n$1\r\na\r\n*1\r\n*2\r\n:1\r\n$1\r\nb\r\n*0\r\n"]);
+        // A compact reply whose rows are short of the header's columns: padded with nulls;
+        // a row that is not a typed pair reads as `Other`.
+        let rows = c.query("g", "RETURN 1", true).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].len(), 1);
+        let mut c = fake(&[b"-ERR unknown command 'GRAPH.QUERY'\r\n"]);
+        assert!(c.query("g", "RETURN 1", false).unwrap_err().to_string().contains("no GRAPH module"));
+        let mut c = fake(&[]);
+        assert!(c.cmd(&[b"PING"]).unwrap_err().to_string().contains("connection lost"));
+    }
 }

@@ -8,7 +8,7 @@ use rhizome_core::{FactRecord, MentionRecord, RelationRecord, Result, VectorKind
 use super::keys::{cmd, vec_key, REL, SUMMARIES};
 use super::support::{self, Row};
 use super::write::{json, lit_id, namer, s, Refreshed};
-use super::{edge_type, sanitise, Cell, FalkorStore, Lit};
+use super::{edge_type, sanitise, FalkorStore, Lit};
 
 impl FalkorStore {
     /// Recompute the aggregates of these entities, relations and facts from their support;
@@ -25,11 +25,13 @@ impl FalkorStore {
             let mut sum_cmd = vec![b"HMGET".to_vec(), self.key(SUMMARIES)];
             sum_cmd.extend(ids.iter().map(|i| i.as_bytes().to_vec()));
             let sums = self.pipe(vec![sum_cmd])?.pop().map(|v| v.into_array()).unwrap_or_default();
-            let existing: HashMap<String, String> = self
+            // What each entity node holds now: (type, name, description, importance).
+            let existing: HashMap<String, (String, String, String, Option<f64>)> = self
                 .rop(&[("ids", Lit::List(ids.iter().map(|i| s(i)).collect()))],
-                    "UNWIND $ids AS id MATCH (e:__Entity__ {id: id}) RETURN e.id, e.entity_type")?
+                    "UNWIND $ids AS id MATCH (e:__Entity__ {id: id}) \
+                     RETURN e.id, e.entity_type, e.name, e.description, e.importance")?
                 .into_iter()
-                .map(|r| (r[0].str(), r.get(1).map(Cell::str).unwrap_or_default()))
+                .map(|r| (r[0].str(), (r[1].str(), r[2].str(), r[3].str(), r[4].opt_float())))
                 .collect();
             let (mut create, mut update, mut relabel): (BTreeMap<String, Vec<Lit>>, Vec<Lit>, BTreeMap<(String, String), Vec<Lit>>) =
                 Default::default();
@@ -66,8 +68,15 @@ impl FalkorStore {
                         out.created_entities += 1;
                         create.entry(label).or_default().push(row);
                     }
-                    Some(old) => {
-                        let old = sanitise(old, "ENTITY");
+                    Some((old_type, name, description, importance)) => {
+                        let old = sanitise(old_type, "ENTITY");
+                        // An unchanged node is not written again (a write to a node re-indexes
+                        // its vector, the dearest part of a write).
+                        let same = *old_type == agg.entity_type && *name == agg.name && *description == agg.description
+                            && importance.map(|x| x as f32) == agg.importance.map(|x| x as f32);
+                        if same {
+                            continue;
+                        }
                         if old == label {
                             update.push(row);
                         } else {
