@@ -255,10 +255,7 @@ fn postings_made_with_older_term_rules_are_rebuilt_on_open() {
 
 /// An entity's importance is the mean of the judgements of the chunks that made one, and
 /// follows its support when a document goes.
-#[test]
-fn entity_importance_is_the_mean_of_its_support() {
-    let tmp = tempfile::tempdir().unwrap();
-    let mut s = rhizome_store::SqliteStore::open(tmp.path(), true).unwrap();
+fn importance_contract<S: StoreWrite>(mut s: S) {
     s.set_embedding_model("test", 3).unwrap();
     let judged = |title: &str, x: Option<f32>| {
         let mut b = batch(title, &[&format!("Ada wrote in {title}.")], &["Ada"]);
@@ -271,12 +268,18 @@ fn entity_importance_is_the_mean_of_its_support() {
     for x in [&a, &b, &c] {
         s.write_batch(x).unwrap();
     }
-    let get = |s: &rhizome_store::SqliteStore| s.entities(&[entity_id("Ada")]).unwrap()[0].importance;
+    let get = |s: &S| s.entities(&[entity_id("Ada")]).unwrap()[0].importance;
     assert!((get(&s).unwrap() - 0.4).abs() < 1e-6);
     s.delete_document(&b.documents[0].id).unwrap();
     assert!((get(&s).unwrap() - 0.2).abs() < 1e-6);
     s.delete_document(&a.documents[0].id).unwrap();
     assert_eq!(get(&s), None, "only an unjudged mention is left");
+}
+
+#[test]
+fn entity_importance_is_the_mean_of_its_support() {
+    let tmp = tempfile::tempdir().unwrap();
+    importance_contract(rhizome_store::SqliteStore::open(tmp.path(), true).unwrap());
 }
 
 // ---- FalkorDB: the same contract on a graph of a FalkorDB server (one server per test
@@ -308,6 +311,11 @@ fn falkordb_store_meets_the_contract() {
 #[test]
 fn falkordb_store_copies_document_by_document() {
     copy_contract(&falkor_opener());
+}
+
+#[test]
+fn falkordb_entity_importance_is_the_mean_of_its_support() {
+    importance_contract(FalkorStore::open(&falkor_url("importance"), true).unwrap());
 }
 
 fn strings(s: &FalkorStore, q: &str) -> Vec<String> {
