@@ -2,9 +2,9 @@
 //! exist. Callers get trait objects ([`StoreRead`], [`StoreWrite`], [`LlmCache`]) and never
 //! name a backend type.
 //!
-//! Today: a directory (or `sqlite://DIR`), the embedded SQLite index, and
-//! `postgres://user@host:port/db` (or `postgresql://`), PostgreSQL + pgvector. FalkorDB
-//! URLs are recognised and refused with a clear message until its backend lands.
+//! A directory (or `sqlite://DIR`): the embedded SQLite index. `postgres://user@host:port/db`
+//! (or `postgresql://`): PostgreSQL + pgvector ([`crate::pg`]). `falkordb://host:port/graph`:
+//! a graph on a FalkorDB server ([`crate::falkor`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,6 +12,7 @@ use std::sync::Arc;
 use rhizome_core::llm::LlmCache;
 use rhizome_core::{Error, Result, StoreRead, StoreWrite};
 
+use crate::falkor::{FalkorLlmCache, FalkorStore, FalkorUrl};
 use crate::lock::{Holder, LockWait};
 use crate::pg::{PgLlmCache, PgStore};
 use crate::{SqliteLlmCache, SqliteStore, DB_FILE};
@@ -28,6 +29,8 @@ pub enum StoreUrl {
     Dir(PathBuf),
     /// A PostgreSQL database with pgvector (`postgres://user@host:port/db`).
     Postgres(String),
+    /// A graph on a FalkorDB server, with Rhizome's other state in keys beside it.
+    Falkor(FalkorUrl),
 }
 
 impl StoreUrl {
@@ -44,18 +47,13 @@ impl StoreUrl {
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             return Ok(StoreUrl::Postgres(url.to_string()));
         }
-        for scheme in ["falkordb://", "redis://"] {
-            if url.starts_with(scheme) {
-                return Err(Error::Config(format!(
-                    "store.url {url:?}: this rhizome has no {} backend yet; use an index \
-                     directory (the embedded SQLite index)",
-                    scheme.trim_end_matches("://")
-                )));
-            }
+        if url.starts_with("falkordb://") || url.starts_with("redis://") {
+            return Ok(StoreUrl::Falkor(FalkorUrl::parse(url)?));
         }
         if url.contains("://") {
             return Err(Error::Config(format!(
-                "store.url {url:?}: unknown scheme; use an index directory or sqlite://DIR"
+                "store.url {url:?}: unknown scheme; use an index directory, sqlite://DIR, \
+                 postgres://USER@HOST:PORT/DB or falkordb://HOST:PORT/GRAPH"
             )));
         }
         Ok(StoreUrl::Dir(PathBuf::from(url)))
@@ -66,6 +64,7 @@ impl StoreUrl {
         match self {
             StoreUrl::Dir(d) => d.display().to_string(),
             StoreUrl::Postgres(u) => crate::pg::redact(u),
+            StoreUrl::Falkor(u) => u.display(),
         }
     }
 
@@ -74,6 +73,7 @@ impl StoreUrl {
         match self {
             StoreUrl::Dir(d) => d.join(DB_FILE).exists(),
             StoreUrl::Postgres(u) => PgStore::exists(u),
+            StoreUrl::Falkor(u) => FalkorStore::exists(u),
         }
     }
 
@@ -83,6 +83,7 @@ impl StoreUrl {
         match self {
             StoreUrl::Dir(d) => Some(d),
             StoreUrl::Postgres(_) => None,
+            StoreUrl::Falkor(_) => None,
         }
     }
 
@@ -91,6 +92,7 @@ impl StoreUrl {
         match self {
             StoreUrl::Dir(d) => Ok(Box::new(SqliteStore::open(d, false)?)),
             StoreUrl::Postgres(u) => Ok(Box::new(PgStore::open(u, false)?)),
+            StoreUrl::Falkor(u) => Ok(Box::new(FalkorStore::open(u, false)?)),
         }
     }
 
@@ -101,6 +103,7 @@ impl StoreUrl {
         match self {
             StoreUrl::Dir(d) => Ok(Box::new(SqliteStore::open_writer(d, create, command, wait, on_wait)?)),
             StoreUrl::Postgres(u) => Ok(Box::new(PgStore::open_writer(u, create, command, wait, on_wait)?)),
+            StoreUrl::Falkor(u) => Ok(Box::new(FalkorStore::open_writer(u, create, command, wait, on_wait)?)),
         }
     }
 
@@ -109,6 +112,7 @@ impl StoreUrl {
         match self {
             StoreUrl::Dir(d) => Ok(Arc::new(SqliteLlmCache::open(d)?)),
             StoreUrl::Postgres(u) => Ok(Arc::new(PgLlmCache::open(u)?)),
+            StoreUrl::Falkor(u) => Ok(Arc::new(FalkorLlmCache::open(u)?)),
         }
     }
 }
@@ -123,8 +127,9 @@ mod tests {
         assert_eq!(StoreUrl::parse("sqlite:///tmp/x").unwrap(), StoreUrl::Dir("/tmp/x".into()));
         assert_eq!(StoreUrl::parse("postgres://u@h/db").unwrap(), StoreUrl::Postgres("postgres://u@h/db".into()));
         assert_eq!(StoreUrl::parse("postgresql://u:pw@h/db").unwrap().display(), "postgresql://u@h/db");
-        let e = StoreUrl::parse("falkordb://h:6379").unwrap_err().to_string();
-        assert!(e.contains("no falkordb backend yet"), "{e}");
         assert!(StoreUrl::parse("ftp://x").is_err());
+        let f = StoreUrl::parse("falkordb://127.0.0.1:6390/g").unwrap();
+        assert_eq!(f.display(), "falkordb://127.0.0.1:6390/g");
+        assert!(f.dir().is_none());
     }
 }

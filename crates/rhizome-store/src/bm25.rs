@@ -20,6 +20,13 @@ pub struct DocLengths {
 }
 
 impl DocLengths {
+    /// From each chunk's length.
+    pub fn from_map(len: HashMap<i64, u32>) -> Self {
+        let total: u64 = len.values().map(|&x| x as u64).sum();
+        let avg = if len.is_empty() { 1.0 } else { total as f32 / len.len() as f32 };
+        DocLengths { len, avg }
+    }
+
     pub fn load(conn: &Connection) -> Result<Self> {
         let mut stmt = conn.prepare("SELECT chunk_rowid, len FROM bm25_docs").map_err(sql)?;
         let len: HashMap<i64, u32> = stmt
@@ -83,24 +90,30 @@ pub fn ensure_current(conn: &Connection) -> Result<bool> {
     Ok(true)
 }
 
-/// Add one chunk's postings.
-pub fn index_chunk(conn: &Connection, rowid: i64, text: &str) -> Result<()> {
+/// A text's terms with their frequencies (sorted by term), and its length in terms.
+pub fn term_frequencies(text: &str) -> (Vec<(String, u32)>, u32) {
     let terms = bm25_terms(text);
     let mut tf: HashMap<&str, u32> = HashMap::new();
     for t in &terms {
         *tf.entry(t.as_str()).or_default() += 1;
     }
+    let mut keys: Vec<(String, u32)> = tf.into_iter().map(|(t, n)| (t.to_string(), n)).collect();
+    keys.sort();
+    (keys, terms.len() as u32)
+}
+
+/// Add one chunk's postings.
+pub fn index_chunk(conn: &Connection, rowid: i64, text: &str) -> Result<()> {
+    let (keys, len) = term_frequencies(text);
     let mut ins = conn
         .prepare_cached("INSERT INTO bm25_postings(term, chunk_rowid, tf) VALUES (?1, ?2, ?3)")
         .map_err(sql)?;
-    let mut keys: Vec<_> = tf.into_iter().collect();
-    keys.sort();
     for (term, n) in keys {
         ins.execute(params![term, rowid, n]).map_err(sql)?;
     }
     conn.execute(
         "INSERT OR REPLACE INTO bm25_docs(chunk_rowid, len) VALUES (?1, ?2)",
-        params![rowid, terms.len() as u32],
+        params![rowid, len],
     )
     .map_err(sql)?;
     Ok(())
@@ -113,29 +126,45 @@ pub fn unindex_chunk(conn: &Connection, rowid: i64) -> Result<()> {
     Ok(())
 }
 
-/// Score chunks for `query`; returns (chunk rowid, score), best first, at most `k`.
-pub fn search(conn: &Connection, lengths: &DocLengths, query: &str, k: usize)
-    -> Result<Vec<(i64, f32)>> {
+/// The distinct terms of a query, sorted (the order postings are scored in).
+pub fn query_terms(query: &str) -> Vec<String> {
     let mut terms = bm25_terms(query);
     terms.sort();
     terms.dedup();
-    let n = lengths.len.len() as f32;
-    let mut scores: HashMap<i64, f32> = HashMap::new();
+    terms
+}
+
+/// Score chunks for `query`; returns (chunk rowid, score), best first, at most `k`.
+pub fn search(conn: &Connection, lengths: &DocLengths, query: &str, k: usize)
+    -> Result<Vec<(i64, f32)>> {
     let mut stmt = conn
         .prepare_cached("SELECT chunk_rowid, tf FROM bm25_postings WHERE term = ?1")
         .map_err(sql)?;
-    for term in &terms {
-        let postings: Vec<(i64, u32)> = stmt
+    let mut postings = Vec::new();
+    for term in &query_terms(query) {
+        let p: Vec<(i64, u32)> = stmt
             .query_map([term], |r| Ok((r.get(0)?, r.get(1)?)))
             .map_err(sql)?
             .collect::<Result<_, _>>()
             .map_err(sql)?;
+        postings.push(p);
+    }
+    Ok(rank(lengths, &postings, k))
+}
+
+/// BM25 scores from the postings of each query term (in [`query_terms`] order): (chunk
+/// rowid, score), best first (ties by rowid), at most `k`. Shared by every backend, so
+/// that rankings are equal.
+pub fn rank(lengths: &DocLengths, postings: &[Vec<(i64, u32)>], k: usize) -> Vec<(i64, f32)> {
+    let n = lengths.len.len() as f32;
+    let mut scores: HashMap<i64, f32> = HashMap::new();
+    for postings in postings {
         if postings.is_empty() {
             continue;
         }
         let df = postings.len() as f32;
         let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-        for (rowid, tf) in postings {
+        for &(rowid, tf) in postings {
             let dl = *lengths.len.get(&rowid).unwrap_or(&0) as f32;
             let tf = tf as f32;
             let s = idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl / lengths.avg));
@@ -145,7 +174,7 @@ pub fn search(conn: &Connection, lengths: &DocLengths, query: &str, k: usize)
     let mut out: Vec<(i64, f32)> = scores.into_iter().collect();
     out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     out.truncate(k);
-    Ok(out)
+    out
 }
 
 /// Map rowids to chunk ids, keeping order.

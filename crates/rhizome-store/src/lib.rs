@@ -14,6 +14,7 @@ mod aggregate;
 pub mod backend;
 mod bm25;
 mod communities;
+pub mod falkor;
 mod graph_read;
 mod llm_cache;
 pub mod lock;
@@ -34,6 +35,7 @@ use rusqlite::Connection;
 
 pub use llm_cache::SqliteLlmCache;
 pub use backend::{Reader, StoreUrl, Writer};
+pub use falkor::{FalkorStore, FalkorUrl};
 pub use lock::{Holder, LockWait, WriterLock};
 pub use pg::PgStore;
 

@@ -14,6 +14,7 @@
 //! at a server someone else runs instead.
 
 pub mod postgres;
+pub mod falkordb;
 pub mod wheels;
 
 use std::net::TcpListener;
@@ -30,15 +31,16 @@ pub fn free_port() -> u16 {
 pub fn root() -> PathBuf {
     // CARGO_TARGET_TMPDIR is only set for integration tests; this crate is a library, so
     // find the target directory from the running test binary (target/release/deps/x).
-    // An absolute CARGO_TARGET_DIR (a target directory of another name) is taken as it is.
-    let from_env = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).filter(|p| p.is_absolute() && p.is_dir());
-    let target = from_env.unwrap_or_else(|| {
-        let exe = std::env::current_exe().expect("current exe");
-        exe.ancestors()
-            .find(|p| p.file_name().is_some_and(|n| n == "target"))
-            .map(PathBuf::from)
-            .unwrap_or_else(|| std::env::temp_dir().join("rhizome-target"))
-    });
+    // A test binary is target/release/deps/NAME: its target directory is three levels up,
+    // whatever it is called (CARGO_TARGET_DIR).
+    let exe = std::env::current_exe().expect("current exe");
+    let target = exe
+        .parent()
+        .filter(|d| d.file_name().is_some_and(|n| n == "deps"))
+        .and_then(|d| d.parent()?.parent())
+        .or_else(|| exe.ancestors().find(|p| p.file_name().is_some_and(|n| n == "target")))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("rhizome-target"));
     let r = target.join("testdb");
     std::fs::create_dir_all(&r).expect("create target/testdb");
     r

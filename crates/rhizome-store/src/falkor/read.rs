@@ -1,0 +1,491 @@
+//! [`StoreRead`] for [`FalkorStore`]: batched reads (`UNWIND $ids`), caches per
+//! connection keyed by the graph and reports versions.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rhizome_core::{
+    Chunk, ChunkWithDoc, Document, DocumentSummary, Entity, Fact, GraphData, Relation, Result, Scored, Stats,
+    StoreRead, SummaryTask, VectorKind,
+};
+
+use super::keys::{vec_key, BM25_ID, BM25_LEN, PARTIAL, PENDING, REL, SUMMARIES};
+use super::support::{self, Row};
+use super::{Cell, FalkorStore, Lit, Value};
+use crate::vectors::{decode, VectorMatrix};
+
+fn ids_lit(ids: &[String]) -> Lit {
+    Lit::List(ids.iter().map(Lit::from).collect())
+}
+
+/// Rows keyed by their first column, returned in the order of `ids` (unknown ids skipped,
+/// an id asked twice given twice, as the SQLite backend does).
+fn in_order<T: Clone>(ids: &[String], rows: Vec<(String, T)>) -> Vec<T> {
+    let by: HashMap<String, T> = rows.into_iter().collect();
+    ids.iter().filter_map(|id| by.get(id).cloned()).collect()
+}
+
+fn one(rows: &[Vec<Cell>]) -> u64 {
+    rows.first().and_then(|r| r.first()).map(Cell::int).unwrap_or(0).max(0) as u64
+}
+
+impl FalkorStore {
+    /// All vectors of `kind`, ordered by id (cached while the versions hold).
+    pub(crate) fn matrix(&self, kind: VectorKind) -> Result<Arc<VectorMatrix>> {
+        if let Some(m) = self.fresh_cache()?.matrices.get(&kind) {
+            return Ok(m.clone());
+        }
+        let v = self.redis(&[b"HGETALL", &self.key(&vec_key(kind))])?.into_array();
+        let mut rows: Vec<(String, Vec<f32>)> = v
+            .chunks_exact(2)
+            .filter_map(|kv| match &kv[1] {
+                Value::Bytes(b) => Some((kv[0].as_str()?, decode(b))),
+                _ => None,
+            })
+            .collect();
+        rows.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut m = VectorMatrix::default();
+        for (id, v) in rows {
+            if m.dim == 0 {
+                m.dim = v.len();
+            }
+            if v.len() == m.dim {
+                m.ids.push(id);
+                m.data.extend_from_slice(&v);
+            }
+        }
+        let m = Arc::new(m);
+        self.fresh_cache()?.matrices.insert(kind, m.clone());
+        Ok(m)
+    }
+
+    fn lengths(&self) -> Result<Arc<crate::bm25::DocLengths>> {
+        if let Some(l) = self.fresh_cache()?.bm25.clone() {
+            return Ok(l);
+        }
+        let v = self.redis(&[b"HGETALL", &self.key(BM25_LEN)])?.into_array();
+        let len = v.chunks_exact(2).filter_map(|kv| Some((kv[0].as_int()?, kv[1].as_int()?.max(0) as u32))).collect();
+        let l = Arc::new(crate::bm25::DocLengths::from_map(len));
+        self.fresh_cache()?.bm25 = Some(l.clone());
+        Ok(l)
+    }
+
+    pub(crate) fn covariate_rows(&self) -> Result<Arc<Vec<rhizome_core::CovariateRecord>>> {
+        if let Some(c) = self.fresh_cache()?.covariates.clone() {
+            return Ok(c);
+        }
+        let v = self.redis(&[b"HVALS", &self.key(super::keys::COVARIATES)])?.into_array();
+        let mut rows: Vec<Row<rhizome_core::CovariateRecord>> =
+            v.iter().filter_map(|x| serde_json::from_str(&x.as_str()?).ok()).collect();
+        rows.sort_by_key(|r| r.seq);
+        let c = Arc::new(rows.into_iter().map(|r| r.rec).collect::<Vec<_>>());
+        self.fresh_cache()?.covariates = Some(c.clone());
+        Ok(c)
+    }
+
+    fn set_of(&self, key: &str, hash: bool) -> Result<std::collections::HashSet<String>> {
+        let c: &[u8] = if hash { b"HKEYS" } else { b"SMEMBERS" };
+        Ok(self.redis(&[c, &self.key(key)])?.into_array().iter().filter_map(Value::as_str).collect())
+    }
+
+    /// All documents (id, title, source, language, indexed_at), by title then id.
+    fn all_documents(&self, search: Option<&str>) -> Result<Vec<(String, String, String, Option<String>, Option<i64>)>> {
+        let rows = self.ro("MATCH (d:Document) RETURN d.id, d.title, d.source, d.language, d.indexed_at")?;
+        let needle = search.map(|s| s.to_ascii_lowercase());
+        let mut out: Vec<_> = rows
+            .into_iter()
+            .map(|r| (r[0].str(), r[1].str(), r[2].str(), r[3].opt_str(), r[4].opt_str().map(|_| r[4].int())))
+            .filter(|d| {
+                needle.as_ref().is_none_or(|n| d.1.to_ascii_lowercase().contains(n) || d.2.to_ascii_lowercase().contains(n))
+            })
+            .collect();
+        out.sort_by(|a, b| (&a.1, &a.0).cmp(&(&b.1, &b.0)));
+        Ok(out)
+    }
+}
+
+fn document(r: &[Cell]) -> Document {
+    Document { id: r[0].str(), source: r[1].str(), title: r[2].str(), text: r[3].str() }
+}
+
+impl StoreRead for FalkorStore {
+    fn stats(&self) -> Result<Stats> {
+        let n = |q: &str| -> Result<u64> { Ok(one(&self.ro(q)?)) };
+        let mut s = Stats::default();
+        s.nodes.insert("Document".into(), n("MATCH (d:Document) RETURN count(d)")?);
+        s.nodes.insert("Chunk".into(), n("MATCH (c:Chunk) RETURN count(c)")?);
+        s.nodes.insert("Entity".into(), n("MATCH (e:__Entity__) RETURN count(e)")?);
+        s.nodes.insert("Fact".into(), n("MATCH (f:Fact) RETURN count(f)")?);
+        s.edges.insert("PART_OF".into(), n("MATCH (:Chunk)-[r:PART_OF]->(:Document) RETURN count(r)")?);
+        s.edges.insert("NEXT_CHUNK".into(), n("MATCH (:Chunk)-[r:NEXT_CHUNK]->(:Chunk) RETURN count(r)")?);
+        s.edges.insert("MENTIONED_IN".into(), n("MATCH (:__Entity__)-[r:MENTIONED_IN]->(:Chunk) RETURN count(r)")?);
+        // Relations are counted in their index (an untyped count over thousands of edge
+        // types is slow in FalkorDB).
+        s.edges.insert("RELATED".into(), self.redis(&[b"HLEN", &self.key(REL)])?.as_int().unwrap_or(0).max(0) as u64);
+        s.edges.insert("SYNONYM".into(), n("MATCH (:__Entity__)-[r:SYNONYM]->(:__Entity__) RETURN count(r)")?);
+        s.edges.insert("SIMILAR_TO".into(), n("MATCH (:Chunk)-[r:SIMILAR_TO]->(:Chunk) RETURN count(r)")?);
+        let communities = self.communities_cached()?;
+        s.nodes.insert("Community".into(), communities.len() as u64);
+        s.nodes.insert("CommunityReport".into(), self.community_report_count()?);
+        let mut cov: Vec<&str> = Vec::new();
+        let covs = self.covariate_rows()?;
+        for c in covs.iter() {
+            cov.push(&c.covariate.id);
+        }
+        cov.sort();
+        cov.dedup();
+        s.nodes.insert("Covariate".into(), cov.len() as u64);
+        s.edges.insert("IN_COMMUNITY".into(), communities.iter().map(|c| c.entity_ids.len() as u64).sum());
+        Ok(s)
+    }
+
+    fn embedding_model(&self) -> Result<Option<String>> {
+        self.meta_get("embedding_model")
+    }
+
+    fn meta(&self, key: &str) -> Result<Option<String>> {
+        self.meta_get(key)
+    }
+
+    fn has_document(&self, doc_id: &str) -> Result<bool> {
+        let found = !self.rop(&[("d", doc_id.into())], "MATCH (d:Document {id: $d}) RETURN d.id")?.is_empty();
+        if !found {
+            return Ok(false);
+        }
+        let v = self.pipe(vec![
+            vec![b"HEXISTS".to_vec(), self.key(PARTIAL), doc_id.as_bytes().to_vec()],
+            vec![b"SISMEMBER".to_vec(), self.key(PENDING), doc_id.as_bytes().to_vec()],
+        ])?;
+        Ok(v.iter().all(|x| x.as_int() == Some(0)))
+    }
+
+    fn documents(&self, search: Option<&str>, offset: usize, limit: usize) -> Result<Vec<DocumentSummary>> {
+        let docs: Vec<_> = self.all_documents(search)?.into_iter().skip(offset).take(limit).collect();
+        let ids: Vec<String> = docs.iter().map(|d| d.0.clone()).collect();
+        let chunks: HashMap<String, u64> = self
+            .rop(&[("ids", ids_lit(&ids))],
+                "UNWIND $ids AS id MATCH (c:Chunk {doc_id: id}) RETURN id, count(c)")?
+            .into_iter()
+            .map(|r| (r[0].str(), r[1].int().max(0) as u64))
+            .collect();
+        let lists = self.pipe(
+            ids.iter().map(|d| vec![b"LRANGE".to_vec(), self.key(&format!("dm:{d}")), b"0".to_vec(), b"-1".to_vec()]).collect(),
+        )?;
+        let partial = self.set_of(PARTIAL, true)?;
+        Ok(docs
+            .into_iter()
+            .zip(lists)
+            .map(|(d, l)| {
+                let mut ents: Vec<String> = l
+                    .into_array()
+                    .iter()
+                    .filter_map(|x| serde_json::from_str::<Row<rhizome_core::MentionRecord>>(&x.as_str()?).ok())
+                    .map(|r| r.rec.entity_id)
+                    .collect();
+                ents.sort();
+                ents.dedup();
+                DocumentSummary {
+                    chunks: chunks.get(&d.0).copied().unwrap_or(0),
+                    entities: ents.len() as u64,
+                    partial: partial.contains(&d.0),
+                    id: d.0,
+                    title: d.1,
+                    source: d.2,
+                    language: d.3,
+                    indexed_at: d.4.map(|t| t.max(0) as u64),
+                }
+            })
+            .collect())
+    }
+
+    fn document_count(&self, search: Option<&str>) -> Result<u64> {
+        Ok(self.all_documents(search)?.len() as u64)
+    }
+
+    fn partial_documents(&self) -> Result<Vec<(String, u32)>> {
+        let v = self.redis(&[b"HGETALL", &self.key(PARTIAL)])?.into_array();
+        let mut out: Vec<(String, u32)> =
+            v.chunks_exact(2).filter_map(|kv| Some((kv[0].as_str()?, kv[1].as_int()?.max(0) as u32))).collect();
+        out.sort();
+        Ok(out)
+    }
+
+    fn find_document(&self, id_or_source: &str) -> Result<Option<Document>> {
+        let rows = self.rop(&[("x", id_or_source.into())],
+            "MATCH (d:Document) WHERE d.id = $x OR d.source = $x RETURN d.id, d.source, d.title, d.text ORDER BY d.id LIMIT 1")?;
+        Ok(rows.first().map(|r| document(r)))
+    }
+
+    fn documents_from_source(&self, source: &str) -> Result<Vec<Document>> {
+        let prefix = format!("{source}#");
+        let rows = self.rop(&[("s", source.into()), ("p", Lit::Str(prefix))],
+            "MATCH (d:Document) WHERE d.source = $s OR d.source STARTS WITH $p RETURN d.id, d.source, d.title, d.text")?;
+        let mut docs: Vec<Document> = rows.iter().map(|r| document(r)).collect();
+        docs.sort_by(|a, b| (&a.source, &a.id).cmp(&(&b.source, &b.id)));
+        Ok(docs)
+    }
+
+    fn chunks(&self, ids: &[String]) -> Result<Vec<ChunkWithDoc>> {
+        let rows = self.rop(&[("ids", ids_lit(ids))],
+            "UNWIND $ids AS id MATCH (c:Chunk {id: id})-[:PART_OF]->(d:Document) \
+             RETURN c.id, c.doc_id, c.ordinal, c.text, c.tokens, d.title, d.source")?;
+        let rows = rows
+            .into_iter()
+            .map(|r| {
+                let c = ChunkWithDoc {
+                    chunk: Chunk { id: r[0].str(), doc_id: r[1].str(), ordinal: r[2].int() as u32, text: r[3].str(), tokens: r[4].int() as u32 },
+                    doc_title: r[5].str(),
+                    doc_source: r[6].str(),
+                };
+                (c.chunk.id.clone(), c)
+            })
+            .collect();
+        Ok(in_order(ids, rows))
+    }
+
+    fn entities(&self, ids: &[String]) -> Result<Vec<Entity>> {
+        let rows = self.rop(&[("ids", ids_lit(ids))],
+            "UNWIND $ids AS id MATCH (e:__Entity__ {id: id}) RETURN e.id, e.name, e.entity_type, e.description, e.importance")?;
+        let rows = rows
+            .into_iter()
+            .map(|r| {
+                let e = Entity {
+                    id: r[0].str(),
+                    name: r[1].str(),
+                    entity_type: r[2].str(),
+                    description: r[3].str(),
+                    importance: r[4].opt_float().map(|x| x as f32),
+                };
+                (e.id.clone(), e)
+            })
+            .collect();
+        Ok(in_order(ids, rows))
+    }
+
+    fn facts(&self, ids: &[String]) -> Result<Vec<Fact>> {
+        let rows = self.rop(&[("ids", ids_lit(ids))],
+            "UNWIND $ids AS id MATCH (f:Fact {id: id}) RETURN f.id, f.subject, f.predicate, f.object, f.subject_id, f.object_id")?;
+        let rows = rows
+            .into_iter()
+            .map(|r| {
+                let f = Fact { id: r[0].str(), subject: r[1].str(), predicate: r[2].str(), object: r[3].str(), subject_id: r[4].str(), object_id: r[5].str() };
+                (f.id.clone(), f)
+            })
+            .collect();
+        Ok(in_order(ids, rows))
+    }
+
+    fn relations_of(&self, entity_ids: &[String]) -> Result<Vec<Relation>> {
+        // Per entity: the relations it is the source of, then those it is the target of,
+        // each in creation order (as the SQLite backend's two indexes give them).
+        let mut cmds = Vec::new();
+        for id in entity_ids {
+            for k in ["ers", "ert"] {
+                cmds.push(vec![b"ZRANGE".to_vec(), self.key(&format!("{k}:{id}")), b"0".to_vec(), b"-1".to_vec()]);
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        let ids: Vec<String> = self
+            .pipe(cmds)?
+            .into_iter()
+            .flat_map(Value::into_array)
+            .filter_map(|v| v.as_str())
+            .filter(|id| seen.insert(id.clone()))
+            .collect();
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut c = vec![b"HMGET".to_vec(), self.key(REL)];
+        c.extend(ids.iter().map(|i| i.as_bytes().to_vec()));
+        let v = self.pipe(vec![c])?.pop().map(Value::into_array).unwrap_or_default();
+        Ok(v.iter().filter_map(|x| serde_json::from_str(&x.as_str()?).ok()).collect())
+    }
+
+    fn bm25(&self, query: &str, k: usize) -> Result<Vec<Scored>> {
+        let lengths = self.lengths()?;
+        let terms = crate::bm25::query_terms(query);
+        let replies = self.pipe(terms.iter().map(|t| vec![b"HGETALL".to_vec(), self.key(&format!("bm25:t:{t}"))]).collect())?;
+        let postings: Vec<Vec<(i64, u32)>> = replies
+            .into_iter()
+            .map(|v| v.into_array().chunks_exact(2).filter_map(|kv| Some((kv[0].as_int()?, kv[1].as_int()?.max(0) as u32))).collect())
+            .collect();
+        let hits = crate::bm25::rank(&lengths, &postings, k);
+        if hits.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut c = vec![b"HMGET".to_vec(), self.key(BM25_ID)];
+        c.extend(hits.iter().map(|(q, _)| q.to_string().into_bytes()));
+        let ids = self.pipe(vec![c])?.pop().map(Value::into_array).unwrap_or_default();
+        Ok(hits.into_iter().zip(ids).filter_map(|((_, score), id)| Some(Scored { id: id.as_str()?, score })).collect())
+    }
+
+    fn vector_search(&self, kind: VectorKind, query: &[f32], k: usize) -> Result<Vec<Scored>> {
+        let m = self.matrix(kind)?;
+        let label = match kind {
+            VectorKind::Chunk => "Chunk",
+            VectorKind::Entity => "__Entity__",
+            VectorKind::Fact => "Fact",
+            VectorKind::Report => return Ok(m.search(query, k)),
+        };
+        // Small sets, or a query of another dimension: exact search is cheaper (and exact).
+        let want = (k * 4).max(k + 64);
+        if k == 0 || query.len() != m.dim || want >= m.len() {
+            return Ok(m.search(query, k));
+        }
+        // HNSW candidates, re-ranked exactly by cosine with the stored vectors (ties by id),
+        // so that results equal the exact search whenever the candidates hold the true top k.
+        let rows = self.rop(&[("q", Lit::Floats(query.to_vec()))], &format!(
+            "CALL db.idx.vector.queryNodes('{label}', 'embedding', {want}, vecf32($q)) YIELD node RETURN node.id"))?;
+        let mut scored: Vec<(f32, usize)> = rows
+            .iter()
+            .filter_map(|r| m.ids.binary_search(&r[0].str()).ok())
+            .map(|i| (rhizome_core::dot(m.row(i), query), i))
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        scored.dedup_by(|a, b| a.1 == b.1);
+        scored.truncate(k);
+        Ok(scored.into_iter().map(|(s, i)| Scored { id: m.ids[i].clone(), score: s }).collect())
+    }
+
+    /// Many queries at once (entity resolution: hundreds per batch) run exactly over the
+    /// cached matrix as blocked matrix products: one read instead of a round trip each.
+    fn vector_search_many(&self, kind: VectorKind, queries: &[Vec<f32>], k: usize) -> Result<Vec<Vec<Scored>>> {
+        Ok(self.matrix(kind)?.search_many(queries, k))
+    }
+
+    fn vectors(&self, kind: VectorKind, ids: &[String]) -> Result<Vec<(String, Vec<f32>)>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut c = vec![b"HMGET".to_vec(), self.key(&vec_key(kind))];
+        c.extend(ids.iter().map(|i| i.as_bytes().to_vec()));
+        let v = self.pipe(vec![c])?.pop().map(Value::into_array).unwrap_or_default();
+        Ok(ids
+            .iter()
+            .zip(v)
+            .filter_map(|(id, x)| match x {
+                Value::Bytes(b) => Some((id.clone(), decode(&b))),
+                _ => None,
+            })
+            .collect())
+    }
+
+    fn missing_vectors(&self, kind: VectorKind, ids: &[String]) -> Result<Vec<String>> {
+        let have: std::collections::HashSet<String> = self.vectors(kind, ids)?.into_iter().map(|(id, _)| id).collect();
+        Ok(ids.iter().filter(|i| !have.contains(*i)).cloned().collect())
+    }
+
+    fn synonyms_dirty(&self) -> Result<bool> {
+        Ok(self.meta_get("synonyms_dirty")?.as_deref() == Some("1"))
+    }
+
+    fn summary_tasks(&self, min_descriptions: usize) -> Result<Vec<SummaryTask>> {
+        if min_descriptions == 0 {
+            return Ok(Vec::new());
+        }
+        let mut ids: Vec<String> = self.ro("MATCH (e:__Entity__) RETURN e.id")?.iter().map(|r| r[0].str()).collect();
+        ids.sort();
+        let mut out = Vec::new();
+        let sums: HashMap<String, (String, String)> = {
+            let v = self.redis(&[b"HGETALL", &self.key(SUMMARIES)])?.into_array();
+            v.chunks_exact(2).filter_map(|kv| Some((kv[0].as_str()?, serde_json::from_str(&kv[1].as_str()?).ok()?))).collect()
+        };
+        for part in ids.chunks(1000) {
+            let refs: Vec<&str> = part.iter().map(String::as_str).collect();
+            let rows = self.hvals_rows::<rhizome_core::MentionRecord>("es", &refs)?;
+            let mut tasks = Vec::new();
+            for (id, mut rows) in part.iter().zip(rows) {
+                support::sort_mentions(&mut rows);
+                let (descriptions, fingerprint) = support::descriptions(&rows);
+                if descriptions.len() < min_descriptions || sums.get(id).is_some_and(|(f, _)| *f == fingerprint) {
+                    continue;
+                }
+                tasks.push(SummaryTask { entity_id: id.clone(), name: String::new(), descriptions, fingerprint });
+            }
+            let names: HashMap<String, String> =
+                self.entities(&tasks.iter().map(|t| t.entity_id.clone()).collect::<Vec<_>>())?.into_iter().map(|e| (e.id, e.name)).collect();
+            for mut t in tasks {
+                t.name = names.get(&t.entity_id).cloned().unwrap_or_default();
+                out.push(t);
+            }
+        }
+        Ok(out)
+    }
+
+    fn extraction_failures(&self) -> Result<Vec<rhizome_core::ExtractionFailure>> {
+        let mut rows = self.failure_rows()?;
+        rows.sort_by_key(|(_, f)| f.seq);
+        Ok(rows
+            .into_iter()
+            .map(|(chunk_id, f)| rhizome_core::ExtractionFailure { chunk_id, doc_id: f.doc_id, error: f.error, attempts: f.attempts })
+            .collect())
+    }
+
+    fn graph_data(&self) -> Result<GraphData> {
+        self.graph_data_impl()
+    }
+
+    fn graph_version(&self) -> Result<u64> {
+        Ok(self.stamp()?[0])
+    }
+
+    fn communities(&self) -> Result<Vec<rhizome_core::Community>> {
+        self.communities_impl()
+    }
+
+    fn communities_version(&self) -> Result<Option<u64>> {
+        Ok(self.meta_get("communities_version")?.and_then(|v| v.parse().ok()))
+    }
+
+    fn reports_version(&self) -> Result<Option<u64>> {
+        Ok(self.meta_get("reports_version")?.and_then(|v| v.parse().ok()))
+    }
+
+    fn community_reports(&self) -> Result<Vec<rhizome_core::CommunityReport>> {
+        self.reports_impl(None)
+    }
+
+    fn communities_of(&self, entity_ids: &[String]) -> Result<Vec<rhizome_core::Community>> {
+        let want: std::collections::HashSet<&str> = entity_ids.iter().map(String::as_str).collect();
+        Ok(self.communities_cached()?.iter().filter(|c| c.entity_ids.iter().any(|e| want.contains(e.as_str()))).cloned().collect())
+    }
+
+    fn community_reports_of(&self, community_ids: &[String]) -> Result<Vec<rhizome_core::CommunityReport>> {
+        self.reports_impl(Some(community_ids))
+    }
+
+    fn community_report_count(&self) -> Result<u64> {
+        Ok(self.redis(&[b"HLEN", &self.key(super::keys::REPORTS)])?.as_int().unwrap_or(0).max(0) as u64)
+    }
+
+    fn covariates_of(&self, entity_ids: &[String]) -> Result<Vec<rhizome_core::Covariate>> {
+        let want: std::collections::HashSet<&str> = entity_ids.iter().map(String::as_str).collect();
+        let mut out: Vec<rhizome_core::Covariate> = Vec::new();
+        for r in self.covariate_rows()?.iter() {
+            let c = &r.covariate;
+            let hit = want.contains(c.subject_id.as_str()) || c.object_id.as_deref().is_some_and(|o| want.contains(o));
+            if hit && !out.iter().any(|o| o.id == c.id) {
+                out.push(c.clone());
+            }
+        }
+        out.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(out)
+    }
+
+    fn document_batch(&self, doc_id: &str) -> Result<Option<rhizome_core::WriteBatch>> {
+        self.document_batch_impl(doc_id)
+    }
+
+    fn entity_summaries(&self) -> Result<Vec<(String, String, String)>> {
+        let v = self.redis(&[b"HGETALL", &self.key(SUMMARIES)])?.into_array();
+        let mut out: Vec<(String, String, String)> = v
+            .chunks_exact(2)
+            .filter_map(|kv| {
+                let (fp, s): (String, String) = serde_json::from_str(&kv[1].as_str()?).ok()?;
+                Some((kv[0].as_str()?, fp, s))
+            })
+            .collect();
+        out.sort();
+        Ok(out)
+    }
+}
