@@ -46,8 +46,13 @@ fn parse_holder(v: &Value) -> Holder {
     let mut lines = text.lines();
     let pid = lines.next().and_then(|l| l.trim().parse().ok()).unwrap_or(0);
     let since = lines.next().and_then(|l| l.trim().parse().ok()).unwrap_or(0);
-    let command = lines.next().unwrap_or("").to_string();
-    Holder { pid, command, since }
+    let line = lines.next().unwrap_or("");
+    // The third line is "COMMAND @ HOST".
+    let (command, host) = match line.rsplit_once(" @ ") {
+        Some((c, h)) => (c.to_string(), h.to_string()),
+        None => (line.to_string(), String::new()),
+    };
+    Holder { pid, host, command, since }
 }
 
 fn key_of(url: &FalkorUrl) -> Vec<u8> {
@@ -80,7 +85,7 @@ impl FalkorLock {
             let h = parse_holder(&raw);
             // A holder on this machine whose process is gone (killed): its lock need not
             // wait for the expiry.
-            let here = !host.is_empty() && h.command.ends_with(&format!(" @ {host}"));
+            let here = !host.is_empty() && h.host == host;
             if here && h.pid != 0 && !std::path::Path::new(&format!("/proc/{}", h.pid)).exists() {
                 if let Value::Bytes(b) = &raw {
                     conn.ok(&[b"EVAL", RELEASE.as_bytes(), b"1", &key, b])?;

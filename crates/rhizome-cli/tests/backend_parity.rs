@@ -1,0 +1,141 @@
+//! The same index on every backend: SQLite, PostgreSQL + pgvector and FalkorDB (servers from
+//! rhizome-testdb, started on 127.0.0.1 and stopped by PID).
+//! - Recall@2/@5 of basic and hippo on the MuSiQue OpenIE import are the same on all three
+//!   (within 0.005): the shared fixture index is copied into each with `rhizome copy`.
+//! - Index A and B then delete B equals indexing A, on each backend (compared table by
+//!   table after copying both back into SQLite).
+//! - PostgreSQL: two processes indexing the two halves of a corpus at once end with the
+//!   stats of one process indexing all of it, and a server on the same database answers
+//!   from the new documents without a restart.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+mod support;
+
+use support::{assert_same_index, examples, json, musique_docs, ok, rz, shared};
+
+fn on(store: &str, tmp: &Path) -> Command {
+    let mut c = rz(tmp);
+    c.args(["--store", store]);
+    c
+}
+
+fn recall(store: &str, tmp: &Path, method: &str) -> (f64, f64) {
+    let mut c = on(store, tmp);
+    c.arg("eval").arg(shared().join("musique/musique_train.json")).args(["--method", method]);
+    let v = json(c);
+    let r = &v["recall"];
+    (r["2"].as_f64().unwrap_or_else(|| panic!("{v:#}")), r["5"].as_f64().unwrap())
+}
+
+#[test]
+fn musique_recall_is_the_same_on_every_backend() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fixture = support::fixture::musique_openie();
+    let pg = rhizome_testdb::postgres::fresh_database("parity");
+    let fk = rhizome_testdb::falkordb::fresh_graph("parity");
+    for to in [&pg, &fk] {
+        let t = std::time::Instant::now();
+        let mut c = rz(&fixture);
+        c.args(["copy", "--to", to]);
+        let out = json(c);
+        eprintln!("copy into {to}: {:.1} s ({out})", t.elapsed().as_secs_f64());
+        assert_eq!(out["documents"], 1890);
+    }
+    let lite = fixture.display().to_string();
+    for method in ["basic", "hippo"] {
+        let want = recall(&lite, tmp.path(), method);
+        for store in [&pg, &fk] {
+            let got = recall(store, tmp.path(), method);
+            eprintln!("{method} on {store}: R@2 {:.3} R@5 {:.3} (SQLite {:.3} / {:.3})", got.0, got.1, want.0, want.1);
+            assert!((got.0 - want.0).abs() <= 0.005 && (got.1 - want.1).abs() <= 0.005,
+                "{method} on {store}: {got:?} vs SQLite {want:?}");
+        }
+    }
+}
+
+/// Index A and B into `store`, delete B; index only A into `fresh`; both copied back into
+/// SQLite directories and compared table by table.
+fn delete_equals_never_indexed(store: &str, fresh: &str, tmp: &Path) {
+    let docs = examples();
+    let (a1, a2, b) = (docs.join("copenhagen-physics.txt"), docs.join("knowledge-graphs.html"), docs.join("rhizome-plants.md"));
+    let mut c = on(store, tmp);
+    c.arg("index").arg(&a1).arg(&a2).arg(&b);
+    ok(c);
+    let mut c = on(store, tmp);
+    c.arg("delete").arg(&b);
+    ok(c);
+    let mut c = on(fresh, tmp);
+    c.arg("index").arg(&a1).arg(&a2);
+    ok(c);
+    let name = |s: &str| s.chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>();
+    let (x, y) = (tmp.join(format!("x-{}", name(store))), tmp.join(format!("y-{}", name(fresh))));
+    for (from, to) in [(store, &x), (fresh, &y)] {
+        let mut c = on(from, tmp);
+        c.arg("copy").arg("--to").arg(to);
+        ok(c);
+    }
+    assert_same_index(&x, &y, &format!("A+B-B on {store} equals A"));
+}
+
+#[test]
+fn delete_equals_never_indexed_on_every_backend() {
+    let tmp = tempfile::tempdir().unwrap();
+    assert!(examples().join("rhizome-plants.md").exists() && examples().join("knowledge-graphs.html").exists());
+    let lite = |n: &str| tmp.path().join(n).display().to_string();
+    delete_equals_never_indexed(&lite("lite-ab"), &lite("lite-a"), tmp.path());
+    delete_equals_never_indexed(&rhizome_testdb::postgres::fresh_database("ab"),
+        &rhizome_testdb::postgres::fresh_database("a"), tmp.path());
+    delete_equals_never_indexed(&rhizome_testdb::falkordb::fresh_graph("ab"),
+        &rhizome_testdb::falkordb::fresh_graph("a"), tmp.path());
+}
+
+#[test]
+fn two_indexers_on_one_postgres_database_and_a_server_that_sees_their_documents() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (h1, h2) = (musique_docs(&tmp.path().join("h1"), 0, 15), musique_docs(&tmp.path().join("h2"), 15, 15));
+    let together = rhizome_testdb::postgres::fresh_database("together");
+    let mut c = on(&together, tmp.path());
+    c.arg("index").arg(&h1).arg(&h2);
+    ok(c);
+
+    let shared_db = rhizome_testdb::postgres::fresh_database("halves");
+    // A first document so the server has an index to open; the same one is in h1.
+    let first = h1.join("0000.txt");
+    let mut c = on(&shared_db, tmp.path());
+    c.arg("index").arg(&first);
+    ok(c);
+    let server = support::server::start(tmp.path(), &[], &[("RHIZOME_STORE_URL", shared_db.as_str())]);
+    let children: Vec<_> = [&h1, &h2]
+        .iter()
+        .map(|h| {
+            let mut c = on(&shared_db, tmp.path());
+            c.arg("index").arg(h).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+            c.spawn().unwrap()
+        })
+        .collect();
+    for ch in children {
+        let out = ch.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let stats = |s: &str| {
+        let mut c = on(s, tmp.path());
+        c.arg("stats");
+        let v: Value = json(c);
+        v
+    };
+    let (a, b) = (stats(&shared_db), stats(&together));
+    assert_eq!(a["nodes"]["Document"], 30);
+    assert_eq!(a, b, "two writers at once end as one writer with everything");
+    // The server, started before, answers from documents it has never seen written.
+    let last = std::fs::read_to_string(h2.join("0029.txt")).unwrap();
+    let title = last.lines().next().unwrap().to_string();
+    let r = support::server::ok_json(server.post_json("/query", &json!({"question": title, "method": "basic"})));
+    let sources: Vec<&str> = r["contexts"].as_array().unwrap().iter().filter_map(|c| c["source"].as_str()).collect();
+    assert!(sources.iter().any(|s| s.ends_with("0029.txt")), "{title}: {sources:?}");
+    let st = support::server::ok_json(server.get("/stats"));
+    assert_eq!(st["nodes"]["Document"], 30, "{st:#}");
+}
