@@ -9,56 +9,18 @@
 //! store read a method makes (the question's own embedding is apart, as asked). The
 //! warm-up's figures are printed too, for scale.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
-use rhizome_core::{EmbedKind, Embedder};
+use rhizome_core::Embedder;
 use rhizome_engine::{Engine, IndexInput, Method, NoProgress, QueryRequest, WriteOptions};
 use rhizome_eval::{load_questions, percentile};
 use serde_json::json;
 
 use crate::app::{print_json, App};
-
-/// Every vector computed once, for the whole run.
-struct Cached {
-    inner: Arc<dyn Embedder>,
-    seen: Mutex<HashMap<(bool, String), Vec<f32>>>,
-}
-
-impl Embedder for Cached {
-    fn model_id(&self) -> &str {
-        self.inner.model_id()
-    }
-    fn dim(&self) -> usize {
-        self.inner.dim()
-    }
-    fn cosine_scale(&self) -> f32 {
-        self.inner.cosine_scale()
-    }
-    fn embed(&self, texts: &[String], kind: EmbedKind) -> rhizome_core::Result<Vec<Vec<f32>>> {
-        let q = kind == EmbedKind::Query;
-        let missing: Vec<String> = {
-            let seen = self.seen.lock().unwrap();
-            let mut m: Vec<String> = texts.iter().filter(|t| !seen.contains_key(&(q, (*t).clone()))).cloned().collect();
-            m.sort();
-            m.dedup();
-            m
-        };
-        if !missing.is_empty() {
-            let vs = self.inner.embed(&missing, kind)?;
-            let mut seen = self.seen.lock().unwrap();
-            for (t, v) in missing.into_iter().zip(vs) {
-                seen.insert((q, t), v);
-            }
-        }
-        let seen = self.seen.lock().unwrap();
-        Ok(texts.iter().map(|t| seen[&(q, t.clone())].clone()).collect())
-    }
-}
 
 struct Figures {
     import_s: f64,
@@ -97,7 +59,8 @@ pub fn backends(app: App, openie: &Path, questions: &Path, postgres: Option<&str
     let qs: Vec<String> = load_questions(questions)?.into_iter().take(limit).map(|q| q.question).collect();
     let tmp = tempfile::tempdir()?;
     let model = rhizome_engine::load_embedder(&app.config, None)?;
-    let cached: Arc<dyn Embedder> = Arc::new(Cached { inner: model, seen: Mutex::new(HashMap::new()) });
+    // Every vector computed once, for the whole run.
+    let cached: Arc<dyn Embedder> = Arc::new(rhizome_embed::MemoEmbedder::new(model, usize::MAX));
 
     // Warm-up: every vector of the import and of the questions' answers, into the cache.
     let warm_url = tmp.path().join("warm-up").display().to_string();

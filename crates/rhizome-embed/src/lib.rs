@@ -24,6 +24,7 @@
 
 pub mod bert;
 pub mod coalesce;
+pub mod memo;
 pub mod e5;
 pub mod e5_file;
 pub mod minilm;
@@ -34,6 +35,7 @@ pub mod spm;
 pub mod xlmr;
 
 pub use coalesce::CoalescingEmbedder;
+pub use memo::MemoEmbedder;
 pub use minilm::{MiniLmEmbedder, DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, MINILM_MODEL_ID};
 pub use models::{fetch, is_installed, load_default, model_path, models_dir, require, ModelSpec, MINILM};
 pub use e5::{E5Embedder, E5Matmul, E5_MODEL_ID};

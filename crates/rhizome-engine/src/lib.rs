@@ -16,7 +16,6 @@ mod embedder;
 mod eval;
 mod export;
 mod index;
-mod memo;
 pub mod llm;
 mod methods;
 mod query;

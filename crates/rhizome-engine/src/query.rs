@@ -136,7 +136,7 @@ impl Engine {
         // One reader and one embedder for the whole query; no text is embedded twice.
         let store = self.reader()?;
         let shared = self.embedder(&*store)?;
-        let embedder = crate::memo::Memo::new(shared.as_ref());
+        let embedder = rhizome_embed::MemoEmbedder::new(shared, 8);
         let (mut r, answer_contexts_n) = self.with_env_embedder(&*store, &embedder, &base, req.top_k, |env| {
             let t = std::time::Instant::now();
             let mut r = retriever(method).retrieve(env, &question)?;
