@@ -59,3 +59,14 @@ pub fn musique_openie() -> PathBuf {
         super::ok(c);
     })
 }
+
+/// The MuSiQue corpus (1,890 passages) indexed LLM-free with the default embedder
+/// (multilingual-e5-small): read only. Several minutes on two cores, nearly all of it
+/// embedding; built once per test binary.
+pub fn musique_nlp() -> PathBuf {
+    shared_index("musique-nlp-e5", |idx| {
+        let mut c = super::rz(idx);
+        c.arg("index").arg(super::shared().join("musique/musique_train_corpus.json"));
+        super::ok(c);
+    })
+}
