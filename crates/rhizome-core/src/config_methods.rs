@@ -72,6 +72,8 @@ pub struct HippoConfig {
     pub passage_temperature: f32,
     /// BM25 share of the passage score: cosine + w x BM25 / best BM25 (the lexical
     /// evidence `basic` also uses; names the embedder misses still seed their passages).
+    /// 0.1, as `retrieval.bm25_weight`: the passage score then ranks as `basic` does, so
+    /// the seed of the fused ranking is `basic`'s (0.3 ranked below it on MuSiQue).
     /// Valid: a number from 0 to 100.
     pub passage_bm25_weight: f32,
     /// Weight of the passage-entity edge between a passage and the entity its document is
@@ -80,8 +82,28 @@ pub struct HippoConfig {
     /// Valid: a number greater than 0 and at most 1000.
     pub title_edge_weight: f32,
     /// PageRank damping: the probability of following an edge rather than jumping back
-    /// to a seed. Valid: a number greater than 0 and less than 1.
+    /// to a seed. 0.8 (HippoRAG: 0.5): with passage seeds in the fused score, the walk
+    /// should reach the second hop (passage -> entity -> passage) with real mass.
+    /// Valid: a number greater than 0 and less than 1.
     pub damping: f32,
+    /// Share of the final passage score that comes from PageRank: score = (1 - w) x
+    /// relative passage score (dense + BM25, the seed) + w x PPR mass / best passage's
+    /// PPR mass. Below 1 the graph re-ranks and extends the dense ranking instead of
+    /// replacing it, so facts linked by mistake (frequent without an LLM) cannot push
+    /// a well-matched passage far down. 1: HippoRAG (passages ranked by PPR alone).
+    /// Valid: a number from 0 to 1.
+    pub ppr_weight: f32,
+    /// Seed weight of an entity whose name the question spells out (exact match after
+    /// name normalisation, longest span first), divided like a fact seed by the number of
+    /// passages the entity is mentioned in. Links the question to the graph without an
+    /// LLM and without trusting an embedding of a short name. 0: off (HippoRAG).
+    /// Valid: a number from 0 to 100.
+    pub name_seed_weight: f32,
+    /// Weight of the entity seeds of linked facts that no LLM recognised (no LLM, or
+    /// `recognition_filter` off or failed); facts an LLM kept always weigh 1. A triple
+    /// matched to the question by embedding alone often shares words with the question,
+    /// not its subject. 1: HippoRAG (every linked fact seeds). Valid: a number from 0 to 1.
+    pub unfiltered_fact_weight: f32,
     /// Passages that go to the answer. Valid: an integer from 1 to 1000.
     pub qa_top_k: usize,
     /// With an LLM configured: let it filter the linked facts (recognition memory).
@@ -96,9 +118,12 @@ impl Default for HippoConfig {
             fact_context_weight: 0.5,
             passage_node_weight: 1.0,
             passage_temperature: 0.05,
-            passage_bm25_weight: 0.3,
+            passage_bm25_weight: 0.1,
             title_edge_weight: 5.0,
-            damping: 0.5,
+            damping: 0.8,
+            ppr_weight: 0.7,
+            name_seed_weight: 1.0,
+            unfiltered_fact_weight: 0.0,
             qa_top_k: 3,
             recognition_filter: true,
         }

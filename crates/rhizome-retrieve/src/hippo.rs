@@ -1,24 +1,30 @@
-//! `hippo`: HippoRAG-style retrieval. The question is linked to facts (not to single
-//! entities); the entities of the linked facts and the passage scores seed a Personalized
-//! PageRank over the entity-passage graph; passages are ranked by their PageRank mass.
+//! `hippo`: HippoRAG-style retrieval. The question is linked to entities (by the names it
+//! spells out, and through facts an LLM recognised); those entities and the passage scores
+//! seed a Personalized PageRank over the entity-passage graph; passages are ranked by
+//! their PageRank mass fused with their passage score, so the graph re-ranks and extends
+//! dense retrieval instead of replacing it (HippoRAG 2 seeds passages for the same reason).
 //!
 //! Steps (settings in `config.hippo`; [`HippoConfig`] says why each default is what it is):
-//! 1. Passage scores `s`: cosine of the question to every passage plus a BM25 share;
+//! 1. Passage scores `s`: cosine of the question to every passage plus a BM25 share (the
+//!    share `basic` uses, so that `s` ranks as `basic` does);
 //!    relative scores `r = exp((s - s_max) / passage_temperature)` (min-max normalised
 //!    scores when the temperature is 0, as in HippoRAG 2).
 //! 2. Linking: every fact is scored by cosine, min-max normalised over all facts; the
 //!    best `fact_candidates` are rescored as `(1 - w) x fact score + w x r(passage of the
 //!    fact)` and the best `linking_top_k` kept. With an LLM and `recognition_filter`,
 //!    the LLM keeps those that bear on the question (recognition memory); an unusable or
-//!    empty reply keeps the unfiltered list, with a note.
+//!    empty reply keeps the unfiltered list, with a note. Question spans that name an
+//!    entity exactly are linked too ([`crate::hippo_names`]).
 //! 3. Seeds: each entity of a linked fact gets `fact score / number of passages it is
-//!    mentioned in`, summed over facts; each passage gets `passage_node_weight x r`.
+//!    mentioned in` (times `unfiltered_fact_weight` unless an LLM recognised the fact),
+//!    summed over facts; each named entity `name_seed_weight / passages`; each passage
+//!    `passage_node_weight x r`.
 //! 4. PPR (`damping`) over the undirected weighted graph of entity and passage nodes:
 //!    relation edges (weight = supporting triples), synonymy edges (cosine),
 //!    passage-entity edges (1, or `title_edge_weight` to the entity a passage's document
 //!    is titled after). Built once per graph and cached.
-//! 5. Passages ranked by PPR mass. Without a linked fact that reaches the graph, they are
-//!    ranked by their passage score (dense + BM25), and a note says so.
+//! 5. Passages ranked by `(1 - ppr_weight) x r + ppr_weight x PPR / best PPR`. With
+//!    nothing to seed (no passage score, no entity), by their passage score, with a note.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, Weak};
@@ -31,6 +37,7 @@ use rhizome_core::{EmbedKind, Result, VectorKind};
 use serde_json::{json, Value};
 
 use crate::graph::Graph;
+use crate::hippo_names::name_matches;
 use crate::ppr::{personalized_pagerank, Csr, DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE};
 use crate::{ms, Context, Method, QueryEnv, Retrieval, Retriever};
 
@@ -73,19 +80,33 @@ impl Retriever for Hippo {
         let t = Instant::now();
         let relative = relative_passage_scores(&passages, cfg.passage_temperature);
         let mut linked = link_facts(env, &graph, &q, cfg, &relative)?;
+        let mut recognized = false;
         if cfg.recognition_filter && !linked.is_empty() {
-            linked = recognition_filter(env, question, linked, &mut out.notes);
+            (linked, recognized) = recognition_filter(env, question, linked, &mut out.notes);
         }
         out.timings_ms.insert("linking".into(), ms(t));
 
-        let seeds = entity_seeds(&graph, &linked);
-        let ranked: Vec<(u32, f64)> = if seeds.is_empty() {
-            let why = if linked.is_empty() {
-                "no fact linked to the question"
-            } else {
-                "linked facts reach no entity of the graph"
-            };
-            out.notes.push(format!("{why}: passages ranked by dense retrieval (cosine + BM25 share)"));
+        let fact_weight = if recognized { 1.0 } else { cfg.unfiltered_fact_weight as f64 };
+        if !recognized && fact_weight <= 0.0 && !linked.is_empty() {
+            out.notes.push("linked facts not recognised by an LLM: they seed nothing (unfiltered_fact_weight 0)".into());
+        }
+        let mut seeds = entity_seeds(&graph, &linked, fact_weight);
+        if cfg.name_seed_weight > 0.0 {
+            let names = name_matches(&graph, question);
+            for &e in &names {
+                let chunks = graph.entity_chunks.get(e as usize).map_or(0, Vec::len).max(1);
+                *seeds.entry(e).or_default() += cfg.name_seed_weight as f64 / chunks as f64;
+            }
+            let names: Vec<&str> = names.iter().map(|&e| graph.entity_names[e as usize].as_str()).collect();
+            out.extra.insert("named_entities".into(), json!(names));
+        }
+        let passage_seeds = cfg.passage_node_weight > 0.0 && relative.iter().any(|&r| r > 0.0);
+        if seeds.is_empty() && passage_seeds {
+            out.notes.push("no entity seeded (no recognised fact, no name in the question): PageRank \
+                from the passage seeds alone".into());
+        }
+        let ranked: Vec<(u32, f64)> = if seeds.is_empty() && !passage_seeds {
+            out.notes.push("nothing seeds the graph: passages ranked by dense retrieval (cosine + BM25 share)".into());
             rank(passages.raw.iter().enumerate().map(|(c, &s)| (c as u32, s as f64)))
         } else {
             let t = Instant::now();
@@ -107,7 +128,13 @@ impl Retriever for Hippo {
                 DEFAULT_MAX_ITERATIONS);
             out.timings_ms.insert("ppr".into(), ms(t));
             out.extra.insert("ppr_iterations".into(), json!(ppr.iterations));
-            rank((0..graph.chunk_ids.len()).map(|c| (c as u32, ppr.scores[ne + c])))
+            let mass = &ppr.scores[ne..];
+            let best = mass.iter().copied().fold(0.0f64, f64::max);
+            let share = cfg.ppr_weight.clamp(0.0, 1.0) as f64;
+            rank(relative.iter().zip(mass).enumerate().map(|(c, (&r, &p))| {
+                let p = if best > 0.0 { p / best } else { 0.0 };
+                (c as u32, (1.0 - share) * r as f64 + share * p)
+            }))
         };
 
         let top: Vec<(u32, f64)> = ranked.into_iter().take(env.config.retrieval.top_k).collect();
@@ -243,16 +270,16 @@ fn link_facts(env: &QueryEnv, graph: &Graph, q: &[f32], cfg: &HippoConfig, passa
 }
 
 /// Reset weights of entity nodes: for each linked fact and each of its two entities,
-/// the fact's score divided by the number of passages the entity is mentioned in (a
+/// `weight` x the fact's score divided by the number of passages the entity is mentioned in (a
 /// phrase found everywhere says little about where to look), summed over facts.
-fn entity_seeds(graph: &Graph, linked: &[Linked]) -> BTreeMap<u32, f64> {
+fn entity_seeds(graph: &Graph, linked: &[Linked], weight: f64) -> BTreeMap<u32, f64> {
     let mut seeds: BTreeMap<u32, f64> = BTreeMap::new();
     for f in linked {
         let Some(node) = graph.facts.get(f.fact as usize) else { continue };
         let ends = if node.subject == node.object { vec![node.subject] } else { vec![node.subject, node.object] };
         for e in ends {
             let chunks = graph.entity_chunks.get(e as usize).map_or(0, Vec::len).max(1);
-            let w = f.score as f64 / chunks as f64;
+            let w = weight * f.score as f64 / chunks as f64;
             if w > 0.0 {
                 *seeds.entry(e).or_default() += w;
             }
@@ -319,14 +346,14 @@ fn build_csr(g: &Graph, titles: &[Option<u32>], title_weight: f32) -> Csr {
     Csr::from_edges(n, relations.chain(synonyms).chain(mentions))
 }
 
-/// Recognition memory: the LLM keeps the linked facts that bear on the question. Without
-/// an LLM, or when its reply is unusable or keeps nothing, the unfiltered list stays
-/// (with a note saying so).
+/// Recognition memory: the LLM keeps the linked facts that bear on the question (true:
+/// the list was filtered). Without an LLM, or when its reply is unusable or keeps
+/// nothing, the unfiltered list stays (false, with a note saying so).
 fn recognition_filter(env: &QueryEnv, question: &str, linked: Vec<Linked>, notes: &mut Vec<String>)
-    -> Vec<Linked> {
+    -> (Vec<Linked>, bool) {
     let Some(llm) = env.llm else {
         notes.push("no LLM configured: linked facts not filtered (recognition memory skipped)".into());
-        return linked;
+        return (linked, false);
     };
     let listing: Vec<String> =
         linked.iter().enumerate().map(|(i, f)| format!("{}. {}", i + 1, f.text)).collect();
@@ -338,23 +365,23 @@ fn recognition_filter(env: &QueryEnv, question: &str, linked: Vec<Linked>, notes
         Ok(r) => r,
         Err(e) => {
             notes.push(format!("fact filter failed ({e}): the unfiltered facts were used"));
-            return linked;
+            return (linked, false);
         }
     };
     match parse_kept(&reply, linked.len()) {
         None => {
             notes.push("fact filter reply was unusable: the unfiltered facts were used".into());
-            linked
+            (linked, false)
         }
         Some(kept) if kept.is_empty() => {
             notes.push("fact filter kept no fact: the unfiltered facts were used".into());
-            linked
+            (linked, false)
         }
         Some(kept) => {
             notes.push(format!("fact filter kept {} of {} linked facts", kept.len(), linked.len()));
             let mut keep = vec![false; linked.len()];
             kept.iter().for_each(|&i| keep[i] = true);
-            linked.into_iter().zip(keep).filter(|(_, k)| *k).map(|(f, _)| f).collect()
+            (linked.into_iter().zip(keep).filter(|(_, k)| *k).map(|(f, _)| f).collect(), true)
         }
     }
 }

@@ -9,6 +9,7 @@ mod drift;
 mod global;
 pub mod graph;
 mod hippo;
+mod hippo_names;
 mod local;
 mod method;
 mod modes;

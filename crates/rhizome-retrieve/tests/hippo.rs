@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rhizome_core::ids::{chunk_id, document_id, entity_id, fact_id, relation_id};
+use rhizome_core::config_methods::HippoConfig;
 use rhizome_core::*;
 use rhizome_llm::prompt::Prompts;
 use rhizome_llm::testing::{last_user_text, Fault, MockOpenAi};
@@ -176,6 +177,9 @@ fn config(linking_top_k: usize) -> Config {
     let mut c = Config::default();
     c.hippo.linking_top_k = linking_top_k;
     c.hippo.passage_bm25_weight = 0.0; // dense only: the lexical overlap must not decide
+    // HippoRAG's linking: every linked fact seeds, names in the question do not.
+    c.hippo.unfiltered_fact_weight = 1.0;
+    c.hippo.name_seed_weight = 0.0;
     c.retrieval.top_k = 5;
     c
 }
@@ -220,21 +224,48 @@ fn a_fact_link_lifts_the_answer_above_a_dense_distractor() {
 }
 
 #[test]
-fn without_a_fact_link_passages_are_ranked_by_dense_score() {
+fn without_an_entity_seed_the_passage_seeds_still_walk_the_graph() {
     let tmp = tempfile::tempdir().unwrap();
     let s = store(tmp.path(), false);
+    // Dense order is Tidewell, Harbour Boats, Mara Lindqvist: the walk from the best
+    // passage through Mara Lindqvist lifts her passage above the distractor.
     let r = run(&s, &config(5), None);
-    assert_eq!(titles(&r), ["Tidewell", "Harbour Boats", "Mara Lindqvist", "Lund", "Ostmark"]);
+    assert_eq!(titles(&r), ["Tidewell", "Mara Lindqvist", "Harbour Boats", "Lund", "Ostmark"]);
     assert!(fact_texts(&r).is_empty());
+    assert!(r.notes.iter().any(|n| n.contains("passage seeds alone")), "{:?}", r.notes);
+    assert!(r.timings_ms.contains_key("ppr"));
+
+    // Nothing seeds the graph (no entity, passage seeds weighted 0): dense order.
+    let mut c = config(0);
+    c.hippo.passage_node_weight = 0.0;
+    let r = run(&s, &c, None);
+    assert_eq!(titles(&r)[..3], ["Tidewell", "Harbour Boats", "Mara Lindqvist"]);
     assert!(r.notes.iter().any(|n| n.contains("ranked by dense retrieval")), "{:?}", r.notes);
     assert!(!r.timings_ms.contains_key("ppr"));
 
-    // Facts present but linking switched off: the same fallback.
+    // PageRank's share 0: the fused score is the passage score, whatever the graph says.
     let tmp = tempfile::tempdir().unwrap();
     let s = store(tmp.path(), true);
-    let r = run(&s, &config(0), None);
+    let mut c = config(1);
+    c.hippo.ppr_weight = 0.0;
+    let r = run(&s, &c, None);
     assert_eq!(titles(&r)[..3], ["Tidewell", "Harbour Boats", "Mara Lindqvist"]);
-    assert!(r.notes.iter().any(|n| n.contains("ranked by dense retrieval")), "{:?}", r.notes);
+}
+
+#[test]
+fn without_an_llm_the_names_in_the_question_seed_and_embedded_facts_do_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = store(tmp.path(), true);
+    let defaults = HippoConfig::default();
+    let mut c = config(3);
+    c.hippo.unfiltered_fact_weight = defaults.unfiltered_fact_weight;
+    c.hippo.name_seed_weight = defaults.name_seed_weight;
+    assert_eq!((c.hippo.unfiltered_fact_weight, c.hippo.name_seed_weight), (0.0, 1.0));
+    let r = run(&s, &c, None);
+    assert_eq!(r.extra["named_entities"], serde_json::json!(["Tidewell"]), "{:?}", r.extra);
+    assert_eq!(fact_texts(&r).len(), 3, "linked and reported, not seeded");
+    assert!(r.notes.iter().any(|n| n.contains("seed nothing")), "{:?}", r.notes);
+    assert_eq!(titles(&r)[..3], ["Tidewell", "Mara Lindqvist", "Harbour Boats"]);
 }
 
 // ---------------------------------------------------------------- LLM fact filter

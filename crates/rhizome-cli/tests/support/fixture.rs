@@ -59,3 +59,18 @@ pub fn musique_openie() -> PathBuf {
         super::ok(c);
     })
 }
+
+/// The default embedder, which the figures of issue 16 are measured with (the last
+/// `--set` wins over the small model [`super::rz`] sets).
+pub const E5: [&str; 2] = ["--set", "embed.model=multilingual-e5-small"];
+
+/// The MuSiQue corpus (1,890 passages) indexed LLM-free with the default embedder
+/// (multilingual-e5-small): read only; query it with [`E5`] too. About six minutes on two
+/// busy cores, nearly all of it embedding; built once per test binary.
+pub fn musique_nlp() -> PathBuf {
+    shared_index("musique-nlp-e5", |idx| {
+        let mut c = super::rz(idx);
+        c.args(E5).arg("index").arg(super::shared().join("musique/musique_train_corpus.json"));
+        super::ok(c);
+    })
+}

@@ -1,0 +1,106 @@
+//! Question spans linked to entity nodes by exact name, for `hippo` without an LLM: the
+//! names the question spells out ("the Green performer", "Lionel Messi's father") are
+//! the surest anchors there are, surer than facts matched by embedding alone.
+//!
+//! Spans are runs of up to [`MAX_SPAN`] whitespace-separated words of the question that
+//! begin and end with a capitalised word (names, not the question's common nouns), outer
+//! punctuation trimmed and a possessive `'s` dropped, compared through the same name normalisation that
+//! merges entities at indexing time ([`entity_id`]). The longest span wins, left to
+//! right; a span made of stop words only links nothing.
+
+use rhizome_core::ids::entity_id;
+use rhizome_core::text::is_stop_word;
+
+use crate::graph::Graph;
+
+/// Longest span tried, in words.
+pub(crate) const MAX_SPAN: usize = 6;
+
+/// The entity nodes whose names the question contains, each once, in question order.
+pub(crate) fn name_matches(graph: &Graph, question: &str) -> Vec<u32> {
+    let words: Vec<(usize, usize)> = word_bounds(question);
+    let mut found: Vec<u32> = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let mut step = 1;
+        for len in (1..=MAX_SPAN.min(words.len() - i)).rev() {
+            let span = clean(&question[words[i].0..words[i + len - 1].1]);
+            if !is_name(span) {
+                continue;
+            }
+            let without_article = span.strip_prefix("The ").unwrap_or(span);
+            let hit = [span, without_article].into_iter().find_map(|s| graph.entity(&entity_id(s)));
+            if let Some(e) = hit {
+                if !found.contains(&e) {
+                    found.push(e);
+                }
+                step = len;
+                break;
+            }
+        }
+        i += step;
+    }
+    found
+}
+
+/// Byte ranges of the whitespace-separated words of `text`.
+fn word_bounds(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start: Option<usize> = None;
+    for (i, c) in text.char_indices() {
+        match (c.is_whitespace(), start) {
+            (true, Some(s)) => {
+                out.push((s, i));
+                start = None;
+            }
+            (false, None) => start = Some(i),
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, text.len()));
+    }
+    out
+}
+
+/// A span that reads as a name: its first and last words start with a capital letter or
+/// a digit, and not every word is a stop word ("When", "The").
+fn is_name(span: &str) -> bool {
+    let words: Vec<&str> = span.split_whitespace().collect();
+    let capital = |w: &&str| w.chars().next().is_some_and(|c| c.is_uppercase() || c.is_ascii_digit());
+    match (words.first(), words.last()) {
+        (Some(first), Some(last)) => {
+            capital(first) && capital(last) && !words.iter().all(|w| is_stop_word(&w.to_lowercase()))
+        }
+        _ => false,
+    }
+}
+
+/// A span without surrounding punctuation or a trailing possessive.
+fn clean(span: &str) -> &str {
+    let w = span.trim_matches(|c: char| !c.is_alphanumeric());
+    let w = w.strip_suffix("'s").or_else(|| w.strip_suffix("\u{2019}s")).unwrap_or(w);
+    w.trim_matches(|c: char| !c.is_alphanumeric())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{clean, is_name};
+
+    #[test]
+    fn names_are_capitalised_spans() {
+        assert!(is_name("Hello Love"));
+        assert!(is_name("Johnnycake, West Virginia"));
+        assert!(!is_name("When"));
+        assert!(!is_name("owned"));
+        assert!(!is_name("Who was"));
+    }
+
+    #[test]
+    fn words_lose_punctuation_and_possessives() {
+        assert_eq!(clean("Messi's"), "Messi");
+        assert_eq!(clean("(Paris),"), "Paris");
+        assert_eq!(clean("born?"), "born");
+        assert_eq!(clean("?"), "");
+    }
+}
