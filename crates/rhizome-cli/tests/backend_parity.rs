@@ -93,26 +93,43 @@ fn delete_equals_never_indexed_on_every_backend() {
         &rhizome_testdb::falkordb::fresh_graph("a"), tmp.path());
 }
 
+/// Two `rhizome index` processes on one PostgreSQL database at once take turns (one
+/// writer at a time), so they end as one process indexing both halves in one of the two
+/// orders (entity resolution merges a new name into an existing one, so the order can
+/// matter). Batches of 5 documents make every batch the same in all runs: embedding the
+/// same text in another batch can move a float in its last bits, and a cosine at the
+/// synonymy threshold with it.
 #[test]
 fn two_indexers_on_one_postgres_database_and_a_server_that_sees_their_documents() {
     let tmp = tempfile::tempdir().unwrap();
     let (h1, h2) = (musique_docs(&tmp.path().join("h1"), 0, 15), musique_docs(&tmp.path().join("h2"), 15, 15));
-    let together = rhizome_testdb::postgres::fresh_database("together");
-    let mut c = on(&together, tmp.path());
-    c.arg("index").arg(&h1).arg(&h2);
-    ok(c);
+    let batches = |store: &str| {
+        let mut c = on(store, tmp.path());
+        c.args(["--set", "embed.docs_per_batch=5"]);
+        c
+    };
+    let stats = |s: &str| {
+        let mut c = on(s, tmp.path());
+        c.arg("stats");
+        let v: Value = json(c);
+        v
+    };
+    let mut sequential = Vec::new();
+    for (a, b) in [(&h1, &h2), (&h2, &h1)] {
+        let db = rhizome_testdb::postgres::fresh_database("together");
+        let mut c = batches(&db);
+        c.arg("index").arg(a).arg(b);
+        ok(c);
+        sequential.push(stats(&db));
+    }
 
     let shared_db = rhizome_testdb::postgres::fresh_database("halves");
-    // A first document so the server has an index to open; the same one is in h1.
-    let first = h1.join("0000.txt");
-    let mut c = on(&shared_db, tmp.path());
-    c.arg("index").arg(&first);
-    ok(c);
+    // The server starts on the empty database, before anything is written.
     let server = support::server::start(tmp.path(), &[], &[("RHIZOME_STORE_URL", shared_db.as_str())]);
     let children: Vec<_> = [&h1, &h2]
         .iter()
         .map(|h| {
-            let mut c = on(&shared_db, tmp.path());
+            let mut c = batches(&shared_db);
             c.arg("index").arg(h).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
             c.spawn().unwrap()
         })
@@ -121,15 +138,10 @@ fn two_indexers_on_one_postgres_database_and_a_server_that_sees_their_documents(
         let out = ch.wait_with_output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     }
-    let stats = |s: &str| {
-        let mut c = on(s, tmp.path());
-        c.arg("stats");
-        let v: Value = json(c);
-        v
-    };
-    let (a, b) = (stats(&shared_db), stats(&together));
-    assert_eq!(a["nodes"]["Document"], 30);
-    assert_eq!(a, b, "two writers at once end as one writer with everything");
+    let got = stats(&shared_db);
+    assert_eq!(got["nodes"]["Document"], 30);
+    assert!(sequential.contains(&got),
+        "two writers at once end as one writer with everything, in one order or the other:\n{got:#}\nvs {sequential:#?}");
     // The server, started before, answers from documents it has never seen written.
     let last = std::fs::read_to_string(h2.join("0029.txt")).unwrap();
     let title = last.lines().next().unwrap().to_string();

@@ -23,7 +23,6 @@
 //! ```
 
 pub mod bert;
-pub mod coalesce;
 pub mod memo;
 pub mod e5;
 pub mod e5_file;
@@ -34,7 +33,6 @@ pub mod q8q4;
 pub mod spm;
 pub mod xlmr;
 
-pub use coalesce::CoalescingEmbedder;
 pub use memo::MemoEmbedder;
 pub use minilm::{MiniLmEmbedder, DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, MINILM_MODEL_ID};
 pub use models::{fetch, is_installed, load_default, model_path, models_dir, require, ModelSpec, MINILM};

@@ -28,13 +28,7 @@ pub fn check_held(config: &Config, held: Option<&str>, index: &str) -> Result<()
 
 /// Load the embedder named by `embed.model` (`auto`: `held`, else the default) from the
 /// model cache, with the configured batch size.
-/// Concurrent small calls (questions, answer sentences) share forward passes
-/// ([`rhizome_embed::CoalescingEmbedder`]).
 pub fn load(config: &Config, held: Option<&str>) -> Result<Arc<dyn Embedder>> {
-    Ok(Arc::new(rhizome_embed::CoalescingEmbedder::new(load_model(config, held)?)))
-}
-
-fn load_model(config: &Config, held: Option<&str>) -> Result<Arc<dyn Embedder>> {
     let dir = rhizome_embed::models_dir();
     let b = config.embed.batch_size;
     let name = model_name(config, held);
