@@ -20,8 +20,9 @@ fn rows<T>(conn: &Connection, q: &str, doc_id: &str,
     Ok(v)
 }
 
-fn push_vectors(conn: &Connection, batch: &mut WriteBatch, kind: VectorKind, ids: &BTreeSet<String>)
-    -> Result<()> {
+/// The stored vectors of `kind` for `ids` that have one, appended in the order given.
+fn push_vectors<'a>(conn: &Connection, batch: &mut WriteBatch, kind: VectorKind,
+    ids: impl IntoIterator<Item = &'a String>) -> Result<()> {
     let mut stmt = conn.prepare_cached("SELECT vec FROM vectors WHERE kind = ?1 AND id = ?2").map_err(sql)?;
     for id in ids {
         let blob: Option<Vec<u8>> =
@@ -91,18 +92,11 @@ pub fn document_batch(conn: &Connection, doc_id: &str) -> Result<Option<WriteBat
     if let Some(n) = partial {
         b.doc_progress.push((doc_id.to_string(), Some(n)));
     }
-    let chunk_ids: BTreeSet<String> = b.chunks.iter().map(|c| c.id.clone()).collect();
+    let chunk_ids: Vec<String> = b.chunks.iter().map(|c| c.id.clone()).collect();
     let entity_ids: BTreeSet<String> = b.mentions.iter().map(|m| m.entity_id.clone()).collect();
     let fact_ids: BTreeSet<String> = b.facts.iter().map(|f| f.fact.id.clone()).collect();
     // Chunk vectors in chunk order, then entities and facts by id.
-    let mut stmt = conn.prepare_cached("SELECT vec FROM vectors WHERE kind = 'chunk' AND id = ?1").map_err(sql)?;
-    for c in &b.chunks {
-        if let Some(v) = stmt.query_row([&c.id], |r| r.get::<_, Vec<u8>>(0)).optional().map_err(sql)? {
-            b.vectors.push((VectorKind::Chunk, c.id.clone(), decode(&v)));
-        }
-    }
-    drop(stmt);
-    debug_assert_eq!(chunk_ids.len(), b.chunks.len());
+    push_vectors(conn, &mut b, VectorKind::Chunk, &chunk_ids)?;
     push_vectors(conn, &mut b, VectorKind::Entity, &entity_ids)?;
     push_vectors(conn, &mut b, VectorKind::Fact, &fact_ids)?;
     b.documents.push(doc);
