@@ -158,6 +158,11 @@ pub struct EmbedConfig {
     /// many chunks, and a larger document is written in parts of this size.
     /// Valid: an integer from 1 to 1000000000.
     pub chunks_per_batch: usize,
+    /// Which facts get vectors: `auto` (those of an LLM extractor or an import, not the
+    /// LLM-free extractor's, which no method reads without an LLM), `always` or `never`.
+    /// A fact without a vector is never linked to a question by similarity (hippo's LLM
+    /// recognition, multipath's fact path). Valid: one of: auto, always, never.
+    pub fact_vectors: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -244,7 +249,13 @@ impl Default for ChunkConfig {
 }
 impl Default for EmbedConfig {
     fn default() -> Self {
-        EmbedConfig { model: "auto".into(), batch_size: 32, docs_per_batch: 64, chunks_per_batch: 512 }
+        EmbedConfig {
+            model: "auto".into(),
+            batch_size: 32,
+            docs_per_batch: 64,
+            chunks_per_batch: 512,
+            fact_vectors: "auto".into(),
+        }
     }
 }
 impl Default for ExtractConfig {

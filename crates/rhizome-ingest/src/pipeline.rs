@@ -350,10 +350,27 @@ impl Pipeline<'_> {
         for (id, v) in entity_vecs {
             batch.vectors.push((VectorKind::Entity, id, v));
         }
-        for (id, v) in self.embed_missing(store, VectorKind::Fact, fact_texts(batch))? {
-            batch.vectors.push((VectorKind::Fact, id, v));
+        // `merge` is true exactly when this pipeline's extractor made the batch's facts.
+        if self.embeds_facts(merge) {
+            for (id, v) in self.embed_missing(store, VectorKind::Fact, fact_texts(batch))? {
+                batch.vectors.push((VectorKind::Fact, id, v));
+            }
         }
         Ok(())
+    }
+
+    /// Whether facts get vectors (`embed.fact_vectors`). A fact vector is read only to link
+    /// the question to facts that an LLM then recognises (hippo) or that seed a path
+    /// (multipath); the LLM-free extractor's triples never seed hippo without an LLM, and
+    /// on MuSiQue hippo and multipath score the same with or without them, while they are
+    /// a third of the strings embedded. So `auto` embeds the facts of an LLM extractor and
+    /// of imports (another tool's LLM triples), not those of `nlp`.
+    fn embeds_facts(&self, extracted_here: bool) -> bool {
+        match self.config.embed.fact_vectors.as_str() {
+            "always" => true,
+            "never" => false,
+            _ => !(extracted_here && self.extractor.name() == "nlp"),
+        }
     }
 
     /// Resolve, embed, link and write one batch of whole documents.

@@ -14,7 +14,8 @@
 //!    fact)` and the best `linking_top_k` kept. With an LLM and `recognition_filter`,
 //!    the LLM keeps those that bear on the question (recognition memory); an unusable or
 //!    empty reply keeps the unfiltered list, with a note. Question spans that name an
-//!    entity exactly are linked too ([`crate::hippo_names`]).
+//!    entity exactly are linked too ([`crate::hippo_names`]). Facts are linked only when
+//!    they can seed: an LLM recognises them, or `unfiltered_fact_weight` is above 0.
 //! 3. Seeds: each entity of a linked fact gets `fact score / number of passages it is
 //!    mentioned in` (times `unfiltered_fact_weight` unless an LLM recognised the fact),
 //!    summed over facts; each named entity `name_seed_weight / passages`; each passage
@@ -79,7 +80,24 @@ impl Retriever for Hippo {
 
         let t = Instant::now();
         let relative = relative_passage_scores(&passages, cfg.passage_temperature);
-        let mut linked = link_facts(env, &graph, &q, cfg, &relative)?;
+        // Facts only seed when an LLM recognises them or `unfiltered_fact_weight` lets
+        // unrecognised ones count; otherwise linking them (two scans of every fact
+        // vector, about half of a query's retrieval time) would change nothing.
+        let can_recognize = cfg.recognition_filter && env.llm.is_some();
+        let mut linked = if can_recognize || cfg.unfiltered_fact_weight > 0.0 {
+            let linked = link_facts(env, &graph, &q, cfg, &relative)?;
+            if linked.is_empty() && !graph.facts.is_empty() && cfg.linking_top_k > 0 {
+                out.notes.push("no fact has a vector (the LLM-free extractor's facts get none by default): \
+                    set embed.fact_vectors=always and re-index to link facts".into());
+            }
+            linked
+        } else {
+            if !graph.facts.is_empty() && cfg.linking_top_k > 0 {
+                out.notes.push("facts not linked: without an LLM to recognise them they would seed nothing \
+                    (hippo.unfiltered_fact_weight 0)".into());
+            }
+            Vec::new()
+        };
         let mut recognized = false;
         if cfg.recognition_filter && !linked.is_empty() {
             (linked, recognized) = recognition_filter(env, question, linked, &mut out.notes);

@@ -79,16 +79,17 @@ fn ppr_matches_the_dense_solution() {
         let total: f64 = reset.iter().sum();
         let s: Vec<f64> = reset.iter().map(|x| x / total).collect();
         let want = dense_ppr(5, &w, &s, d);
-        let got = personalized_pagerank(&g, &reset, d, 1e-13, 10_000);
-        assert!(got.residual < 1e-13, "converged: {got:?}");
-        assert!((got.scores.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+        // Scores are f32 inside (ranking needs ~1e-6): agreement to 1e-6, not 1e-9.
+        let got = personalized_pagerank(&g, &reset, d, 1e-7, 10_000);
+        assert!(got.residual < 1e-7, "converged: {got:?}");
+        assert!((got.scores.iter().sum::<f64>() - 1.0).abs() < 1e-6);
         for (x, y) in got.scores.iter().zip(&want) {
-            assert!((x - y).abs() < 1e-9, "power iteration {:?} vs dense {want:?}", got.scores);
+            assert!((x - y).abs() < 1e-6, "over-relaxed sweeps {:?} vs dense {want:?}", got.scores);
         }
     }
     // Hand check: with d = 0.5 and all reset mass on the isolated node, it keeps it all.
-    let got = personalized_pagerank(&g, &[0.0, 0.0, 0.0, 0.0, 2.0], 0.5, 1e-12, 100);
-    assert!((got.scores[4] - 1.0).abs() < 1e-12);
+    let got = personalized_pagerank(&g, &[0.0, 0.0, 0.0, 0.0, 2.0], 0.5, 1e-7, 100);
+    assert!((got.scores[4] - 1.0).abs() < 1e-6);
     // No reset mass: no scores, no iterations; negative and NaN entries count as 0.
     let none = personalized_pagerank(&g, &[-1.0, f64::NAN, 0.0], 0.5, 1e-12, 100);
     assert_eq!((none.scores, none.iterations), (vec![0.0; 5], 0));
@@ -263,7 +264,7 @@ fn without_an_llm_the_names_in_the_question_seed_and_embedded_facts_do_not() {
     assert_eq!((c.hippo.unfiltered_fact_weight, c.hippo.name_seed_weight), (0.0, 1.0));
     let r = run(&s, &c, None);
     assert_eq!(r.extra["named_entities"], serde_json::json!(["Tidewell"]), "{:?}", r.extra);
-    assert_eq!(fact_texts(&r).len(), 3, "linked and reported, not seeded");
+    assert!(fact_texts(&r).is_empty(), "facts that could seed nothing are not linked: {:?}", r.extra);
     assert!(r.notes.iter().any(|n| n.contains("seed nothing")), "{:?}", r.notes);
     assert_eq!(titles(&r)[..3], ["Tidewell", "Mara Lindqvist", "Harbour Boats"]);
 }
