@@ -5,7 +5,9 @@
 //! whole are printed, with the ratio to `basic` measured in the same run (shared machines
 //! are noisy: compare ratios, not milliseconds). The graph is loaded before timing starts
 //! (its load time is reported on its own). For `hippo`, the PPR step's share of the
-//! non-embedding time is reported too.
+//! non-embedding time is reported too, and hippo's previous approach
+//! ([`Hippo::previous`]) runs as one more row so that its speed-up is measured in the
+//! same run.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -13,7 +15,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Result};
 use rhizome_eval::{load_questions, percentile};
-use rhizome_retrieve::{retriever, Method};
+use rhizome_retrieve::{retriever, Hippo, Method, Retriever};
 use serde_json::json;
 
 use crate::app::{print_json, App};
@@ -37,8 +39,12 @@ pub fn retrieval(app: App, questions: &Path, methods: &[String], limit: usize) -
 
     let mut rows = BTreeMap::new();
     let mut base = (0.0, 0.0);
-    for &m in &methods {
-        let r = retriever(m);
+    let mut runs: Vec<(String, Box<dyn Retriever>)> =
+        methods.iter().map(|&m| (m.as_str().to_string(), retriever(m))).collect();
+    if methods.contains(&Method::Hippo) {
+        runs.push((PREVIOUS_HIPPO.to_string(), Box::new(Hippo::previous())));
+    }
+    for (name, r) in &runs {
         // One untimed run warms caches (vector matrices, per-graph indexes).
         r.retrieve(env, &qs[0].question)?;
         let (mut total, mut embed, mut rest, mut ppr) = (vec![], vec![], vec![], vec![]);
@@ -55,7 +61,7 @@ pub fn retrieval(app: App, questions: &Path, methods: &[String], limit: usize) -
             }
         }
         let p = |v: &[f64], q: f64| percentile(v, q);
-        if m == Method::Basic {
+        if name == "basic" {
             base = (p(&total, 50.0), p(&rest, 50.0));
         }
         let mut row = json!({
@@ -70,7 +76,7 @@ pub fn retrieval(app: App, questions: &Path, methods: &[String], limit: usize) -
             row["ppr_p50_ms"] = json!(p(&ppr, 50.0));
             row["ppr_share_of_retrieval"] = json!(share);
         }
-        rows.insert(m.as_str().to_string(), row);
+        rows.insert(name.clone(), row);
     }
         Ok((graph_load_ms, rows))
     })?;
@@ -81,10 +87,11 @@ pub fn retrieval(app: App, questions: &Path, methods: &[String], limit: usize) -
     println!("{} questions; graph loaded in {graph_load_ms:.0} ms (not counted below)", qs.len());
     println!("{:<15} {:>9} {:>9} {:>10} {:>12} {:>12} {:>9}", "method", "p50 ms", "p95 ms",
         "embed p50", "rest p50", "rest p95", "vs basic");
-    for m in &methods {
-        let r = &rows[m.as_str()];
+    let names = methods.iter().map(|m| m.as_str()).chain(rows.contains_key(PREVIOUS_HIPPO).then_some(PREVIOUS_HIPPO));
+    for name in names {
+        let r = &rows[name];
         let f = |k: &str| r[k].as_f64().unwrap_or(0.0);
-        println!("{:<15} {:>9.2} {:>9.2} {:>10.2} {:>12.2} {:>12.2} {:>8.2}x", m.as_str(), f("p50_ms"),
+        println!("{:<15} {:>9.2} {:>9.2} {:>10.2} {:>12.2} {:>12.2} {:>8.2}x", name, f("p50_ms"),
             f("p95_ms"), f("embed_p50_ms"), f("without_embed_p50_ms"), f("without_embed_p95_ms"),
             f("p50_vs_basic"));
         if let Some(s) = r.get("ppr_share_of_retrieval") {
@@ -92,5 +99,16 @@ pub fn retrieval(app: App, questions: &Path, methods: &[String], limit: usize) -
                 f("ppr_p50_ms"), s.as_f64().unwrap_or(0.0) * 100.0);
         }
     }
+    if let (Some(now), Some(before)) = (rows.get("hippo"), rows.get(PREVIOUS_HIPPO)) {
+        let f = |r: &serde_json::Value, k: &str| r[k].as_f64().unwrap_or(0.0);
+        println!("hippo against its previous approach ({PREVIOUS_HIPPO}: Gauss-Seidel f64 PPR at 1e-8, facts \
+            linked that cannot seed), same run: p50 {:.2}x faster, without embedding {:.2}x, PPR {:.2}x",
+            f(before, "p50_ms") / f(now, "p50_ms").max(1e-9),
+            f(before, "without_embed_p50_ms") / f(now, "without_embed_p50_ms").max(1e-9),
+            f(before, "ppr_p50_ms") / f(now, "ppr_p50_ms").max(1e-9));
+    }
     Ok(())
 }
+
+/// The row of [`Hippo::previous`].
+const PREVIOUS_HIPPO: &str = "hippo-before";

@@ -39,11 +39,27 @@ use serde_json::{json, Value};
 
 use crate::graph::Graph;
 use crate::hippo_names::name_matches;
-use crate::ppr::{personalized_pagerank, Csr, DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE};
+use crate::ppr::{gauss_seidel_f64, personalized_pagerank, Csr, DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE};
 use crate::{ms, Context, Method, QueryEnv, Retrieval, Retriever};
 
-/// The `hippo` retriever.
-pub struct Hippo;
+/// The `hippo` retriever. [`Hippo::default`] is what `Method::Hippo` runs;
+/// [`Hippo::previous`] is how it ran before its speed work (plain Gauss-Seidel PPR in
+/// f64 at tolerance 1e-8, facts linked even when they cannot seed), for benchmarks that
+/// report the speed-up measured in the same run. Both rank passages alike.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Hippo {
+    /// Run PPR with [`crate::ppr::gauss_seidel_f64`] at 1e-8 instead of the default solver.
+    pub reference_ppr: bool,
+    /// Link facts even when nothing can make them seed (no LLM, `unfiltered_fact_weight` 0).
+    pub always_link_facts: bool,
+}
+
+impl Hippo {
+    /// The previous approach (see the type's documentation).
+    pub fn previous() -> Self {
+        Hippo { reference_ppr: true, always_link_facts: true }
+    }
+}
 
 /// A fact linked to the question.
 #[derive(Debug, Clone)]
@@ -84,7 +100,7 @@ impl Retriever for Hippo {
         // unrecognised ones count; otherwise linking them (two scans of every fact
         // vector, about half of a query's retrieval time) would change nothing.
         let can_recognize = cfg.recognition_filter && env.llm.is_some();
-        let mut linked = if can_recognize || cfg.unfiltered_fact_weight > 0.0 {
+        let mut linked = if can_recognize || cfg.unfiltered_fact_weight > 0.0 || self.always_link_facts {
             let linked = link_facts(env, &graph, &q, cfg, &relative)?;
             if linked.is_empty() && !graph.facts.is_empty() && cfg.linking_top_k > 0 {
                 out.notes.push("no fact has a vector (the LLM-free extractor's facts get none by default): \
@@ -142,8 +158,11 @@ impl Retriever for Hippo {
             for (c, &w) in relative.iter().enumerate() {
                 reset[ne + c] += weight * w as f64;
             }
-            let ppr = personalized_pagerank(&csr, &reset, cfg.damping as f64, DEFAULT_TOLERANCE,
-                DEFAULT_MAX_ITERATIONS);
+            let ppr = if self.reference_ppr {
+                gauss_seidel_f64(&csr, &reset, cfg.damping as f64, 1e-8, DEFAULT_MAX_ITERATIONS)
+            } else {
+                personalized_pagerank(&csr, &reset, cfg.damping as f64, DEFAULT_TOLERANCE, DEFAULT_MAX_ITERATIONS)
+            };
             out.timings_ms.insert("ppr".into(), ms(t));
             out.extra.insert("ppr_iterations".into(), json!(ppr.iterations));
             let mass = &ppr.scores[ne..];

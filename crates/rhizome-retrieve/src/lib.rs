@@ -106,7 +106,7 @@ pub fn retriever(method: Method) -> Box<dyn Retriever> {
     match method {
         Method::Basic => Box::new(Basic),
         Method::Local => Box::new(Local),
-        Method::Hippo => Box::new(Hippo),
+        Method::Hippo => Box::new(Hippo::default()),
         Method::Multihop => Box::new(Multihop),
         Method::Multipath => Box::new(Multipath),
         Method::ChunkOnly | Method::EntityOnly | Method::Hybrid | Method::GraphEnhanced => {
