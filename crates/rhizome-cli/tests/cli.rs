@@ -293,3 +293,27 @@ fn embedder_benchmark_compares_both_models() {
     }
     assert_eq!(b["models"][0]["speed_vs_minilm"], 1.0);
 }
+
+#[test]
+fn the_llm_free_extractors_facts_get_no_vectors_unless_asked() {
+    // Nothing reads a fact vector without an LLM to recognise the fact, so the LLM-free
+    // extractor's facts are not embedded by default; `always` embeds them.
+    let tmp = tempfile::tempdir().unwrap();
+    let doc = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/docs/rhizome-plants.md");
+    let run = |name: &str, set: &[&str]| {
+        let mut c = rz(&tmp.path().join(name));
+        c.args(set).arg("index").arg(&doc);
+        json(c)["report"].clone()
+    };
+    let auto = run("auto", &[]);
+    let always = run("always", &["--set", "embed.fact_vectors=always"]);
+    let facts = auto["facts"].as_u64().unwrap();
+    assert!(facts > 0, "{auto}");
+    assert_eq!(always["facts"], auto["facts"]);
+    assert_eq!(always["vectors"].as_u64().unwrap(), auto["vectors"].as_u64().unwrap() + facts, "{auto} {always}");
+    let mut c = rz(&tmp.path().join("bad"));
+    c.args(["--set", "embed.fact_vectors=sometimes", "index"]).arg(&doc);
+    let out = c.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("embed.fact_vectors"), "{err}");
+}
