@@ -1,0 +1,111 @@
+//! multilingual-e5-small timings: single-question latency and index-time batch throughput.
+//!
+//! `cargo run --release -p rhizome-embed --example e5_timing -- QUESTIONS.json CORPUS.json
+//! [ENTITIES.txt] [ROUNDS]` (MuSiQue formats; entity names one per line) prints, per round:
+//! - `query`: p50/p90 of embedding one question (`EmbedKind::Query`, one call per question,
+//!   the first 100 questions), as retrieval does;
+//! - `entities`: up to 2000 entity names (from the entities file, else the corpus titles) in
+//!   one call, as passages;
+//! - `passages`: the first 300 corpus texts in one call.
+//!
+//! `E5_TIMING_ONLY=query` (or `batch`) runs only that part (for `perf record`).
+//! `E5_TIMING_DUMP=FILE` first writes every vector (questions one per call, then entities
+//! and passages as one call each) to FILE as little-endian f32, to compare builds bit for bit.
+//! Rounds alternate nothing: run it twice back to back to compare two builds on a shared
+//! machine. `RAYON_NUM_THREADS` sets the thread count. The model must be installed.
+
+use std::time::Instant;
+
+use rhizome_core::{EmbedKind, Embedder};
+use rhizome_embed::{models, E5Embedder};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let usage = "usage: e5_timing QUESTIONS.json CORPUS.json [ENTITIES.txt] [ROUNDS]";
+    let questions: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(args.first().ok_or(usage)?)?)?;
+    let corpus: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(args.get(1).ok_or(usage)?)?)?;
+    let rounds: usize = args.get(3).map(|s| s.parse()).transpose()?.unwrap_or(3);
+    let qs: Vec<String> = questions
+        .iter()
+        .filter_map(|q| q.get("question").and_then(|t| t.as_str()).map(str::to_string))
+        .take(100)
+        .collect();
+    let passages: Vec<String> = corpus
+        .iter()
+        .filter_map(|d| d.get("text").and_then(|t| t.as_str()).map(str::to_string))
+        .take(300)
+        .collect();
+    let mut entities: Vec<String> = match args.get(2) {
+        Some(p) => std::fs::read_to_string(p)?.lines().filter(|l| !l.trim().is_empty()).map(str::to_string).collect(),
+        None => corpus.iter().filter_map(|d| d["title"].as_str().map(str::to_string)).collect(),
+    };
+    entities.truncate(2000);
+    let e = E5Embedder::load(&models::require(&models::E5_SMALL, &models::models_dir())?)?;
+    println!(
+        "{:?} matmuls, {} rayon threads; {} questions, {} entities, {} passages",
+        e.matmul(),
+        rayon::current_num_threads(),
+        qs.len(),
+        entities.len(),
+        passages.len()
+    );
+    let qtok: usize = qs.iter().map(|q| e.tokenize(q, EmbedKind::Query).len()).sum();
+    println!("  {:.1} tokens per question", qtok as f64 / qs.len().max(1) as f64);
+    e.embed(&qs[..8.min(qs.len())], EmbedKind::Query)?; // warm-up
+    if let Ok(path) = std::env::var("E5_TIMING_DUMP") {
+        let mut vecs = Vec::new();
+        for q in &qs {
+            vecs.extend(e.embed(std::slice::from_ref(q), EmbedKind::Query)?);
+        }
+        vecs.extend(e.embed(&entities, EmbedKind::Passage)?);
+        vecs.extend(e.embed(&passages, EmbedKind::Passage)?);
+        let bytes: Vec<u8> = vecs.iter().flatten().flat_map(|x| x.to_le_bytes()).collect();
+        std::fs::write(&path, bytes)?;
+        println!("wrote {} vectors to {path}", vecs.len());
+    }
+    let only = std::env::var("E5_TIMING_ONLY").unwrap_or_default();
+    for round in 0..rounds {
+        if only == "batch" {
+            let t = Instant::now();
+            e.embed(&entities, EmbedKind::Passage)?;
+            let ent = t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            e.embed(&passages, EmbedKind::Passage)?;
+            println!("round {round}: entities {ent:.2} s, passages {:.2} s", t.elapsed().as_secs_f64());
+            continue;
+        }
+        let mut ms: Vec<f64> = qs
+            .iter()
+            .map(|q| {
+                let t = Instant::now();
+                let v = e.embed(std::slice::from_ref(q), EmbedKind::Query);
+                assert!(v.is_ok());
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        ms.sort_by(f64::total_cmp);
+        let pct = |p: f64| ms[((ms.len() - 1) as f64 * p).round() as usize];
+        if only == "query" {
+            println!("round {round}: query p50 {:.2} ms p90 {:.2} ms", pct(0.5), pct(0.9));
+            continue;
+        }
+        let t = Instant::now();
+        e.embed(&entities, EmbedKind::Passage)?;
+        let ent = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        e.embed(&passages, EmbedKind::Passage)?;
+        let pas = t.elapsed().as_secs_f64();
+        println!(
+            "round {round}: query p50 {:.2} ms p90 {:.2} ms | entities {:.0}/s ({:.2} s) | passages {:.1}/s ({:.2} s)",
+            pct(0.5),
+            pct(0.9),
+            entities.len() as f64 / ent,
+            ent,
+            passages.len() as f64 / pas,
+            pas
+        );
+    }
+    Ok(())
+}
