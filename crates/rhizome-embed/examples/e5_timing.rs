@@ -68,14 +68,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let only = std::env::var("E5_TIMING_ONLY").unwrap_or_default();
     for round in 0..rounds {
         if only == "batch" {
-            let t = Instant::now();
+            let (t, c) = (Instant::now(), cpu_seconds());
             e.embed(&entities, EmbedKind::Passage)?;
-            let ent = t.elapsed().as_secs_f64();
-            let t = Instant::now();
+            let (ent, entc) = (t.elapsed().as_secs_f64(), cpu_seconds() - c);
+            let (t, c) = (Instant::now(), cpu_seconds());
             e.embed(&passages, EmbedKind::Passage)?;
-            println!("round {round}: entities {ent:.2} s, passages {:.2} s", t.elapsed().as_secs_f64());
+            let (pas, pasc) = (t.elapsed().as_secs_f64(), cpu_seconds() - c);
+            println!("round {round}: entities {ent:.2} s ({entc:.2} CPU-s), passages {pas:.2} s ({pasc:.2} CPU-s)");
             continue;
         }
+        let cpu0 = cpu_seconds();
         let mut ms: Vec<f64> = qs
             .iter()
             .map(|q| {
@@ -85,20 +87,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 t.elapsed().as_secs_f64() * 1e3
             })
             .collect();
+        let qcpu = (cpu_seconds() - cpu0) * 1e3 / qs.len().max(1) as f64;
         ms.sort_by(f64::total_cmp);
         let pct = |p: f64| ms[((ms.len() - 1) as f64 * p).round() as usize];
         if only == "query" {
-            println!("round {round}: query p50 {:.2} ms p90 {:.2} ms", pct(0.5), pct(0.9));
+            println!("round {round}: query p50 {:.2} ms p90 {:.2} ms, {qcpu:.2} CPU-ms", pct(0.5), pct(0.9));
             continue;
         }
-        let t = Instant::now();
+        let (t, c) = (Instant::now(), cpu_seconds());
         e.embed(&entities, EmbedKind::Passage)?;
-        let ent = t.elapsed().as_secs_f64();
-        let t = Instant::now();
+        let (ent, entc) = (t.elapsed().as_secs_f64(), cpu_seconds() - c);
+        let (t, c) = (Instant::now(), cpu_seconds());
         e.embed(&passages, EmbedKind::Passage)?;
-        let pas = t.elapsed().as_secs_f64();
+        let (pas, pasc) = (t.elapsed().as_secs_f64(), cpu_seconds() - c);
         println!(
-            "round {round}: query p50 {:.2} ms p90 {:.2} ms | entities {:.0}/s ({:.2} s) | passages {:.1}/s ({:.2} s)",
+            "round {round}: query p50 {:.2} ms p90 {:.2} ms {qcpu:.2} CPU-ms | entities {:.0}/s ({:.2} s, {entc:.2} CPU-s) | \
+             passages {:.1}/s ({:.2} s, {pasc:.2} CPU-s)",
             pct(0.5),
             pct(0.9),
             entities.len() as f64 / ent,
@@ -108,4 +112,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     Ok(())
+}
+
+/// User + system CPU time of this process (Linux `/proc/self/stat`; 0 elsewhere).
+fn cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else { return 0.0 };
+    // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<f64> = rest.split_whitespace().map(|x| x.parse().unwrap_or(0.0)).collect();
+    (f.get(11).unwrap_or(&0.0) + f.get(12).unwrap_or(&0.0)) / 100.0
 }

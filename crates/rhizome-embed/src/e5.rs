@@ -184,7 +184,7 @@ impl E5Embedder {
             let lens: Vec<usize> = chunk.iter().map(|&i| seqs[i].len()).collect();
             let ids: Vec<u32> = chunk.iter().flat_map(|&i| seqs[i].iter().copied()).collect();
             let pooled =
-                self.encoder.forward_mean_pooled(&ids, &lens).map_err(|e| Error::Model(e.to_string()))?;
+                self.encoder.forward_mean_pooled(&ids, &lens).map_err(Error::Model)?;
             for (&i, mut v) in chunk.iter().zip(pooled) {
                 l2_normalize(&mut v);
                 out[i] = v;

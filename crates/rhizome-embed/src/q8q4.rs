@@ -18,15 +18,25 @@ const ROWS: usize = 16;
 const TOKENS: usize = 8;
 /// Tokens per parallel task.
 const TASK_TOKENS: usize = 64;
+/// Row groups (of 16 outputs) per parallel task when a call has too few tokens to split.
+const TASK_GROUPS: usize = 8;
 
 /// A Q4_0 `[out, in]` matrix repacked for VNNI: per group of 16 rows, per block of 32 inputs,
-/// 8 chunks of 64 bytes whose 32-bit lane `r` holds 4 consecutive weights (nibbles `0..=15`)
-/// of row `r`; plus the f32 block scales, per group and block, 16 rows contiguous.
+/// 8 chunks of 64 bytes whose 32-bit lane `r` holds 4 consecutive weights of row `r`, stored
+/// signed (`nibble - 8`, in `-8..=7`); the f32 block scales, per group and block, 16 rows
+/// contiguous; and per group and block the 16 rows' `-128 * sum(weights)`.
+///
+/// Why signed weights and a per-row correction: `vpdpbusd` multiplies unsigned by signed
+/// bytes. Activations are stored `q + 128` (unsigned), so `Σ (q+128)·w = Σ q·w + 128·Σ w`; the
+/// second term depends on the weights only, so it is precomputed and used as the starting
+/// value of the integer accumulator. The integer dot product is exactly the one of the
+/// unsigned-weights form (`Σ q·nibble - 8·Σ q`), without its per-token subtraction.
 pub struct Q4Matrix {
     nout: usize,
     nin: usize,
-    q: Vec<u8>,
+    q: Vec<i8>,
     d: Vec<f32>,
+    corr: Vec<i32>,
 }
 
 impl Q4Matrix {
@@ -61,20 +71,24 @@ impl Q4Matrix {
             }
             rows.extend(blocks.chunks_exact(row_bytes).map(|r| (r, scale)));
         }
-        let mut q = vec![0u8; nout * nin];
+        let mut q = vec![0i8; nout * nin];
         let mut d = vec![0f32; nout * nb];
+        let mut corr = vec![0i32; nout * nb];
         for (row, (blocks, scale)) in rows.iter().enumerate() {
             let (g, r) = (row / ROWS, row % ROWS);
             for (b, blk) in blocks.chunks_exact(Q4_BLOCK_BYTES).enumerate() {
-                d[(g * nb + b) * ROWS + r] = f16_to_f32(u16::from_le_bytes([blk[0], blk[1]])) * scale;
+                let at = (g * nb + b) * ROWS + r;
+                d[at] = f16_to_f32(u16::from_le_bytes([blk[0], blk[1]])) * scale;
                 for (j, &byte) in blk[2..].iter().enumerate() {
                     for (i, v) in [(j, byte & 0x0f), (j + 16, byte >> 4)] {
-                        q[((g * nb + b) * 8 + i / 4) * 64 + r * 4 + i % 4] = v;
+                        let w = v as i8 - 8;
+                        q[((g * nb + b) * 8 + i / 4) * 64 + r * 4 + i % 4] = w;
+                        corr[at] -= 128 * w as i32;
                     }
                 }
             }
         }
-        Ok(Q4Matrix { nout, nin, q, d })
+        Ok(Q4Matrix { nout, nin, q, d, corr })
     }
 
     /// Output width.
@@ -82,25 +96,83 @@ impl Q4Matrix {
         self.nout
     }
 
+    /// Input width.
+    pub fn nin(&self) -> usize {
+        self.nin
+    }
+
     /// `x Wᵀ` for `x` row-major `[tokens, nin]`; returns row-major `[tokens, nout]`. Must only
     /// be called when [`available`](Self::available) (it checks and panics otherwise).
     pub fn matmul(&self, x: &[f32]) -> Vec<f32> {
+        let mut y = vec![0f32; x.len() / self.nin.max(1) * self.nout];
+        self.matmul_into(x, None, &mut y, &mut Q8::default(), true);
+        y
+    }
+
+    /// `y = x Wᵀ (+ bias)` for `x` row-major `[tokens, nin]` into `y` (`[tokens, nout]`),
+    /// quantising `x` into the reusable `q8`. With `par`, tokens are split into rayon tasks
+    /// (or, for calls of fewer than 128 tokens, the output rows); without, all runs on the
+    /// calling thread. The result does not depend on `par`: every output is the same sum
+    /// over the same blocks in the same order.
+    ///
+    /// Must only be called when [`available`](Self::available), with whole rows (it checks
+    /// and panics otherwise).
+    pub fn matmul_into(&self, x: &[f32], bias: Option<&[f32]>, y: &mut [f32], q8: &mut Q8, par: bool) {
         assert!(Self::available(), "q8q4 matmul needs AVX-512 VNNI");
         assert_eq!(x.len() % self.nin, 0, "q8q4: input is not rows of {}", self.nin);
         let tokens = x.len() / self.nin;
-        let mut y = vec![0f32; tokens * self.nout];
-        y.par_chunks_mut(TASK_TOKENS * self.nout)
-            .zip(x.par_chunks(TASK_TOKENS * self.nin))
-            .for_each(|(y, x)| {
-                #[cfg(target_arch = "x86_64")]
-                // SAFETY: `available()` checked the CPU features the kernel is compiled for.
+        assert_eq!(y.len(), tokens * self.nout, "q8q4: output is not {tokens} rows of {}", self.nout);
+        assert!(bias.is_none_or(|b| b.len() == self.nout), "q8q4: bias is not {} wide", self.nout);
+        let nb = self.nin / Q4_BLOCK;
+        q8.resize(tokens * nb);
+        let groups = self.nout / ROWS;
+        #[cfg(target_arch = "x86_64")]
+        {
+            let y_ptr = SyncPtr(y.as_mut_ptr());
+            if !par {
+                // SAFETY: `available()` checked the CPU features the kernels are compiled for;
+                // `y` holds `tokens` rows of `nout`.
                 unsafe {
-                    kernel(self, &quantize(x), y)
+                    quantize(x, &mut q8.q, &mut q8.d);
+                    kernel(self, q8.view(), bias, y_ptr.get(), 0..groups);
                 }
-                #[cfg(not(target_arch = "x86_64"))]
-                let _ = (y, x);
-            });
-        y
+            } else if tokens < 2 * TASK_TOKENS {
+                unsafe { quantize(x, &mut q8.q, &mut q8.d) };
+                let a = q8.view();
+                (0..groups.div_ceil(TASK_GROUPS)).into_par_iter().for_each(|t| {
+                    let g = t * TASK_GROUPS..((t + 1) * TASK_GROUPS).min(groups);
+                    // SAFETY: as above; each task writes only its own columns of `y`.
+                    unsafe { kernel(self, a, bias, y_ptr.get(), g) }
+                });
+            } else {
+                q8.q.par_chunks_mut(TASK_TOKENS * self.nin)
+                    .zip(q8.d.par_chunks_mut(TASK_TOKENS * nb))
+                    .zip(x.par_chunks(TASK_TOKENS * self.nin))
+                    .zip(y.par_chunks_mut(TASK_TOKENS * self.nout))
+                    .for_each(|(((q, d), x), y)| {
+                        // SAFETY: as above; each task has its own rows of `y` and `q8`.
+                        unsafe {
+                            quantize(x, q, d);
+                            kernel(self, Q8View { q, d }, bias, y.as_mut_ptr(), 0..groups);
+                        }
+                    });
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (x, y, bias, par, groups);
+    }
+}
+
+/// A pointer that may cross threads; tasks write disjoint parts of `y` through it.
+#[derive(Clone, Copy)]
+struct SyncPtr(*mut f32);
+unsafe impl Send for SyncPtr {}
+unsafe impl Sync for SyncPtr {}
+
+impl SyncPtr {
+    /// The pointer (a method, so closures capture the whole `Send + Sync` wrapper).
+    fn get(self) -> *mut f32 {
+        self.0
     }
 }
 
@@ -123,15 +195,34 @@ impl CustomOp1 for Q4Matrix {
     }
 }
 
-/// Q8_0 activations of a run of tokens.
-struct Q8 {
-    q: Vec<i8>,
+/// Q8_0 activations of a run of tokens, stored `q + 128` (unsigned, see [`Q4Matrix`]), with
+/// one f32 scale per block of 32. A reusable buffer: [`Q4Matrix::matmul_into`] resizes it.
+#[derive(Default)]
+pub struct Q8 {
+    q: Vec<u8>,
     d: Vec<f32>,
-    /// `8 * sum(q)` per block: the correction for the weights' `-8` offset.
-    sum8: Vec<i32>,
 }
 
-/// Quantise `x` (whole blocks of 32) to Q8_0, 32 values per step in AVX-512 registers.
+impl Q8 {
+    fn resize(&mut self, blocks: usize) {
+        self.q.resize(blocks * Q4_BLOCK, 0);
+        self.d.resize(blocks, 0.0);
+    }
+
+    fn view(&self) -> Q8View<'_> {
+        Q8View { q: &self.q, d: &self.d }
+    }
+}
+
+/// Borrowed quantised activations (whole tokens).
+#[derive(Clone, Copy)]
+struct Q8View<'a> {
+    q: &'a [u8],
+    d: &'a [f32],
+}
+
+/// Quantise `x` (whole blocks of 32) to Q8_0 into `q` (stored `q + 128`) and `d`, 32
+/// values per step in AVX-512 registers.
 ///
 /// Bit-identical to the scalar definition (`amax = max|x|`, `d = amax / 127`,
 /// `q = clamp(round_half_even(x * (1 / d)), -128, 127)`): the same IEEE operations, done 16
@@ -139,69 +230,87 @@ struct Q8 {
 /// and took ~30% of the encoder's time, as much as the matmul kernel itself.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-unsafe fn quantize(x: &[f32]) -> Q8 {
+unsafe fn quantize(x: &[f32], q: &mut [u8], d: &mut [f32]) {
     use std::arch::x86_64::*;
     const NEAREST: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
     let blocks = x.len() / Q4_BLOCK;
-    let mut out = Q8 { q: vec![0; blocks * Q4_BLOCK], d: vec![0.0; blocks], sum8: vec![0; blocks] };
-    let (lo, hi) = (_mm512_set1_epi32(-128), _mm512_set1_epi32(127));
+    assert!(q.len() >= blocks * Q4_BLOCK && d.len() >= blocks);
+    let (lo, hi, off) = (_mm512_set1_epi32(-128), _mm512_set1_epi32(127), _mm512_set1_epi32(128));
     for i in 0..blocks {
         let p = x.as_ptr().add(i * Q4_BLOCK);
         let (v0, v1) = (_mm512_loadu_ps(p), _mm512_loadu_ps(p.add(16)));
         let amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(v0), _mm512_abs_ps(v1)));
-        let d = amax / 127.0;
-        let id = _mm512_set1_ps(if d > 0.0 { 1.0 / d } else { 0.0 });
+        let di = amax / 127.0;
+        let id = _mm512_set1_ps(if di > 0.0 { 1.0 / di } else { 0.0 });
         let q0 = _mm512_cvt_roundps_epi32::<NEAREST>(_mm512_mul_ps(v0, id));
         let q1 = _mm512_cvt_roundps_epi32::<NEAREST>(_mm512_mul_ps(v1, id));
         let q0 = _mm512_min_epi32(_mm512_max_epi32(q0, lo), hi);
         let q1 = _mm512_min_epi32(_mm512_max_epi32(q1, lo), hi);
-        let dst = out.q.as_mut_ptr().add(i * Q4_BLOCK) as *mut __m128i;
-        _mm_storeu_si128(dst, _mm512_cvtepi32_epi8(q0));
-        _mm_storeu_si128(dst.add(1), _mm512_cvtepi32_epi8(q1));
-        out.d[i] = d;
-        out.sum8[i] = 8 * _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
+        let dst = q.as_mut_ptr().add(i * Q4_BLOCK) as *mut __m128i;
+        _mm_storeu_si128(dst, _mm512_cvtepi32_epi8(_mm512_add_epi32(q0, off)));
+        _mm_storeu_si128(dst.add(1), _mm512_cvtepi32_epi8(_mm512_add_epi32(q1, off)));
+        d[i] = di;
     }
-    out
 }
 
-/// `y = x Wᵀ` for the quantised tokens `a` (all of `y`'s rows).
+/// `y = x Wᵀ (+ bias)` for the quantised tokens `a`, output row groups `groups` (16 outputs
+/// each); `y` is row-major `[tokens, nout]`. Tiles of 8 tokens, then one of the remainder.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-unsafe fn kernel(w: &Q4Matrix, a: &Q8, y: &mut [f32]) {
-    use std::arch::x86_64::*;
-    let nb = w.nin / Q4_BLOCK;
+unsafe fn kernel(w: &Q4Matrix, a: Q8View, bias: Option<&[f32]>, y: *mut f32, groups: std::ops::Range<usize>) {
     let tokens = a.q.len() / w.nin;
-    for g in 0..w.nout / ROWS {
+    for g in groups {
         let mut t = 0;
-        while t < tokens {
-            let tn = (tokens - t).min(TOKENS);
-            // Rows past the end repeat the last token (computed, not stored).
-            let tok: [usize; TOKENS] = std::array::from_fn(|j| t + j.min(tn - 1));
-            let mut acc = [_mm512_setzero_ps(); TOKENS];
-            for b in 0..nb {
-                let mut isum = [_mm512_setzero_si512(); TOKENS];
-                let wb = w.q.as_ptr().add((g * nb + b) * 8 * 64);
-                for k in 0..8 {
-                    let wv = _mm512_loadu_si512(wb.add(k * 64) as *const _);
-                    for j in 0..TOKENS {
-                        let p = a.q.as_ptr().add(tok[j] * w.nin + b * Q4_BLOCK + k * 4);
-                        let av = _mm512_set1_epi32((p as *const i32).read_unaligned());
-                        isum[j] = _mm512_dpbusd_epi32(isum[j], wv, av);
-                    }
-                }
-                let dw = _mm512_loadu_ps(w.d.as_ptr().add((g * nb + b) * ROWS));
-                for j in 0..TOKENS {
-                    let ab = tok[j] * nb + b;
-                    let corr = _mm512_sub_epi32(isum[j], _mm512_set1_epi32(a.sum8[ab]));
-                    let scale = _mm512_mul_ps(dw, _mm512_set1_ps(a.d[ab]));
-                    acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(corr), scale, acc[j]);
-                }
-            }
-            for (j, v) in acc.iter().enumerate().take(tn) {
-                _mm512_storeu_ps(y.as_mut_ptr().add((t + j) * w.nout + g * ROWS), *v);
-            }
+        while t + TOKENS <= tokens {
+            tile::<TOKENS>(w, a, bias, y, g, t);
             t += TOKENS;
         }
+        match tokens - t {
+            0 => {}
+            1 => tile::<1>(w, a, bias, y, g, t),
+            2 => tile::<2>(w, a, bias, y, g, t),
+            3 => tile::<3>(w, a, bias, y, g, t),
+            4 => tile::<4>(w, a, bias, y, g, t),
+            5 => tile::<5>(w, a, bias, y, g, t),
+            6 => tile::<6>(w, a, bias, y, g, t),
+            _ => tile::<7>(w, a, bias, y, g, t),
+        }
+    }
+}
+
+/// One register tile: tokens `t..t + N` x output rows `16 g..16 g + 16`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+#[inline]
+unsafe fn tile<const N: usize>(w: &Q4Matrix, a: Q8View, bias: Option<&[f32]>, y: *mut f32, g: usize, t: usize) {
+    use std::arch::x86_64::*;
+    let nb = w.nin / Q4_BLOCK;
+    let mut acc = [_mm512_setzero_ps(); N];
+    for b in 0..nb {
+        // The block's 8 weight vectors stay in registers while each token's integer sum runs
+        // as one chain (the tokens' chains overlap out of order): ~20 live registers, where
+        // keeping all tokens' sums live at once made the compiler spill them to the stack.
+        let wb = w.q.as_ptr().add((g * nb + b) * 8 * 64);
+        let wv: [__m512i; 8] = std::array::from_fn(|k| _mm512_loadu_si512(wb.add(k * 64) as *const _));
+        let corr = _mm512_loadu_si512(w.corr.as_ptr().add((g * nb + b) * ROWS) as *const _);
+        let dw = _mm512_loadu_ps(w.d.as_ptr().add((g * nb + b) * ROWS));
+        for (j, acc) in acc.iter_mut().enumerate() {
+            let p = a.q.as_ptr().add((t + j) * w.nin + b * Q4_BLOCK) as *const i32;
+            let mut s = corr;
+            for (k, wk) in wv.iter().enumerate() {
+                s = _mm512_dpbusd_epi32(s, _mm512_set1_epi32(p.add(k).read_unaligned()), *wk);
+            }
+            let scale = _mm512_mul_ps(dw, _mm512_set1_ps(*a.d.get_unchecked((t + j) * nb + b)));
+            *acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), scale, *acc);
+        }
+    }
+    let bv = match bias {
+        Some(b) => _mm512_loadu_ps(b.as_ptr().add(g * ROWS)),
+        None => _mm512_setzero_ps(),
+    };
+    for (j, v) in acc.iter().enumerate() {
+        let v = if bias.is_some() { _mm512_add_ps(*v, bv) } else { *v };
+        _mm512_storeu_ps(y.add((t + j) * w.nout + g * ROWS), v);
     }
 }
 
