@@ -8,7 +8,8 @@
 //!   one call, as passages;
 //! - `passages`: the first 300 corpus texts in one call.
 //!
-//! `E5_TIMING_ONLY=query` (or `batch`) runs only that part (for `perf record`).
+//! `E5_TIMING_ONLY=query` (or `batch`) runs only that part (for `perf record`);
+//! `E5_TIMING_GROUP=K` embeds the questions K per call instead of one (times are per call).
 //! `E5_TIMING_DUMP=FILE` first writes every vector (questions one per call, then entities
 //! and passages as one call each) to FILE as little-endian f32, to compare builds bit for bit.
 //! Rounds alternate nothing: run it twice back to back to compare two builds on a shared
@@ -66,6 +67,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("wrote {} vectors to {path}", vecs.len());
     }
     let only = std::env::var("E5_TIMING_ONLY").unwrap_or_default();
+    let group: usize = std::env::var("E5_TIMING_GROUP").ok().and_then(|g| g.parse().ok()).unwrap_or(1).max(1);
     for round in 0..rounds {
         if only == "batch" {
             let (t, c) = (Instant::now(), cpu_seconds());
@@ -79,15 +81,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         let cpu0 = cpu_seconds();
         let mut ms: Vec<f64> = qs
-            .iter()
+            .chunks(group)
             .map(|q| {
                 let t = Instant::now();
-                let v = e.embed(std::slice::from_ref(q), EmbedKind::Query);
+                let v = e.embed(q, EmbedKind::Query);
                 assert!(v.is_ok());
                 t.elapsed().as_secs_f64() * 1e3
             })
             .collect();
-        let qcpu = (cpu_seconds() - cpu0) * 1e3 / qs.len().max(1) as f64;
+        let qcpu = (cpu_seconds() - cpu0) * 1e3 / ms.len().max(1) as f64;
         ms.sort_by(f64::total_cmp);
         let pct = |p: f64| ms[((ms.len() - 1) as f64 * p).round() as usize];
         if only == "query" {

@@ -18,8 +18,6 @@ const ROWS: usize = 16;
 const TOKENS: usize = 8;
 /// Tokens per parallel task.
 const TASK_TOKENS: usize = 64;
-/// Row groups (of 16 outputs) per parallel task when a call has too few tokens to split.
-const TASK_GROUPS: usize = 8;
 
 /// A Q4_0 `[out, in]` matrix repacked for VNNI: per group of 16 rows, per block of 32 inputs,
 /// 8 chunks of 64 bytes whose 32-bit lane `r` holds 4 consecutive weights of row `r`, stored
@@ -110,10 +108,9 @@ impl Q4Matrix {
     }
 
     /// `y = x Wᵀ (+ bias)` for `x` row-major `[tokens, nin]` into `y` (`[tokens, nout]`),
-    /// quantising `x` into the reusable `q8`. With `par`, tokens are split into rayon tasks
-    /// (or, for calls of fewer than 128 tokens, the output rows); without, all runs on the
-    /// calling thread. The result does not depend on `par`: every output is the same sum
-    /// over the same blocks in the same order.
+    /// quantising `x` into the reusable `q8`. With `par`, tokens are split into rayon tasks of
+    /// 64; without, all runs on the calling thread. The result does not depend on `par`:
+    /// every output is the same sum over the same blocks in the same order.
     ///
     /// Must only be called when [`available`](Self::available), with whole rows (it checks
     /// and panics otherwise).
@@ -128,22 +125,13 @@ impl Q4Matrix {
         let groups = self.nout / ROWS;
         #[cfg(target_arch = "x86_64")]
         {
-            let y_ptr = SyncPtr(y.as_mut_ptr());
             if !par {
                 // SAFETY: `available()` checked the CPU features the kernels are compiled for;
                 // `y` holds `tokens` rows of `nout`.
                 unsafe {
                     quantize(x, &mut q8.q, &mut q8.d);
-                    kernel(self, q8.view(), bias, y_ptr.get(), 0..groups);
+                    kernel(self, q8.view(), bias, y.as_mut_ptr(), 0..groups);
                 }
-            } else if tokens < 2 * TASK_TOKENS {
-                unsafe { quantize(x, &mut q8.q, &mut q8.d) };
-                let a = q8.view();
-                (0..groups.div_ceil(TASK_GROUPS)).into_par_iter().for_each(|t| {
-                    let g = t * TASK_GROUPS..((t + 1) * TASK_GROUPS).min(groups);
-                    // SAFETY: as above; each task writes only its own columns of `y`.
-                    unsafe { kernel(self, a, bias, y_ptr.get(), g) }
-                });
             } else {
                 q8.q.par_chunks_mut(TASK_TOKENS * self.nin)
                     .zip(q8.d.par_chunks_mut(TASK_TOKENS * nb))
@@ -160,19 +148,6 @@ impl Q4Matrix {
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = (x, y, bias, par, groups);
-    }
-}
-
-/// A pointer that may cross threads; tasks write disjoint parts of `y` through it.
-#[derive(Clone, Copy)]
-struct SyncPtr(*mut f32);
-unsafe impl Send for SyncPtr {}
-unsafe impl Sync for SyncPtr {}
-
-impl SyncPtr {
-    /// The pointer (a method, so closures capture the whole `Send + Sync` wrapper).
-    fn get(self) -> *mut f32 {
-        self.0
     }
 }
 

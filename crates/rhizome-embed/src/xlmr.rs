@@ -20,15 +20,17 @@ use crate::e5_file::{dequantize_q4, E5File, E5Header, Q4_BLOCK, Q4_BLOCK_BYTES};
 use crate::ops::{bias_add, bias_gelu, bias_residual_norm, mean_pool_rows, NormParams};
 use crate::q8q4::{Q4Matrix, Q8};
 
-/// Fewest tokens in a forward pass for it to fan out over rayon; smaller calls (a question
-/// of up to ~40 tokens, a handful of short names) run on the calling thread alone.
+/// Fewest tokens in a forward pass for it to fan out over rayon; smaller calls (one question
+/// is ~15-40 tokens, a few short names) run every step on the calling thread alone.
 ///
-/// Measured with `examples/e5_timing.rs` on the 2-core development machine: one ~26-token
-/// question took the same p50 sequentially as split over 2 threads when the machine was
-/// otherwise idle, and less sequentially when the other core was busy (as it is when a
-/// server answers several questions at once); see `PAR_MIN_TOKENS` in the commit log for
-/// the figures.
-pub const PAR_MIN_TOKENS: usize = 64;
+/// Measured with `examples/e5_timing.rs` (2 rayon threads, `E5_TIMING_GROUP` questions of ~26
+/// tokens per call) on the shared 2-core development machine while the other core was busy,
+/// as it is when a server answers several questions at once: fanned out, 26 tokens took
+/// 5.4-5.5 ms against 4.7-4.9 ms on the calling thread, 52 tokens 10.6-10.9 against
+/// 9.5-9.6 ms (and more CPU time: the pool's wake-ups and the waits), 104 tokens no
+/// consistent difference. From 128 tokens on, the int8 matmuls split their tokens into
+/// tasks of 64, so a fan-out has real work for each thread.
+pub const PAR_MIN_TOKENS: usize = 128;
 
 /// A dense layer without bias: f32 `[in, out]` weights (gemm), or 4-bit ones (int8 kernel).
 enum Linear {
