@@ -15,7 +15,9 @@ use crate::e5_file::{f16_to_f32, Q4_BLOCK, Q4_BLOCK_BYTES};
 /// Output rows per register tile (one 512-bit lane each).
 const ROWS: usize = 16;
 /// Tokens per register tile.
-const TOKENS: usize = 8;
+const TOKENS: usize = 4;
+/// Row groups per register tile.
+const GROUPS: usize = 2;
 /// Tokens per parallel task.
 const TASK_TOKENS: usize = 64;
 
@@ -234,58 +236,80 @@ unsafe fn quantize(x: &[f32], q: &mut [u8], d: &mut [f32]) {
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 unsafe fn kernel(w: &Q4Matrix, a: Q8View, bias: Option<&[f32]>, y: *mut f32, groups: std::ops::Range<usize>) {
     let tokens = a.q.len() / w.nin;
-    for g in groups {
-        let mut t = 0;
-        while t + TOKENS <= tokens {
-            tile::<TOKENS>(w, a, bias, y, g, t);
-            t += TOKENS;
-        }
-        match tokens - t {
-            0 => {}
-            1 => tile::<1>(w, a, bias, y, g, t),
-            2 => tile::<2>(w, a, bias, y, g, t),
-            3 => tile::<3>(w, a, bias, y, g, t),
-            4 => tile::<4>(w, a, bias, y, g, t),
-            5 => tile::<5>(w, a, bias, y, g, t),
-            6 => tile::<6>(w, a, bias, y, g, t),
-            _ => tile::<7>(w, a, bias, y, g, t),
+    let mut g = groups.start;
+    while g < groups.end {
+        if g + GROUPS <= groups.end {
+            tiles::<GROUPS>(w, a, bias, y, g, tokens);
+            g += GROUPS;
+        } else {
+            tiles::<1>(w, a, bias, y, g, tokens);
+            g += 1;
         }
     }
 }
 
-/// One register tile: tokens `t..t + N` x output rows `16 g..16 g + 16`.
+/// All tokens for row groups `g..g + G`: tiles of [`TOKENS`], then one of the remainder.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 #[inline]
-unsafe fn tile<const N: usize>(w: &Q4Matrix, a: Q8View, bias: Option<&[f32]>, y: *mut f32, g: usize, t: usize) {
+unsafe fn tiles<const G: usize>(w: &Q4Matrix, a: Q8View, bias: Option<&[f32]>, y: *mut f32, g: usize, tokens: usize) {
+    let mut t = 0;
+    while t + TOKENS <= tokens {
+        tile::<G, TOKENS>(w, a, bias, y, g, t);
+        t += TOKENS;
+    }
+    match tokens - t {
+        0 => {}
+        1 => tile::<G, 1>(w, a, bias, y, g, t),
+        2 => tile::<G, 2>(w, a, bias, y, g, t),
+        3 => tile::<G, 3>(w, a, bias, y, g, t),
+        4 => tile::<G, 4>(w, a, bias, y, g, t),
+        _ => tile::<G, 5>(w, a, bias, y, g, t),
+    }
+}
+
+/// One register tile: tokens `t..t + N` x output rows `16 g..16 (g + G)`. Each activation
+/// broadcast feeds `G` multiply-adds and each weight load `N`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+#[inline]
+unsafe fn tile<const G: usize, const N: usize>(w: &Q4Matrix, a: Q8View, bias: Option<&[f32]>, y: *mut f32, g: usize, t: usize) {
     use std::arch::x86_64::*;
     let nb = w.nin / Q4_BLOCK;
-    let mut acc = [_mm512_setzero_ps(); N];
+    let mut acc = [[_mm512_setzero_ps(); N]; G];
     for b in 0..nb {
-        // The block's 8 weight vectors stay in registers while each token's integer sum runs
-        // as one chain (the tokens' chains overlap out of order): ~20 live registers, where
-        // keeping all tokens' sums live at once made the compiler spill them to the stack.
-        let wb = w.q.as_ptr().add((g * nb + b) * 8 * 64);
-        let wv: [__m512i; 8] = std::array::from_fn(|k| _mm512_loadu_si512(wb.add(k * 64) as *const _));
-        let corr = _mm512_loadu_si512(w.corr.as_ptr().add((g * nb + b) * ROWS) as *const _);
-        let dw = _mm512_loadu_ps(w.d.as_ptr().add((g * nb + b) * ROWS));
-        for (j, acc) in acc.iter_mut().enumerate() {
-            let p = a.q.as_ptr().add((t + j) * w.nin + b * Q4_BLOCK) as *const i32;
-            let mut s = corr;
-            for (k, wk) in wv.iter().enumerate() {
-                s = _mm512_dpbusd_epi32(s, _mm512_set1_epi32(p.add(k).read_unaligned()), *wk);
+        let mut isum: [[__m512i; N]; G] = std::array::from_fn(|r| {
+            [_mm512_loadu_si512(w.corr.as_ptr().add(((g + r) * nb + b) * ROWS) as *const _); N]
+        });
+        for k in 0..8 {
+            let wv: [__m512i; G] =
+                std::array::from_fn(|r| _mm512_loadu_si512(w.q.as_ptr().add((((g + r) * nb + b) * 8 + k) * 64) as *const _));
+            for j in 0..N {
+                let p = a.q.as_ptr().add((t + j) * w.nin + b * Q4_BLOCK + k * 4) as *const i32;
+                let av = _mm512_set1_epi32(p.read_unaligned());
+                for r in 0..G {
+                    isum[r][j] = _mm512_dpbusd_epi32(isum[r][j], av, wv[r]);
+                }
             }
-            let scale = _mm512_mul_ps(dw, _mm512_set1_ps(*a.d.get_unchecked((t + j) * nb + b)));
-            *acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), scale, *acc);
+        }
+        for r in 0..G {
+            let dw = _mm512_loadu_ps(w.d.as_ptr().add(((g + r) * nb + b) * ROWS));
+            for j in 0..N {
+                let scale = _mm512_mul_ps(dw, _mm512_set1_ps(*a.d.get_unchecked((t + j) * nb + b)));
+                acc[r][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[r][j]), scale, acc[r][j]);
+            }
         }
     }
-    let bv = match bias {
-        Some(b) => _mm512_loadu_ps(b.as_ptr().add(g * ROWS)),
-        None => _mm512_setzero_ps(),
-    };
-    for (j, v) in acc.iter().enumerate() {
-        let v = if bias.is_some() { _mm512_add_ps(*v, bv) } else { *v };
-        _mm512_storeu_ps(y.add((t + j) * w.nout + g * ROWS), v);
+    for r in 0..G {
+        let col = (g + r) * ROWS;
+        let bv = match bias {
+            Some(b) => _mm512_loadu_ps(b.as_ptr().add(col)),
+            None => _mm512_setzero_ps(),
+        };
+        for j in 0..N {
+            let v = if bias.is_some() { _mm512_add_ps(acc[r][j], bv) } else { acc[r][j] };
+            _mm512_storeu_ps(y.add((t + j) * w.nout + col), v);
+        }
     }
 }
 
@@ -328,5 +352,50 @@ mod tests {
         let max = want.iter().fold(0f32, |m, v| m.max(v.abs()));
         let err = y.iter().zip(&want).fold(0f32, |m, (a, b)| m.max((a - b).abs()));
         assert!(cos > 0.9995 && err < 0.02 * max, "cosine {cos}, max error {err} of {max}");
+    }
+}
+
+#[cfg(test)]
+mod timing {
+    use super::*;
+
+    /// Not a check: prints the best-of-20 time of the matmuls of 12 e5-shaped layers at a
+    /// few token counts (`cargo test --release -p rhizome-embed q8q4_timing -- --ignored --nocapture`).
+    #[test]
+    #[ignore]
+    fn q8q4_timing() {
+        if !Q4Matrix::available() {
+            return;
+        }
+        let blocks = |nout: usize, nin: usize| -> Vec<u8> {
+            (0..nout * nin / Q4_BLOCK).flat_map(|i| [0x66, 0x2e].into_iter().chain((0..16).map(move |j| (i * 31 + j * 7) as u8))).collect()
+        };
+        // 12 layers' worth of distinct matrices, as in the encoder: ~21 MB of weights, more
+        // than L2 holds, so a pass streams them as a real forward pass does.
+        let shapes = [(1152, 384), (384, 384), (1536, 384), (384, 1536)];
+        let layers: Vec<Vec<Q4Matrix>> = (0..12)
+            .map(|_| shapes.iter().map(|&(o, i)| Q4Matrix::from_q4(&[(&blocks(o, i), o, 1.0)], i).unwrap()).collect())
+            .collect();
+        for tokens in [26, 64, 512] {
+            let xs: Vec<Vec<f32>> = shapes
+                .iter()
+                .map(|&(_, nin)| (0..tokens * nin).map(|i| ((i * 7919) % 2001) as f32 / 1000.0 - 1.0).collect())
+                .collect();
+            let mut ys: Vec<Vec<f32>> = shapes.iter().map(|&(nout, _)| vec![0f32; tokens * nout]).collect();
+            let mut q8 = Q8::default();
+            let best = (0..20)
+                .map(|_| {
+                    let t = std::time::Instant::now();
+                    for layer in &layers {
+                        for ((m, x), y) in layer.iter().zip(&xs).zip(&mut ys) {
+                            m.matmul_into(x, None, y, &mut q8, false);
+                        }
+                    }
+                    t.elapsed().as_secs_f64()
+                })
+                .fold(f64::INFINITY, f64::min);
+            let macs = 12.0 * tokens as f64 * (1152.0 + 384.0 + 1536.0 + 1536.0) * 384.0;
+            println!("{tokens} tokens: 12 layers' matmuls {:.2} ms, {:.1} GMAC/s", best * 1e3, macs / best / 1e9);
+        }
     }
 }
