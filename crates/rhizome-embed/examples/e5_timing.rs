@@ -9,7 +9,7 @@
 //! - `passages`: the first 300 corpus texts in one call.
 //!
 //! `E5_TIMING_ONLY=query` (or `batch`) runs only that part (for `perf record`);
-//! `E5_TIMING_GROUP=K` embeds the questions K per call instead of one (times are per call).
+//! `E5_TIMING_BATCH=N` sets the embedder's batch size; `E5_TIMING_GROUP=K` embeds the questions K per call instead of one (times are per call).
 //! `E5_TIMING_DUMP=FILE` first writes every vector (questions one per call, then entities
 //! and passages as one call each) to FILE as little-endian f32, to compare builds bit for bit.
 //! Rounds alternate nothing: run it twice back to back to compare two builds on a shared
@@ -43,7 +43,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         None => corpus.iter().filter_map(|d| d["title"].as_str().map(str::to_string)).collect(),
     };
     entities.truncate(2000);
-    let e = E5Embedder::load(&models::require(&models::E5_SMALL, &models::models_dir())?)?;
+    let mut e = E5Embedder::load(&models::require(&models::E5_SMALL, &models::models_dir())?)?;
+    if let Some(bs) = std::env::var("E5_TIMING_BATCH").ok().and_then(|b| b.parse().ok()) {
+        e = e.with_batch_size(bs);
+    }
     println!(
         "{:?} matmuls, {} rayon threads; {} questions, {} entities, {} passages",
         e.matmul(),
