@@ -21,10 +21,18 @@ const GROUPS: usize = 2;
 /// Tokens per parallel task.
 const TASK_TOKENS: usize = 64;
 
-/// A Q4_0 `[out, in]` matrix repacked for VNNI: per group of 16 rows, per block of 32 inputs,
-/// 8 chunks of 64 bytes whose 32-bit lane `r` holds 4 consecutive weights of row `r`, stored
-/// signed (`nibble - 8`, in `-8..=7`); the f32 block scales, per group and block, 16 rows
-/// contiguous; and per group and block the 16 rows' `-128 * sum(weights)`.
+/// A Q4_0 `[out, in]` matrix repacked for VNNI, still half a byte per weight: per group of
+/// 16 rows, per block of 32 inputs, 4 chunks of 64 bytes whose 32-bit lane `r` holds bytes
+/// `4m..4m+4` of row `r`'s block as stored (low nibbles: inputs `4m..4m+4`, high nibbles:
+/// inputs `16+4m..`); the f32 block scales, per group and block, 16 rows contiguous; and per
+/// group and block the 16 rows' `-128 * sum(weights)`. The kernel unpacks a pair of row
+/// groups at a time to signed bytes (`nibble - 8`) into a small buffer that all its token
+/// tiles then read.
+///
+/// Why packed: a single question is partly bound by streaming the weights (21 MB at a byte
+/// per weight, 10.5 MB packed), most of all when other work between questions has evicted
+/// them (hippo's PPR): `bench retrieval` embed p50, 4 runs back to back, hippo 5.91 ->
+/// 5.31 ms, basic 4.47 -> 4.58 ms; big batches within noise. The resident weights halve.
 ///
 /// Why signed weights and a per-row correction: `vpdpbusd` multiplies unsigned by signed
 /// bytes. Activations are stored `q + 128` (unsigned), so `Σ (q+128)·w = Σ q·w + 128·Σ w`; the
@@ -34,7 +42,7 @@ const TASK_TOKENS: usize = 64;
 pub struct Q4Matrix {
     nout: usize,
     nin: usize,
-    q: Vec<i8>,
+    q: Vec<u8>,
     d: Vec<f32>,
     corr: Vec<i32>,
 }
@@ -71,7 +79,7 @@ impl Q4Matrix {
             }
             rows.extend(blocks.chunks_exact(row_bytes).map(|r| (r, scale)));
         }
-        let mut q = vec![0i8; nout * nin];
+        let mut q = vec![0u8; nout * nin / 2];
         let mut d = vec![0f32; nout * nb];
         let mut corr = vec![0i32; nout * nb];
         for (row, (blocks, scale)) in rows.iter().enumerate() {
@@ -80,11 +88,10 @@ impl Q4Matrix {
                 let at = (g * nb + b) * ROWS + r;
                 d[at] = f16_to_f32(u16::from_le_bytes([blk[0], blk[1]])) * scale;
                 for (j, &byte) in blk[2..].iter().enumerate() {
-                    for (i, v) in [(j, byte & 0x0f), (j + 16, byte >> 4)] {
-                        let w = v as i8 - 8;
-                        q[((g * nb + b) * 8 + i / 4) * 64 + r * 4 + i % 4] = w;
-                        corr[at] -= 128 * w as i32;
-                    }
+                    // Chunk m, lane r: bytes 4m..4m+4 of the row's block as stored (low
+                    // nibbles: inputs 4m.., high nibbles: inputs 16+4m..).
+                    q[((g * nb + b) * 4 + j / 4) * 64 + r * 4 + j % 4] = byte;
+                    corr[at] -= 128 * ((byte & 0x0f) as i32 - 8 + (byte >> 4) as i32 - 8);
                 }
             }
         }
@@ -236,14 +243,41 @@ unsafe fn quantize(x: &[f32], q: &mut [u8], d: &mut [f32]) {
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 unsafe fn kernel(w: &Q4Matrix, a: Q8View, bias: Option<&[f32]>, y: *mut f32, groups: std::ops::Range<usize>) {
     let tokens = a.q.len() / w.nin;
+    let nb = w.nin / Q4_BLOCK;
+    let mut unpacked = vec![0i8; GROUPS * nb * 8 * 64];
     let mut g = groups.start;
     while g < groups.end {
-        if g + GROUPS <= groups.end {
-            tiles::<GROUPS>(w, a, bias, y, g, tokens);
-            g += GROUPS;
+        let n = GROUPS.min(groups.end - g);
+        unpack(w, g, n, &mut unpacked);
+        if n == GROUPS {
+            tiles::<GROUPS>(w, &unpacked, a, bias, y, g, tokens);
         } else {
-            tiles::<1>(w, a, bias, y, g, tokens);
-            g += 1;
+            tiles::<1>(w, &unpacked, a, bias, y, g, tokens);
+        }
+        g += n;
+    }
+}
+
+/// Weights of row groups `g..g + n` as signed bytes (`nibble - 8`), per group, block and
+/// chunk `k` of 4 inputs: the layout the tiles read. Done once per group for all tokens, so
+/// its cost (4 vector ops per 64 stored bytes) is shared by every tile, while the matrix in
+/// memory stays at half a byte per weight (a call streams half the bytes).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+#[inline]
+unsafe fn unpack(w: &Q4Matrix, g: usize, n: usize, out: &mut [i8]) {
+    use std::arch::x86_64::*;
+    let nb = w.nin / Q4_BLOCK;
+    let (mask, eight) = (_mm512_set1_epi8(0x0f), _mm512_set1_epi8(8));
+    for gb in 0..n * nb {
+        let src = w.q.as_ptr().add((g * nb + gb) * 4 * 64);
+        let dst = out.as_mut_ptr().add(gb * 8 * 64);
+        for m in 0..4 {
+            let v = _mm512_loadu_si512(src.add(m * 64) as *const _);
+            let lo = _mm512_sub_epi8(_mm512_and_si512(v, mask), eight);
+            let hi = _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16::<4>(v), mask), eight);
+            _mm512_storeu_si512(dst.add(m * 64) as *mut _, lo);
+            _mm512_storeu_si512(dst.add((m + 4) * 64) as *mut _, hi);
         }
     }
 }
@@ -252,19 +286,17 @@ unsafe fn kernel(w: &Q4Matrix, a: Q8View, bias: Option<&[f32]>, y: *mut f32, gro
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 #[inline]
-unsafe fn tiles<const G: usize>(w: &Q4Matrix, a: Q8View, bias: Option<&[f32]>, y: *mut f32, g: usize, tokens: usize) {
+unsafe fn tiles<const G: usize>(w: &Q4Matrix, wq: &[i8], a: Q8View, bias: Option<&[f32]>, y: *mut f32, g: usize, tokens: usize) {
     let mut t = 0;
     while t + TOKENS <= tokens {
-        tile::<G, TOKENS>(w, a, bias, y, g, t);
+        tile::<G, TOKENS>(w, wq, a, bias, y, g, t);
         t += TOKENS;
     }
     match tokens - t {
         0 => {}
-        1 => tile::<G, 1>(w, a, bias, y, g, t),
-        2 => tile::<G, 2>(w, a, bias, y, g, t),
-        3 => tile::<G, 3>(w, a, bias, y, g, t),
-        4 => tile::<G, 4>(w, a, bias, y, g, t),
-        _ => tile::<G, 5>(w, a, bias, y, g, t),
+        1 => tile::<G, 1>(w, wq, a, bias, y, g, t),
+        2 => tile::<G, 2>(w, wq, a, bias, y, g, t),
+        _ => tile::<G, 3>(w, wq, a, bias, y, g, t), // TOKENS = 4: at most 3 left
     }
 }
 
@@ -273,7 +305,15 @@ unsafe fn tiles<const G: usize>(w: &Q4Matrix, a: Q8View, bias: Option<&[f32]>, y
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 #[inline]
-unsafe fn tile<const G: usize, const N: usize>(w: &Q4Matrix, a: Q8View, bias: Option<&[f32]>, y: *mut f32, g: usize, t: usize) {
+unsafe fn tile<const G: usize, const N: usize>(
+    w: &Q4Matrix,
+    wq: &[i8],
+    a: Q8View,
+    bias: Option<&[f32]>,
+    y: *mut f32,
+    g: usize,
+    t: usize,
+) {
     use std::arch::x86_64::*;
     let nb = w.nin / Q4_BLOCK;
     let mut acc = [[_mm512_setzero_ps(); N]; G];
@@ -283,7 +323,7 @@ unsafe fn tile<const G: usize, const N: usize>(w: &Q4Matrix, a: Q8View, bias: Op
         });
         for k in 0..8 {
             let wv: [__m512i; G] =
-                std::array::from_fn(|r| _mm512_loadu_si512(w.q.as_ptr().add((((g + r) * nb + b) * 8 + k) * 64) as *const _));
+                std::array::from_fn(|r| _mm512_loadu_si512(wq.as_ptr().add(((r * nb + b) * 8 + k) * 64) as *const _));
             for j in 0..N {
                 let p = a.q.as_ptr().add((t + j) * w.nin + b * Q4_BLOCK + k * 4) as *const i32;
                 let av = _mm512_set1_epi32(p.read_unaligned());

@@ -8,7 +8,7 @@
 //! the 4-bit weights ([`crate::q8q4`], AVX-512 VNNI); see [`crate::e5::E5Matmul`].
 //!
 //! The word-embedding table (250k rows, 3/4 of the file) stays 4-bit: rows are dequantised
-//! as tokens are looked up, which keeps the resident model at ~80 MB (int8 matmuls) or
+//! as tokens are looked up, which keeps the resident model at ~70 MB (int8 matmuls) or
 //! ~140 MB (f32) instead of ~470 MB.
 //! Positions follow XLM-R (ids start at `padding_idx + 1 = 2`; the file's table already
 //! starts there) and the single token type 0 is added to every token.
