@@ -9,7 +9,9 @@
 //! - `passages`: the first 300 corpus texts in one call.
 //!
 //! `E5_TIMING_ONLY=query` (or `batch`) runs only that part (for `perf record`);
-//! `E5_TIMING_BATCH=N` sets the embedder's batch size; `E5_TIMING_GROUP=K` embeds the questions K per call instead of one (times are per call).
+//! `E5_TIMING_CONCURRENT=K` makes the query part run K threads at once, each embedding every
+//! question (one per call), as a server answering K questions at a time; the p50/p90 are
+//! over all K x 100 calls. `E5_TIMING_BATCH=N` sets the embedder's batch size; `E5_TIMING_GROUP=K` embeds the questions K per call instead of one (times are per call).
 //! `E5_TIMING_DUMP=FILE` first writes every vector (questions one per call, then entities
 //! and passages as one call each) to FILE as little-endian f32, to compare builds bit for bit.
 //! Rounds alternate nothing: run it twice back to back to compare two builds on a shared
@@ -70,6 +72,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("wrote {} vectors to {path}", vecs.len());
     }
     let only = std::env::var("E5_TIMING_ONLY").unwrap_or_default();
+    let concurrent: usize =
+        std::env::var("E5_TIMING_CONCURRENT").ok().and_then(|g| g.parse().ok()).unwrap_or(1).max(1);
     let group: usize = std::env::var("E5_TIMING_GROUP").ok().and_then(|g| g.parse().ok()).unwrap_or(1).max(1);
     for round in 0..rounds {
         if only == "batch" {
@@ -83,15 +87,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             continue;
         }
         let cpu0 = cpu_seconds();
-        let mut ms: Vec<f64> = qs
-            .chunks(group)
-            .map(|q| {
-                let t = Instant::now();
-                let v = e.embed(q, EmbedKind::Query);
-                assert!(v.is_ok());
-                t.elapsed().as_secs_f64() * 1e3
+        let one = || -> Vec<f64> {
+            qs.chunks(group)
+                .map(|q| {
+                    let t = Instant::now();
+                    let v = e.embed(q, EmbedKind::Query);
+                    assert!(v.is_ok());
+                    t.elapsed().as_secs_f64() * 1e3
+                })
+                .collect()
+        };
+        let mut ms: Vec<f64> = if concurrent > 1 {
+            std::thread::scope(|s| {
+                let hs: Vec<_> = (0..concurrent).map(|_| s.spawn(one)).collect();
+                hs.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
             })
-            .collect();
+        } else {
+            one()
+        };
         let qcpu = (cpu_seconds() - cpu0) * 1e3 / ms.len().max(1) as f64;
         ms.sort_by(f64::total_cmp);
         let pct = |p: f64| ms[((ms.len() - 1) as f64 * p).round() as usize];
