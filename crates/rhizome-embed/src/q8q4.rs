@@ -214,6 +214,7 @@ struct Q8View<'a> {
 /// and took ~30% of the encoder's time, as much as the matmul kernel itself.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+#[allow(clippy::needless_range_loop)] // block i indexes x, q and d alike
 unsafe fn quantize(x: &[f32], q: &mut [u8], d: &mut [f32]) {
     use std::arch::x86_64::*;
     const NEAREST: i32 = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
@@ -305,6 +306,7 @@ unsafe fn tiles<const G: usize>(w: &Q4Matrix, wq: &[i8], a: Q8View, bias: Option
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 #[inline]
+#[allow(clippy::needless_range_loop)] // (group, token) index several arrays at once
 unsafe fn tile<const G: usize, const N: usize>(
     w: &Q4Matrix,
     wq: &[i8],
