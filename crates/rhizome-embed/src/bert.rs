@@ -23,7 +23,8 @@ use candle_core::{DType, Device, Tensor};
 use candle_nn::ops::layer_norm;
 use serde::Deserialize;
 
-use crate::ops::{Attention, BiasAdd, BiasGelu, BiasResidualNorm, NormParams};
+use crate::attention::Attention;
+use crate::ops::{BiasAdd, BiasGelu, BiasResidualNorm, NormParams};
 
 /// The subset of a Hugging Face `config.json` that the forward pass needs.
 #[derive(Debug, Clone, Deserialize)]

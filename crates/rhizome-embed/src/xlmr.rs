@@ -8,21 +8,33 @@
 //! the 4-bit weights ([`crate::q8q4`], AVX-512 VNNI); see [`crate::e5::E5Matmul`].
 //!
 //! The word-embedding table (250k rows, 3/4 of the file) stays 4-bit: rows are dequantised
-//! as tokens are looked up, which keeps the resident model at ~80 MB (int8 matmuls) or
+//! as tokens are looked up, which keeps the resident model at ~70 MB (int8 matmuls) or
 //! ~140 MB (f32) instead of ~470 MB.
 //! Positions follow XLM-R (ids start at `padding_idx + 1 = 2`; the file's table already
 //! starts there) and the single token type 0 is added to every token.
 
-use candle_core::{Device, Tensor};
 use rayon::prelude::*;
 
+use crate::attention::attention;
 use crate::e5_file::{dequantize_q4, E5File, E5Header, Q4_BLOCK, Q4_BLOCK_BYTES};
-use crate::ops::{Attention, BiasAdd, BiasGelu, BiasResidualNorm, NormParams};
-use crate::q8q4::Q4Matrix;
+use crate::ops::{bias_add, bias_gelu, bias_residual_norm, mean_pool_rows, NormParams};
+use crate::q8q4::{Q4Matrix, Q8};
+
+/// Fewest tokens in a forward pass for it to fan out over rayon; smaller calls (one question
+/// is ~15-40 tokens, a few short names) run every step on the calling thread alone.
+///
+/// Measured with `examples/e5_timing.rs` (2 rayon threads, `E5_TIMING_GROUP` questions of ~26
+/// tokens per call) on the shared 2-core development machine while the other core was busy,
+/// as it is when a server answers several questions at once: fanned out, 26 tokens took
+/// 5.4-5.5 ms against 4.7-4.9 ms on the calling thread, 52 tokens 10.6-10.9 against
+/// 9.5-9.6 ms (and more CPU time: the pool's wake-ups and the waits), 104 tokens no
+/// consistent difference. From 128 tokens on, the int8 matmuls split their tokens into
+/// tasks of 64, so a fan-out has real work for each thread.
+pub const PAR_MIN_TOKENS: usize = 128;
 
 /// A dense layer without bias: f32 `[in, out]` weights (gemm), or 4-bit ones (int8 kernel).
 enum Linear {
-    F32(Tensor),
+    F32 { w: Vec<f32>, nin: usize, nout: usize },
     Q4(Q4Matrix),
 }
 
@@ -37,15 +49,52 @@ impl Linear {
                 .collect::<Result<_, String>>()?;
             return Ok(Linear::Q4(Q4Matrix::from_q4(&blocks, n_in)?));
         }
-        let ts: Vec<Tensor> =
-            parts.iter().map(|&(name, n_out, s)| linear(f, name, n_out, n_in, s)).collect::<Result<_, _>>()?;
-        Ok(Linear::F32(Tensor::cat(&ts, 1).and_then(|t| t.contiguous()).map_err(ce)?))
+        // Each part is `[n_out_i, in]`; the result is `[in, sum n_out_i]`, row-major.
+        let nout: usize = parts.iter().map(|p| p.1).sum();
+        let mut w = vec![0f32; n_in * nout];
+        let mut col = 0;
+        for &(name, n_out, scale) in parts {
+            let part = f.dequantized(name, n_out, n_in)?;
+            for o in 0..n_out {
+                for i in 0..n_in {
+                    w[i * nout + col + o] = part[o * n_in + i] * scale;
+                }
+            }
+            col += n_out;
+        }
+        Ok(Linear::F32 { w, nin: n_in, nout })
     }
 
-    fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+    fn nout(&self) -> usize {
         match self {
-            Linear::F32(w) => x.matmul(w),
-            Linear::Q4(m) => x.apply_op1_no_bwd(m),
+            Linear::F32 { nout, .. } => *nout,
+            Linear::Q4(m) => m.nout(),
+        }
+    }
+
+    /// `y = x W (+ bias)` for `x` row-major `[tokens, in]` into `y` (`[tokens, out]`).
+    fn forward_into(&self, x: &[f32], bias: Option<&[f32]>, y: &mut [f32], q8: &mut Q8, par: bool) {
+        match self {
+            Linear::Q4(m) => m.matmul_into(x, bias, y, q8, par),
+            Linear::F32 { w, nin, nout } => {
+                let tokens = x.len() / nin;
+                assert!(x.len() == tokens * nin && y.len() == tokens * nout, "linear: bad shapes");
+                let threads = if par { gemm::Parallelism::Rayon(0) } else { gemm::Parallelism::None };
+                // SAFETY: `x` is `tokens x nin`, `w` is `nin x nout`, `y` is `tokens x nout`, all
+                // row-major and contiguous, as the strides say.
+                unsafe {
+                    gemm::gemm(
+                        tokens, *nout, *nin,
+                        y.as_mut_ptr(), 1, *nout as isize, false,
+                        x.as_ptr(), 1, *nin as isize,
+                        w.as_ptr(), 1, *nout as isize,
+                        0.0, 1.0, false, false, false, threads,
+                    );
+                }
+                if let Some(b) = bias {
+                    bias_add(y, b, par);
+                }
+            }
         }
     }
 }
@@ -73,22 +122,18 @@ pub struct XlmrEncoder {
     emb_beta: Vec<f32>,
     layers: Vec<Layer>,
     int8: bool,
-    device: Device,
 }
 
-fn ce(e: candle_core::Error) -> String {
-    e.to_string()
-}
-
-/// A Q4_0 `[out, in]` matrix as a contiguous f32 `[in, out]` tensor, each row scaled.
-fn linear(f: &E5File, name: &str, n_out: usize, n_in: usize, scale: f32) -> Result<Tensor, String> {
-    let mut w = f.dequantized(name, n_out, n_in)?;
-    if scale != 1.0 {
-        w.iter_mut().for_each(|x| *x *= scale);
-    }
-    Tensor::from_vec(w, (n_out, n_in), &Device::Cpu)
-        .and_then(|t| t.t()?.contiguous())
-        .map_err(ce)
+/// Activation buffers of one forward pass, reused from layer to layer (no allocation, and
+/// no page faults, per op).
+#[derive(Default)]
+struct Buffers {
+    x: Vec<f32>,
+    qkv: Vec<f32>,
+    ctx: Vec<f32>,
+    tmp: Vec<f32>,
+    inter: Vec<f32>,
+    q8: Q8,
 }
 
 impl XlmrEncoder {
@@ -138,7 +183,7 @@ impl XlmrEncoder {
                 out_norm: norm("fo", "oln", l)?,
             });
         }
-        Ok(XlmrEncoder { header: hd, word_q4, pos_type, emb_gamma, emb_beta, layers, int8, device: Device::Cpu })
+        Ok(XlmrEncoder { header: hd, word_q4, pos_type, emb_gamma, emb_beta, layers, int8 })
     }
 
     /// Whether the matmuls are int8 x int4 (else f32 on dequantised weights).
@@ -152,12 +197,12 @@ impl XlmrEncoder {
     }
 
     /// Embedding layer for a packed batch: word + position + type rows, LayerNorm.
-    fn embed_tokens(&self, ids: &[u32], lens: &[usize]) -> Vec<f32> {
+    fn embed_tokens(&self, ids: &[u32], lens: &[usize], par: bool) -> Vec<f32> {
         let h = self.header.hidden;
         let row_bytes = h / Q4_BLOCK * Q4_BLOCK_BYTES;
         let positions: Vec<usize> = lens.iter().flat_map(|&l| 0..l).collect();
         let mut x = vec![0f32; ids.len() * h];
-        x.par_chunks_mut(h * 64).enumerate().for_each(|(c, rows)| {
+        let rows = |c: usize, rows: &mut [f32]| {
             for (r, row) in rows.chunks_exact_mut(h).enumerate() {
                 let t = c * 64 + r;
                 let id = ids[t] as usize;
@@ -166,7 +211,12 @@ impl XlmrEncoder {
                 row.iter_mut().zip(pos).for_each(|(x, p)| *x += p);
                 layer_norm(row, &self.emb_gamma, &self.emb_beta, self.header.eps);
             }
-        });
+        };
+        if par {
+            x.par_chunks_mut(h * 64).enumerate().for_each(|(c, r)| rows(c, r));
+        } else {
+            x.chunks_mut(h * 64).enumerate().for_each(|(c, r)| rows(c, r));
+        }
         x
     }
 
@@ -175,35 +225,43 @@ impl XlmrEncoder {
     /// `ids` holds the token ids of every sequence one after the other; `lens[i]` is the
     /// length of sequence `i` (`1..=max_positions`, summing to `ids.len()`). Returns one
     /// mean-pooled (not normalised) `hidden` vector per sequence.
-    pub fn forward_mean_pooled(&self, ids: &[u32], lens: &[usize]) -> candle_core::Result<Vec<Vec<f32>>> {
+    ///
+    /// Batches of fewer than [`PAR_MIN_TOKENS`] tokens run on the calling thread only;
+    /// larger ones on rayon. The vectors are the same either way (bit for bit).
+    pub fn forward_mean_pooled(&self, ids: &[u32], lens: &[usize]) -> Result<Vec<Vec<f32>>, String> {
         let h = self.header.hidden;
         let limit = self.header.max_positions;
         if lens.iter().any(|&l| l == 0 || l > limit) || lens.iter().sum::<usize>() != ids.len() {
-            candle_core::bail!("bad batch: {} ids, lens {lens:?} (each 1..={limit})", ids.len());
+            return Err(format!("bad batch: {} ids, lens {lens:?} (each 1..={limit})", ids.len()));
         }
         if let Some(bad) = ids.iter().find(|&&i| i as usize >= self.header.vocab_rows) {
-            candle_core::bail!("token id {bad} is outside the vocabulary ({})", self.header.vocab_rows);
+            return Err(format!("token id {bad} is outside the vocabulary ({})", self.header.vocab_rows));
         }
         if lens.is_empty() {
             return Ok(Vec::new());
         }
         let n = ids.len();
-        let mut x = Tensor::from_vec(self.embed_tokens(ids, lens), (n, h), &self.device)?;
-        let attention = Attention { lens, heads: self.header.heads, head_dim: h / self.header.heads };
+        let par = n >= PAR_MIN_TOKENS && rayon::current_num_threads() > 1;
+        let (heads, dh) = (self.header.heads, h / self.header.heads);
+        let mut b = Buffers { x: self.embed_tokens(ids, lens, par), ..Buffers::default() };
+        let size = |v: &mut Vec<f32>, len: usize| v.resize(len, 0.0);
         for layer in &self.layers {
-            let qkv = layer.qkv.forward(&x)?; // (n, 3h)
-            qkv.inplace_op1(&BiasAdd(&layer.qkv_b))?;
-            let ctx = qkv.apply_op1_no_bwd(&attention)?; // (n, h)
-            let attn = layer.attn_out.forward(&ctx)?;
-            attn.inplace_op2(&x, &BiasResidualNorm(&layer.attn_norm))?;
-            x = attn;
-            let inter = layer.inter.forward(&x)?; // (n, intermediate)
-            inter.inplace_op1(&BiasGelu(&layer.inter_b))?;
-            let out = layer.out.forward(&inter)?;
-            out.inplace_op2(&x, &BiasResidualNorm(&layer.out_norm))?;
-            x = out;
+            size(&mut b.qkv, n * layer.qkv.nout());
+            layer.qkv.forward_into(&b.x, Some(&layer.qkv_b), &mut b.qkv, &mut b.q8, par);
+            size(&mut b.ctx, n * h);
+            attention(&b.qkv, lens, heads, dh, &mut b.ctx, par);
+            size(&mut b.tmp, n * h);
+            layer.attn_out.forward_into(&b.ctx, None, &mut b.tmp, &mut b.q8, par);
+            bias_residual_norm(&mut b.tmp, &b.x, &layer.attn_norm, par);
+            std::mem::swap(&mut b.x, &mut b.tmp);
+            size(&mut b.inter, n * layer.inter.nout());
+            layer.inter.forward_into(&b.x, None, &mut b.inter, &mut b.q8, par);
+            bias_gelu(&mut b.inter, &layer.inter_b, par);
+            layer.out.forward_into(&b.inter, None, &mut b.tmp, &mut b.q8, par);
+            bias_residual_norm(&mut b.tmp, &b.x, &layer.out_norm, par);
+            std::mem::swap(&mut b.x, &mut b.tmp);
         }
-        crate::ops::mean_pool(&x, lens, h)
+        Ok(mean_pool_rows(&b.x, lens, h))
     }
 }
 
