@@ -94,11 +94,29 @@ pub(crate) fn pg_err(url: &PgUrl, e: postgres::Error) -> Error {
     Error::Store(format!("{}: {msg}", url.display()))
 }
 
+/// What a reader loan read at its start, in one round trip ([`StoreRead::freshness`]): the
+/// versions and the embedding model, which the loan's queries use instead of reading each
+/// again (a query on a warm reader is then a few round trips: the freshness read, the
+/// postings, the chunks). Writes through the same store drop it.
+///
+/// [`StoreRead::freshness`]: rhizome_core::StoreRead::freshness
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Snapshot {
+    pub graph: u64,
+    pub reports: Option<u64>,
+    /// What the search caches are keyed by ([`search`]).
+    pub data: u64,
+    pub model: Option<String>,
+    pub dim: Option<usize>,
+}
+
 /// The PostgreSQL store. Implements [`rhizome_core::StoreRead`] and
 /// [`rhizome_core::StoreWrite`]; a writer holds the database's writer lock.
 pub struct PgStore {
     url: PgUrl,
     conn: RefCell<Option<Conn>>,
+    /// Set by [`rhizome_core::StoreRead::freshness`] (the start of a reader loan).
+    snap: RefCell<Option<Snapshot>>,
     /// Held by a store opened with [`PgStore::open_writer`]; released on drop.
     lock: Option<PgWriterLock>,
 }
@@ -109,7 +127,7 @@ impl PgStore {
         let url = PgUrl::new(url);
         let mut conn = pool::take(&url)?;
         schema::ensure(&url, &mut conn.client, create)?;
-        Ok(PgStore { url, conn: RefCell::new(Some(conn)), lock: None })
+        Ok(PgStore { url, conn: RefCell::new(Some(conn)), snap: RefCell::new(None), lock: None })
     }
 
     /// Open for writing: the writer lock is taken first (a second writer waits or is
@@ -155,6 +173,15 @@ impl PgStore {
         let mut slot = self.conn.borrow_mut();
         let conn = slot.as_mut().ok_or_else(|| Error::Store("connection in use".into()))?;
         f(conn)
+    }
+
+    /// The loan's snapshot, if one was taken.
+    pub(crate) fn snap(&self) -> Option<Snapshot> {
+        self.snap.borrow().clone()
+    }
+
+    pub(crate) fn set_snap(&self, snap: Option<Snapshot>) {
+        *self.snap.borrow_mut() = snap;
     }
 
     pub(crate) fn err(&self, e: postgres::Error) -> Error {

@@ -10,7 +10,8 @@ use rhizome_core::{
 };
 
 use super::refresh::PgResult;
-use super::{communities, export, schema, search, PgStore};
+use super::pool::Conn;
+use super::{communities, export, schema, search, PgStore, Snapshot};
 use crate::aggregate::descriptions;
 
 fn document_row(r: &Row) -> Document {
@@ -40,6 +41,30 @@ impl PgStore {
     fn q<T>(&self, f: impl FnOnce(&mut Client) -> PgResult<T>) -> Result<T> {
         self.with(|conn| f(&mut conn.client).map_err(|e| self.err(e)))
     }
+
+    /// As [`PgStore::q`], with the connection's prepared statements at hand.
+    fn qc<T>(&self, f: impl FnOnce(&mut Conn) -> PgResult<T>) -> Result<T> {
+        self.with(|conn| f(conn).map_err(|e| self.err(e)))
+    }
+}
+
+/// The keys a loan's [`Snapshot`] holds, read in one round trip.
+const SNAPSHOT: &str = "SELECT key, value FROM meta WHERE key = ANY(ARRAY['graph_version', 'reports_version',
+    'data_version', 'embedding_model', 'embedding_dim'])";
+
+fn snapshot(c: &mut Conn) -> PgResult<Snapshot> {
+    let mut s = Snapshot::default();
+    for r in c.query(SNAPSHOT, &[])? {
+        let value: String = r.get(1);
+        match r.get::<_, &str>(0) {
+            "graph_version" => s.graph = value.parse().unwrap_or(0),
+            "reports_version" => s.reports = value.parse().ok(),
+            "data_version" => s.data = value.parse().unwrap_or(0),
+            "embedding_model" => s.model = Some(value),
+            _ => s.dim = value.parse().ok(),
+        }
+    }
+    Ok(s)
 }
 
 fn stats(c: &mut Client) -> PgResult<Stats> {
@@ -189,6 +214,9 @@ impl StoreRead for PgStore {
     }
 
     fn embedding_model(&self) -> Result<Option<String>> {
+        if let Some(s) = self.snap() {
+            return Ok(s.model);
+        }
         self.q(|c| schema::get_meta(c, "embedding_model"))
     }
 
@@ -269,7 +297,7 @@ impl StoreRead for PgStore {
     }
 
     fn chunks(&self, ids: &[String]) -> Result<Vec<ChunkWithDoc>> {
-        self.q(|c| {
+        self.qc(|c| {
             let rows = c.query(
                 "SELECT c.id, c.doc_id, c.ordinal, c.text, c.tokens, d.title, d.source
                  FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id = ANY($1)",
@@ -290,7 +318,7 @@ impl StoreRead for PgStore {
     }
 
     fn entities(&self, ids: &[String]) -> Result<Vec<Entity>> {
-        self.q(|c| {
+        self.qc(|c| {
             let rows = c.query(
                 "SELECT id, name, entity_type, description, importance FROM entities WHERE id = ANY($1)",
                 &[&ids],
@@ -306,7 +334,7 @@ impl StoreRead for PgStore {
     }
 
     fn facts(&self, ids: &[String]) -> Result<Vec<Fact>> {
-        self.q(|c| {
+        self.qc(|c| {
             let rows = c.query(
                 "SELECT id, subject, predicate, object, subject_id, object_id FROM facts WHERE id = ANY($1)",
                 &[&ids],
@@ -325,7 +353,7 @@ impl StoreRead for PgStore {
     fn relations_of(&self, entity_ids: &[String]) -> Result<Vec<Relation>> {
         // Per entity asked, in order: relations it starts, then those it ends, each in
         // the order they were first stored (the SQLite store's order).
-        self.q(|c| {
+        self.qc(|c| {
             let rows = c.query(
                 "SELECT r.id, r.source_id, r.target_id, r.rel_type, r.description, r.weight
                  FROM unnest($1::text[]) WITH ORDINALITY AS e(id, ord)
@@ -351,22 +379,25 @@ impl StoreRead for PgStore {
 
     fn bm25(&self, query: &str, k: usize) -> Result<Vec<Scored>> {
         let url = self.pgurl().full.clone();
-        self.q(|c| search::bm25(c, &url, query, k))
+        let known = self.snap().map(|s| s.data);
+        self.qc(|c| search::bm25(c, &url, known, query, k))
     }
 
     fn vector_search(&self, kind: VectorKind, query: &[f32], k: usize) -> Result<Vec<Scored>> {
         let url = self.pgurl().full.clone();
+        let snap = self.snap();
         let q = vec![query.to_vec()];
-        Ok(self.q(|c| search::vector_search(c, &url, kind, &q, k, false))?.pop().unwrap_or_default())
+        Ok(self.q(|c| search::vector_search(c, &url, snap.as_ref(), kind, &q, k, false))?.pop().unwrap_or_default())
     }
 
     fn vector_search_many(&self, kind: VectorKind, queries: &[Vec<f32>], k: usize) -> Result<Vec<Vec<Scored>>> {
         let url = self.pgurl().full.clone();
-        self.q(|c| search::vector_search(c, &url, kind, queries, k, true))
+        let snap = self.snap();
+        self.q(|c| search::vector_search(c, &url, snap.as_ref(), kind, queries, k, true))
     }
 
     fn vectors(&self, kind: VectorKind, ids: &[String]) -> Result<Vec<(String, Vec<f32>)>> {
-        self.q(|c| {
+        self.qc(|c| {
             let rows = c.query("SELECT id, vec::real[] FROM vectors WHERE kind = $1 AND id = ANY($2)", &[&kind.as_str(), &ids])?;
             Ok(in_order(ids, rows, |r| (r.get::<_, String>(0), r.get::<_, Vec<f32>>(1))))
         })
@@ -418,7 +449,17 @@ impl StoreRead for PgStore {
         })
     }
 
+    fn freshness(&self) -> Result<(u64, u64)> {
+        let s = self.qc(snapshot)?;
+        let out = (s.graph, s.reports.unwrap_or(0));
+        self.set_snap(Some(s));
+        Ok(out)
+    }
+
     fn graph_version(&self) -> Result<u64> {
+        if let Some(s) = self.snap() {
+            return Ok(s.graph);
+        }
         self.q(|c| schema::counter(c, "graph_version"))
     }
 
@@ -431,6 +472,9 @@ impl StoreRead for PgStore {
     }
 
     fn reports_version(&self) -> Result<Option<u64>> {
+        if let Some(s) = self.snap() {
+            return Ok(s.reports);
+        }
         Ok(self.meta("reports_version")?.and_then(|v| v.parse().ok()))
     }
 

@@ -280,6 +280,8 @@ impl PgStore {
     /// Run `f` in one transaction on this store's connection (staging tables made first).
     pub(crate) fn in_tx<T>(&mut self, f: impl FnOnce(&mut postgres::Transaction<'_>) -> PgResult<T>) -> Result<T> {
         let url = self.pgurl().clone();
+        // What a reader loan read at its start is no longer what this store sees.
+        self.set_snap(None);
         self.with(|conn| {
             let e = |x| super::pg_err(&url, x);
             if !conn.staged {
@@ -343,7 +345,7 @@ impl StoreWrite for PgStore {
     fn rebuild_synonyms(&mut self, top_k: usize, threshold: f32, cancel: &AtomicBool) -> Result<u64> {
         let seen = self.graph_version()?;
         let url = self.pgurl().full.clone();
-        let m = self.with(|conn| search::matrix(&mut conn.client, &url, VectorKind::Entity).map_err(|e| self.err(e)))?;
+        let m = self.with(|conn| search::matrix(&mut conn.client, &url, None, VectorKind::Entity).map_err(|e| self.err(e)))?;
         let pairs = m.knn_pairs(top_k, threshold, cancel).ok_or(Error::Cancelled)?;
         let edges: Vec<(String, String, f32)> =
             pairs.iter().map(|&(i, j, s)| (m.ids[i].clone(), m.ids[j].clone(), s)).collect();
