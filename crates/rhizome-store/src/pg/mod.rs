@@ -23,6 +23,8 @@ mod read;
 mod refresh;
 mod schema;
 mod search;
+mod snapshot;
+mod vector;
 mod write;
 
 use std::cell::RefCell;
@@ -33,6 +35,7 @@ pub use llm_cache::PgLlmCache;
 pub use lock::PgWriterLock;
 pub use pool::Conn;
 pub use search::{hnsw_min, set_hnsw_min};
+pub(crate) use snapshot::Snapshot;
 
 /// A store URL split into what is shown (never the password) and what connects.
 #[derive(Debug, Clone, PartialEq)]
@@ -94,22 +97,6 @@ pub(crate) fn pg_err(url: &PgUrl, e: postgres::Error) -> Error {
     Error::Store(format!("{}: {msg}", url.display()))
 }
 
-/// What a reader loan read at its start, in one round trip ([`StoreRead::freshness`]): the
-/// versions and the embedding model, which the loan's queries use instead of reading each
-/// again (a query on a warm reader is then a few round trips: the freshness read, the
-/// postings, the chunks). Writes through the same store drop it.
-///
-/// [`StoreRead::freshness`]: rhizome_core::StoreRead::freshness
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Snapshot {
-    pub graph: u64,
-    pub reports: Option<u64>,
-    /// What the search caches are keyed by ([`search`]).
-    pub data: u64,
-    pub model: Option<String>,
-    pub dim: Option<usize>,
-}
-
 /// The PostgreSQL store. Implements [`rhizome_core::StoreRead`] and
 /// [`rhizome_core::StoreWrite`]; a writer holds the database's writer lock.
 pub struct PgStore {
@@ -117,6 +104,12 @@ pub struct PgStore {
     conn: RefCell<Option<Conn>>,
     /// Set by [`rhizome_core::StoreRead::freshness`] (the start of a reader loan).
     snap: RefCell<Option<Snapshot>>,
+    /// A writer's knowledge that the database holds no document: an import into an empty
+    /// database asks [`rhizome_core::StoreRead::has_document`] and `find_document` for
+    /// every document it is given, a round trip each, all answered "no". Only a writer
+    /// keeps it (it holds the writer lock, so nobody else writes meanwhile), until its own
+    /// next write.
+    no_documents: std::cell::Cell<Option<bool>>,
     /// Held by a store opened with [`PgStore::open_writer`]; released on drop.
     lock: Option<PgWriterLock>,
 }
@@ -127,7 +120,7 @@ impl PgStore {
         let url = PgUrl::new(url);
         let mut conn = pool::take(&url)?;
         schema::ensure(&url, &mut conn.client, create)?;
-        Ok(PgStore { url, conn: RefCell::new(Some(conn)), snap: RefCell::new(None), lock: None })
+        Ok(PgStore { url, conn: RefCell::new(Some(conn)), snap: RefCell::new(None), no_documents: Default::default(), lock: None })
     }
 
     /// Open for writing: the writer lock is taken first (a second writer waits or is
@@ -156,7 +149,7 @@ impl PgStore {
         let url = PgUrl::new(url);
         let probe = || {
             let Ok(mut conn) = pool::take(&url) else { return false };
-            let found = schema::exists(&mut conn.client).unwrap_or(false);
+            let found = schema::exists_prepared(&mut conn).unwrap_or(false);
             pool::give(&url, conn);
             found
         };
@@ -182,6 +175,26 @@ impl PgStore {
 
     pub(crate) fn set_snap(&self, snap: Option<Snapshot>) {
         *self.snap.borrow_mut() = snap;
+    }
+
+    /// True when this store is a writer and the database holds no document (read once
+    /// per write, see `no_documents`).
+    pub(crate) fn known_empty(&self) -> Result<bool> {
+        if self.lock.is_none() {
+            return Ok(false);
+        }
+        if let Some(b) = self.no_documents.get() {
+            return Ok(b);
+        }
+        let empty = self.with(|c| {
+            c.query("SELECT NOT EXISTS (SELECT 1 FROM documents)", &[]).map_err(|e| self.err(e))
+        })?.first().is_some_and(|r| r.get::<_, bool>(0));
+        self.no_documents.set(Some(empty));
+        Ok(empty)
+    }
+
+    pub(crate) fn forget_empty(&self) {
+        self.no_documents.set(None);
     }
 
     pub(crate) fn err(&self, e: postgres::Error) -> Error {

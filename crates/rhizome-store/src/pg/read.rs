@@ -11,7 +11,9 @@ use rhizome_core::{
 
 use super::refresh::PgResult;
 use super::pool::Conn;
-use super::{communities, export, schema, search, PgStore, Snapshot};
+use super::vector::PgVector;
+use super::snapshot::snapshot;
+use super::{communities, export, schema, search, PgStore};
 use crate::aggregate::descriptions;
 
 fn document_row(r: &Row) -> Document {
@@ -46,25 +48,6 @@ impl PgStore {
     fn qc<T>(&self, f: impl FnOnce(&mut Conn) -> PgResult<T>) -> Result<T> {
         self.with(|conn| f(conn).map_err(|e| self.err(e)))
     }
-}
-
-/// The keys a loan's [`Snapshot`] holds, read in one round trip.
-const SNAPSHOT: &str = "SELECT key, value FROM meta WHERE key = ANY(ARRAY['graph_version', 'reports_version',
-    'data_version', 'embedding_model', 'embedding_dim'])";
-
-fn snapshot(c: &mut Conn) -> PgResult<Snapshot> {
-    let mut s = Snapshot::default();
-    for r in c.query(SNAPSHOT, &[])? {
-        let value: String = r.get(1);
-        match r.get::<_, &str>(0) {
-            "graph_version" => s.graph = value.parse().unwrap_or(0),
-            "reports_version" => s.reports = value.parse().ok(),
-            "data_version" => s.data = value.parse().unwrap_or(0),
-            "embedding_model" => s.model = Some(value),
-            _ => s.dim = value.parse().ok(),
-        }
-    }
-    Ok(s)
 }
 
 fn stats(c: &mut Client) -> PgResult<Stats> {
@@ -225,12 +208,17 @@ impl StoreRead for PgStore {
     }
 
     fn has_document(&self, doc_id: &str) -> Result<bool> {
-        self.q(|c| {
-            Ok(c.query_opt(
+        // Asked once per document an import is given: prepared, and not at all while a
+        // writer knows the database empty.
+        if self.known_empty()? {
+            return Ok(false);
+        }
+        self.qc(|c| {
+            Ok(!c.query(
                 "SELECT 1 FROM documents WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM partial_documents WHERE doc_id = $1)",
                 &[&doc_id],
             )?
-            .is_some())
+            .is_empty())
         })
     }
 
@@ -272,12 +260,15 @@ impl StoreRead for PgStore {
     }
 
     fn find_document(&self, id_or_source: &str) -> Result<Option<Document>> {
-        self.q(|c| {
-            Ok(c.query_opt(
+        if self.known_empty()? {
+            return Ok(None);
+        }
+        self.qc(|c| {
+            Ok(c.query(
                 "SELECT id, source, title, text FROM documents WHERE id = $1 OR source = $1 ORDER BY id LIMIT 1",
                 &[&id_or_source],
             )?
-            .as_ref()
+            .first()
             .map(document_row))
         })
     }
@@ -398,8 +389,12 @@ impl StoreRead for PgStore {
 
     fn vectors(&self, kind: VectorKind, ids: &[String]) -> Result<Vec<(String, Vec<f32>)>> {
         self.qc(|c| {
-            let rows = c.query("SELECT id, vec::real[] FROM vectors WHERE kind = $1 AND id = ANY($2)", &[&kind.as_str(), &ids])?;
-            Ok(in_order(ids, rows, |r| (r.get::<_, String>(0), r.get::<_, Vec<f32>>(1))))
+            let rows = c.query("SELECT id, vec FROM vectors WHERE kind = $1 AND id = ANY($2)", &[&kind.as_str(), &ids])?;
+            let mut by: HashMap<String, Vec<f32>> = HashMap::with_capacity(rows.len());
+            for r in &rows {
+                by.insert(r.get(0), r.try_get::<_, PgVector>(1)?.0);
+            }
+            Ok(ids.iter().filter_map(|id| by.get(id).map(|v| (id.clone(), v.clone()))).collect())
         })
     }
 

@@ -17,6 +17,7 @@ use postgres::GenericClient;
 use rhizome_core::{dot, text::bm25_terms, Scored, VectorKind};
 
 use super::pool::Conn;
+use super::vector::PgVector;
 use super::{schema, Snapshot};
 use crate::vectors::VectorMatrix;
 
@@ -146,8 +147,8 @@ pub fn matrix(c: &mut impl GenericClient, url: &str, known: Option<u64>, kind: V
         return Ok(m);
     }
     let mut m = VectorMatrix::default();
-    for r in c.query("SELECT id, vec::real[] FROM vectors WHERE kind = $1 ORDER BY id", &[&kind.as_str()])? {
-        let v: Vec<f32> = r.get(1);
+    for r in c.query("SELECT id, vec FROM vectors WHERE kind = $1 ORDER BY id", &[&kind.as_str()])? {
+        let v = r.try_get::<_, PgVector>(1)?.0;
         if m.dim == 0 {
             m.dim = v.len();
         }
@@ -180,13 +181,34 @@ fn uses_hnsw(c: &mut impl GenericClient, url: &str, known: Option<u64>, kind: Ve
     Ok(b)
 }
 
-/// After a write: build the HNSW index of each kind in `kinds` that reached [`hnsw_min`]
-/// vectors and has none yet (inside the writer's transaction).
-pub fn maybe_build_hnsw(c: &mut impl GenericClient, kinds: &[VectorKind]) -> PgResult<()> {
-    for &kind in kinds {
+/// Per database and kind: an upper bound of its vectors as this process last counted them
+/// plus what it wrote since, or `usize::MAX` once its HNSW index exists. Counting after
+/// every batch read up to [`hnsw_min`] rows per kind each time, a cost growing with the
+/// index; with the bound a write counts only when the threshold may have been reached.
+/// Writes of other processes are not in the bound: they may build the index a write later.
+fn estimates() -> &'static Mutex<HashMap<(String, VectorKind), usize>> {
+    static E: OnceLock<Mutex<HashMap<(String, VectorKind), usize>>> = OnceLock::new();
+    E.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// After a write of `written` vectors per kind: build the HNSW index of each kind that
+/// reached [`hnsw_min`] vectors and has none yet (inside the writer's transaction).
+pub fn maybe_build_hnsw(c: &mut impl GenericClient, url: &str, written: &[(VectorKind, usize)]) -> PgResult<()> {
+    for &(kind, n_new) in written {
+        let key = (url.to_string(), kind);
+        let bound = estimates().lock().unwrap_or_else(|p| p.into_inner()).get(&key).copied();
+        match bound {
+            Some(usize::MAX) => continue,
+            Some(b) if b.saturating_add(n_new) < hnsw_min() => {
+                estimates().lock().unwrap_or_else(|p| p.into_inner()).insert(key, b + n_new);
+                continue;
+            }
+            _ => {}
+        }
         let name = hnsw_name(kind);
         let there: bool = c.query_one("SELECT to_regclass($1) IS NOT NULL", &[&name])?.get(0);
         if there {
+            estimates().lock().unwrap_or_else(|p| p.into_inner()).insert(key, usize::MAX);
             continue;
         }
         // Counting stops at the threshold: a write costs at most that, never the whole table.
@@ -196,6 +218,7 @@ pub fn maybe_build_hnsw(c: &mut impl GenericClient, kinds: &[VectorKind]) -> PgR
             .get(0);
         let dim = schema::get_meta(c, "embedding_dim")?.and_then(|d| d.parse::<u32>().ok()).unwrap_or(0);
         if (n as usize) < hnsw_min() || dim == 0 {
+            estimates().lock().unwrap_or_else(|p| p.into_inner()).insert(key, n.max(0) as usize);
             continue;
         }
         // Kind and dimension are ours (an enum and a number), never user text.
@@ -204,6 +227,7 @@ pub fn maybe_build_hnsw(c: &mut impl GenericClient, kinds: &[VectorKind]) -> PgR
              WHERE kind = '{}' AND vector_dims(vec) = {dim}",
             kind.as_str()
         ))?;
+        estimates().lock().unwrap_or_else(|p| p.into_inner()).insert(key, usize::MAX);
     }
     Ok(())
 }
@@ -235,7 +259,7 @@ pub fn vector_search(c: &mut postgres::Client, url: &str, snap: Option<&Snapshot
     // that every plan, generic ones included, matches the partial index's predicate (which
     // leaves out vectors of another dimension, as the exact search does).
     let sql = format!(
-        "SELECT id, vec::real[] FROM vectors WHERE kind = '{}' AND vector_dims(vec) = {dim} \
+        "SELECT id, vec FROM vectors WHERE kind = '{}' AND vector_dims(vec) = {dim} \
          ORDER BY vec::vector({dim}) <=> $1::real[]::vector({dim}) LIMIT $2",
         kind.as_str()
     );
@@ -248,11 +272,8 @@ pub fn vector_search(c: &mut postgres::Client, url: &str, snap: Option<&Snapshot
         let mut hits: Vec<Scored> = tx
             .query(&stmt, &[q, &want])?
             .iter()
-            .map(|r| {
-                let v: Vec<f32> = r.get(1);
-                Scored { id: r.get(0), score: dot(&v, q) }
-            })
-            .collect();
+            .map(|r| Ok(Scored { id: r.get(0), score: dot(&r.try_get::<_, PgVector>(1)?.0, q) }))
+            .collect::<PgResult<_>>()?;
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
         hits.truncate(k);
         out.push(hits);
