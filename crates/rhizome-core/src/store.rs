@@ -219,6 +219,15 @@ pub trait StoreRead {
     /// A counter that changes whenever the graph changes (any write or delete), so that a
     /// caller can cache what it derives from [`StoreRead::graph_data`].
     fn graph_version(&self) -> Result<u64>;
+    /// What a reader's caches depend on, read together: (graph version, reports version
+    /// or 0). The engine asks it at the start of every reader loan, so a backend may keep
+    /// what it read then (with more: its data version, the embedding model) for the rest
+    /// of the loan instead of reading each again per call: on PostgreSQL every read is a
+    /// round trip, and they were most of a query's time. Writes through the same store end
+    /// such a loan.
+    fn freshness(&self) -> Result<(u64, u64)> {
+        Ok((self.graph_version()?, self.reports_version()?.unwrap_or(0)))
+    }
     /// All communities, by level then id.
     fn communities(&self) -> Result<Vec<Community>>;
     /// The graph version the stored communities were computed at (None: never computed

@@ -181,7 +181,7 @@ impl Engine {
 /// What a reader's caches depend on: the graph version (every committed batch,
 /// deletion and synonymy rebuild moves it) and the reports version.
 fn freshness(store: &dyn StoreRead) -> Result<(u64, u64)> {
-    Ok((store.graph_version()?, store.reports_version()?.unwrap_or(0)))
+    store.freshness()
 }
 
 /// A reader on loan from the engine's pool.

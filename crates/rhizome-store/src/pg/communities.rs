@@ -155,9 +155,9 @@ pub fn put_reports(c: &mut impl GenericClient, list: &[CommunityReport], vectors
         .collect();
     vecs.reverse();
     if !vecs.is_empty() {
-        copy_in(c, "st_vectors(kind, id, vec)", &[T, T, Type::FLOAT4_ARRAY], &vecs, |(id, v), w| w(&[&"report", id, v]))?;
+        super::vector::copy_vectors(c, vecs.iter().map(|(id, v)| ("report", id.as_str(), v.as_slice())))?;
         c.execute(
-            "INSERT INTO vectors(kind, id, vec) SELECT s.kind, s.id, s.vec::vector FROM st_vectors s
+            "INSERT INTO vectors(kind, id, vec) SELECT s.kind, s.id, s.vec FROM st_vectors s
              WHERE EXISTS (SELECT 1 FROM communities x WHERE x.id = s.id)
              ON CONFLICT (kind, id) DO UPDATE SET vec = excluded.vec",
             &[],

@@ -13,10 +13,10 @@ use super::communities::covariate_row;
 use super::refresh::PgResult;
 
 fn vectors_of(c: &mut impl GenericClient, kind: VectorKind, ids: &[String]) -> PgResult<HashMap<String, Vec<f32>>> {
-    Ok(c.query("SELECT id, vec::real[] FROM vectors WHERE kind = $1 AND id = ANY($2)", &[&kind.as_str(), &ids])?
+    c.query("SELECT id, vec FROM vectors WHERE kind = $1 AND id = ANY($2)", &[&kind.as_str(), &ids])?
         .iter()
-        .map(|r| (r.get(0), r.get(1)))
-        .collect())
+        .map(|r| Ok((r.get(0), r.try_get::<_, super::vector::PgVector>(1)?.0)))
+        .collect()
 }
 
 pub fn document_batch(c: &mut impl GenericClient, doc_id: &str) -> PgResult<Option<WriteBatch>> {

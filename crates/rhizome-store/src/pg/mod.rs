@@ -23,6 +23,8 @@ mod read;
 mod refresh;
 mod schema;
 mod search;
+mod snapshot;
+mod vector;
 mod write;
 
 use std::cell::RefCell;
@@ -33,6 +35,7 @@ pub use llm_cache::PgLlmCache;
 pub use lock::PgWriterLock;
 pub use pool::Conn;
 pub use search::{hnsw_min, set_hnsw_min};
+pub(crate) use snapshot::Snapshot;
 
 /// A store URL split into what is shown (never the password) and what connects.
 #[derive(Debug, Clone, PartialEq)]
@@ -99,6 +102,14 @@ pub(crate) fn pg_err(url: &PgUrl, e: postgres::Error) -> Error {
 pub struct PgStore {
     url: PgUrl,
     conn: RefCell<Option<Conn>>,
+    /// Set by [`rhizome_core::StoreRead::freshness`] (the start of a reader loan).
+    snap: RefCell<Option<Snapshot>>,
+    /// A writer's knowledge that the database holds no document: an import into an empty
+    /// database asks [`rhizome_core::StoreRead::has_document`] and `find_document` for
+    /// every document it is given, a round trip each, all answered "no". Only a writer
+    /// keeps it (it holds the writer lock, so nobody else writes meanwhile), until its own
+    /// next write.
+    no_documents: std::cell::Cell<Option<bool>>,
     /// Held by a store opened with [`PgStore::open_writer`]; released on drop.
     lock: Option<PgWriterLock>,
 }
@@ -109,7 +120,7 @@ impl PgStore {
         let url = PgUrl::new(url);
         let mut conn = pool::take(&url)?;
         schema::ensure(&url, &mut conn.client, create)?;
-        Ok(PgStore { url, conn: RefCell::new(Some(conn)), lock: None })
+        Ok(PgStore { url, conn: RefCell::new(Some(conn)), snap: RefCell::new(None), no_documents: Default::default(), lock: None })
     }
 
     /// Open for writing: the writer lock is taken first (a second writer waits or is
@@ -138,7 +149,7 @@ impl PgStore {
         let url = PgUrl::new(url);
         let probe = || {
             let Ok(mut conn) = pool::take(&url) else { return false };
-            let found = schema::exists(&mut conn.client).unwrap_or(false);
+            let found = schema::exists_prepared(&mut conn).unwrap_or(false);
             pool::give(&url, conn);
             found
         };
@@ -155,6 +166,35 @@ impl PgStore {
         let mut slot = self.conn.borrow_mut();
         let conn = slot.as_mut().ok_or_else(|| Error::Store("connection in use".into()))?;
         f(conn)
+    }
+
+    /// The loan's snapshot, if one was taken.
+    pub(crate) fn snap(&self) -> Option<Snapshot> {
+        self.snap.borrow().clone()
+    }
+
+    pub(crate) fn set_snap(&self, snap: Option<Snapshot>) {
+        *self.snap.borrow_mut() = snap;
+    }
+
+    /// True when this store is a writer and the database holds no document (read once
+    /// per write, see `no_documents`).
+    pub(crate) fn known_empty(&self) -> Result<bool> {
+        if self.lock.is_none() {
+            return Ok(false);
+        }
+        if let Some(b) = self.no_documents.get() {
+            return Ok(b);
+        }
+        let empty = self.with(|c| {
+            c.query("SELECT NOT EXISTS (SELECT 1 FROM documents)", &[]).map_err(|e| self.err(e))
+        })?.first().is_some_and(|r| r.get::<_, bool>(0));
+        self.no_documents.set(Some(empty));
+        Ok(empty)
+    }
+
+    pub(crate) fn forget_empty(&self) {
+        self.no_documents.set(None);
     }
 
     pub(crate) fn err(&self, e: postgres::Error) -> Error {

@@ -8,8 +8,10 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
-use postgres::{Client, NoTls};
-use rhizome_core::{Error, Result};
+use postgres::{Client, NoTls, Statement};
+use rhizome_core::Error;
+
+type Result<T, E = Error> = std::result::Result<T, E>;
 
 use super::PgUrl;
 
@@ -21,6 +23,34 @@ pub struct Conn {
     pub client: Client,
     /// The staging tables of writes exist on this connection.
     pub staged: bool,
+    /// Statements prepared on this connection, by their text. A query by text costs two
+    /// round trips (parse and describe, then bind and execute); a prepared one costs one,
+    /// and a reader's queries are few and short enough that round trips are their time.
+    stmts: HashMap<&'static str, Statement>,
+}
+
+impl Conn {
+    fn new(client: Client) -> Conn {
+        Conn { client, staged: false, stmts: HashMap::new() }
+    }
+
+    /// `sql` prepared on this connection (once; kept with the connection in the pool).
+    /// The statements are fixed texts of this crate, so the cache stays small.
+    pub fn prepared(&mut self, sql: &'static str) -> Result<Statement, postgres::Error> {
+        if let Some(s) = self.stmts.get(sql) {
+            return Ok(s.clone());
+        }
+        let s = self.client.prepare(sql)?;
+        self.stmts.insert(sql, s.clone());
+        Ok(s)
+    }
+
+    /// Run the prepared `sql`.
+    pub fn query(&mut self, sql: &'static str, params: &[&(dyn postgres::types::ToSql + Sync)])
+        -> Result<Vec<postgres::Row>, postgres::Error> {
+        let s = self.prepared(sql)?;
+        self.client.query(&s, params)
+    }
 }
 
 fn idle() -> &'static Mutex<HashMap<String, Vec<Conn>>> {
@@ -38,7 +68,7 @@ pub fn take(url: &PgUrl) -> Result<Conn> {
             None => break,
         }
     }
-    Ok(Conn { client: connect(url)?, staged: false })
+    Ok(Conn::new(connect(url)?))
 }
 
 /// Give a connection back for the next opener (a closed one is dropped).

@@ -10,6 +10,9 @@ use rhizome_core::{
 };
 
 use super::refresh::PgResult;
+use super::pool::Conn;
+use super::vector::PgVector;
+use super::snapshot::snapshot;
 use super::{communities, export, schema, search, PgStore};
 use crate::aggregate::descriptions;
 
@@ -39,6 +42,11 @@ fn in_order<T: Clone>(ids: &[String], rows: Vec<Row>, f: impl Fn(&Row) -> T) -> 
 impl PgStore {
     fn q<T>(&self, f: impl FnOnce(&mut Client) -> PgResult<T>) -> Result<T> {
         self.with(|conn| f(&mut conn.client).map_err(|e| self.err(e)))
+    }
+
+    /// As [`PgStore::q`], with the connection's prepared statements at hand.
+    fn qc<T>(&self, f: impl FnOnce(&mut Conn) -> PgResult<T>) -> Result<T> {
+        self.with(|conn| f(conn).map_err(|e| self.err(e)))
     }
 }
 
@@ -189,6 +197,9 @@ impl StoreRead for PgStore {
     }
 
     fn embedding_model(&self) -> Result<Option<String>> {
+        if let Some(s) = self.snap() {
+            return Ok(s.model);
+        }
         self.q(|c| schema::get_meta(c, "embedding_model"))
     }
 
@@ -197,12 +208,17 @@ impl StoreRead for PgStore {
     }
 
     fn has_document(&self, doc_id: &str) -> Result<bool> {
-        self.q(|c| {
-            Ok(c.query_opt(
+        // Asked once per document an import is given: prepared, and not at all while a
+        // writer knows the database empty.
+        if self.known_empty()? {
+            return Ok(false);
+        }
+        self.qc(|c| {
+            Ok(!c.query(
                 "SELECT 1 FROM documents WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM partial_documents WHERE doc_id = $1)",
                 &[&doc_id],
             )?
-            .is_some())
+            .is_empty())
         })
     }
 
@@ -244,12 +260,15 @@ impl StoreRead for PgStore {
     }
 
     fn find_document(&self, id_or_source: &str) -> Result<Option<Document>> {
-        self.q(|c| {
-            Ok(c.query_opt(
+        if self.known_empty()? {
+            return Ok(None);
+        }
+        self.qc(|c| {
+            Ok(c.query(
                 "SELECT id, source, title, text FROM documents WHERE id = $1 OR source = $1 ORDER BY id LIMIT 1",
                 &[&id_or_source],
             )?
-            .as_ref()
+            .first()
             .map(document_row))
         })
     }
@@ -269,7 +288,7 @@ impl StoreRead for PgStore {
     }
 
     fn chunks(&self, ids: &[String]) -> Result<Vec<ChunkWithDoc>> {
-        self.q(|c| {
+        self.qc(|c| {
             let rows = c.query(
                 "SELECT c.id, c.doc_id, c.ordinal, c.text, c.tokens, d.title, d.source
                  FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id = ANY($1)",
@@ -290,7 +309,7 @@ impl StoreRead for PgStore {
     }
 
     fn entities(&self, ids: &[String]) -> Result<Vec<Entity>> {
-        self.q(|c| {
+        self.qc(|c| {
             let rows = c.query(
                 "SELECT id, name, entity_type, description, importance FROM entities WHERE id = ANY($1)",
                 &[&ids],
@@ -306,7 +325,7 @@ impl StoreRead for PgStore {
     }
 
     fn facts(&self, ids: &[String]) -> Result<Vec<Fact>> {
-        self.q(|c| {
+        self.qc(|c| {
             let rows = c.query(
                 "SELECT id, subject, predicate, object, subject_id, object_id FROM facts WHERE id = ANY($1)",
                 &[&ids],
@@ -325,7 +344,7 @@ impl StoreRead for PgStore {
     fn relations_of(&self, entity_ids: &[String]) -> Result<Vec<Relation>> {
         // Per entity asked, in order: relations it starts, then those it ends, each in
         // the order they were first stored (the SQLite store's order).
-        self.q(|c| {
+        self.qc(|c| {
             let rows = c.query(
                 "SELECT r.id, r.source_id, r.target_id, r.rel_type, r.description, r.weight
                  FROM unnest($1::text[]) WITH ORDINALITY AS e(id, ord)
@@ -351,24 +370,31 @@ impl StoreRead for PgStore {
 
     fn bm25(&self, query: &str, k: usize) -> Result<Vec<Scored>> {
         let url = self.pgurl().full.clone();
-        self.q(|c| search::bm25(c, &url, query, k))
+        let known = self.snap().map(|s| s.data);
+        self.qc(|c| search::bm25(c, &url, known, query, k))
     }
 
     fn vector_search(&self, kind: VectorKind, query: &[f32], k: usize) -> Result<Vec<Scored>> {
         let url = self.pgurl().full.clone();
+        let snap = self.snap();
         let q = vec![query.to_vec()];
-        Ok(self.q(|c| search::vector_search(c, &url, kind, &q, k, false))?.pop().unwrap_or_default())
+        Ok(self.q(|c| search::vector_search(c, &url, snap.as_ref(), kind, &q, k, false))?.pop().unwrap_or_default())
     }
 
     fn vector_search_many(&self, kind: VectorKind, queries: &[Vec<f32>], k: usize) -> Result<Vec<Vec<Scored>>> {
         let url = self.pgurl().full.clone();
-        self.q(|c| search::vector_search(c, &url, kind, queries, k, true))
+        let snap = self.snap();
+        self.q(|c| search::vector_search(c, &url, snap.as_ref(), kind, queries, k, true))
     }
 
     fn vectors(&self, kind: VectorKind, ids: &[String]) -> Result<Vec<(String, Vec<f32>)>> {
-        self.q(|c| {
-            let rows = c.query("SELECT id, vec::real[] FROM vectors WHERE kind = $1 AND id = ANY($2)", &[&kind.as_str(), &ids])?;
-            Ok(in_order(ids, rows, |r| (r.get::<_, String>(0), r.get::<_, Vec<f32>>(1))))
+        self.qc(|c| {
+            let rows = c.query("SELECT id, vec FROM vectors WHERE kind = $1 AND id = ANY($2)", &[&kind.as_str(), &ids])?;
+            let mut by: HashMap<String, Vec<f32>> = HashMap::with_capacity(rows.len());
+            for r in &rows {
+                by.insert(r.get(0), r.try_get::<_, PgVector>(1)?.0);
+            }
+            Ok(ids.iter().filter_map(|id| by.get(id).map(|v| (id.clone(), v.clone()))).collect())
         })
     }
 
@@ -418,7 +444,17 @@ impl StoreRead for PgStore {
         })
     }
 
+    fn freshness(&self) -> Result<(u64, u64)> {
+        let s = self.qc(snapshot)?;
+        let out = (s.graph, s.reports.unwrap_or(0));
+        self.set_snap(Some(s));
+        Ok(out)
+    }
+
     fn graph_version(&self) -> Result<u64> {
+        if let Some(s) = self.snap() {
+            return Ok(s.graph);
+        }
         self.q(|c| schema::counter(c, "graph_version"))
     }
 
@@ -431,6 +467,9 @@ impl StoreRead for PgStore {
     }
 
     fn reports_version(&self) -> Result<Option<u64>> {
+        if let Some(s) = self.snap() {
+            return Ok(s.reports);
+        }
         Ok(self.meta("reports_version")?.and_then(|v| v.parse().ok()))
     }
 

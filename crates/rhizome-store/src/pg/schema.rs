@@ -92,6 +92,13 @@ pub fn exists(c: &mut impl GenericClient) -> std::result::Result<bool, postgres:
     Ok(c.query_opt("SELECT 1 FROM meta WHERE key = 'schema_version'", &[])?.is_some())
 }
 
+/// As [`exists`], with the statements prepared on the connection: `rhizome serve` asks it
+/// for every request, and each unprepared statement costs two round trips.
+pub fn exists_prepared(c: &mut super::pool::Conn) -> std::result::Result<bool, postgres::Error> {
+    let there = c.query("SELECT to_regclass('meta') IS NOT NULL", &[])?.first().is_some_and(|r| r.get::<_, bool>(0));
+    Ok(there && !c.query("SELECT 1 FROM meta WHERE key = 'schema_version'", &[])?.is_empty())
+}
+
 /// Check the schema (and make it when `create`), under a transaction advisory lock so that
 /// processes starting together do not race; a missing schema without `create` is an error
 /// that says how to make one.

@@ -16,7 +16,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use postgres::GenericClient;
 use rhizome_core::{dot, text::bm25_terms, Scored, VectorKind};
 
-use super::schema;
+use super::pool::Conn;
+use super::vector::PgVector;
+use super::{schema, Snapshot};
 use crate::vectors::VectorMatrix;
 
 type PgResult<T> = std::result::Result<T, postgres::Error>;
@@ -37,10 +39,11 @@ pub fn set_hnsw_min(n: usize) {
     HNSW_MIN.store(n.max(1), Ordering::Relaxed);
 }
 
-/// Every indexed chunk's length (by chunk rowid) and the mean.
+/// Every indexed chunk's length and id (by chunk rowid), and the mean length.
 #[derive(Debug, Default)]
 pub struct Lengths {
     pub len: HashMap<i64, u32>,
+    pub ids: HashMap<i64, String>,
     pub avg: f32,
 }
 
@@ -57,9 +60,14 @@ fn cache() -> &'static Mutex<HashMap<String, Cached>> {
     C.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// The cache entry of `url` at the database's current data version.
-fn current<T>(c: &mut impl GenericClient, url: &str, f: impl FnOnce(&mut Cached) -> T) -> PgResult<T> {
-    let v = schema::counter(c, "data_version")?;
+/// The cache entry of `url` at the database's current data version (`known`: the version
+/// the reader's loan read at its start, which spares a round trip).
+fn current<T>(c: &mut impl GenericClient, url: &str, known: Option<u64>, f: impl FnOnce(&mut Cached) -> T)
+    -> PgResult<T> {
+    let v = match known {
+        Some(v) => v,
+        None => schema::counter(c, "data_version")?,
+    };
     let mut all = cache().lock().unwrap_or_else(|p| p.into_inner());
     let entry = all.entry(url.to_string()).or_default();
     if entry.version != v {
@@ -132,14 +140,15 @@ fn upsert(m: &VectorMatrix, rows: &std::collections::BTreeMap<&str, &[f32]>) -> 
 }
 
 /// The matrix of `kind`, ordered by id (loaded once per data version).
-pub fn matrix(c: &mut impl GenericClient, url: &str, kind: VectorKind) -> PgResult<Arc<VectorMatrix>> {
-    let (version, found) = current(c, url, |e| (e.version, e.matrices.get(&kind).cloned()))?;
+pub fn matrix(c: &mut impl GenericClient, url: &str, known: Option<u64>, kind: VectorKind)
+    -> PgResult<Arc<VectorMatrix>> {
+    let (version, found) = current(c, url, known, |e| (e.version, e.matrices.get(&kind).cloned()))?;
     if let Some(m) = found {
         return Ok(m);
     }
     let mut m = VectorMatrix::default();
-    for r in c.query("SELECT id, vec::real[] FROM vectors WHERE kind = $1 ORDER BY id", &[&kind.as_str()])? {
-        let v: Vec<f32> = r.get(1);
+    for r in c.query("SELECT id, vec FROM vectors WHERE kind = $1 ORDER BY id", &[&kind.as_str()])? {
+        let v = r.try_get::<_, PgVector>(1)?.0;
         if m.dim == 0 {
             m.dim = v.len();
         }
@@ -160,8 +169,8 @@ fn hnsw_name(kind: VectorKind) -> String {
 }
 
 /// Whether searches of `kind` go through its HNSW index.
-fn uses_hnsw(c: &mut impl GenericClient, url: &str, kind: VectorKind) -> PgResult<bool> {
-    let (version, found) = current(c, url, |e| (e.version, e.hnsw.get(&kind).copied()))?;
+fn uses_hnsw(c: &mut impl GenericClient, url: &str, known: Option<u64>, kind: VectorKind) -> PgResult<bool> {
+    let (version, found) = current(c, url, known, |e| (e.version, e.hnsw.get(&kind).copied()))?;
     if let Some(b) = found {
         return Ok(b);
     }
@@ -172,13 +181,34 @@ fn uses_hnsw(c: &mut impl GenericClient, url: &str, kind: VectorKind) -> PgResul
     Ok(b)
 }
 
-/// After a write: build the HNSW index of each kind in `kinds` that reached [`hnsw_min`]
-/// vectors and has none yet (inside the writer's transaction).
-pub fn maybe_build_hnsw(c: &mut impl GenericClient, kinds: &[VectorKind]) -> PgResult<()> {
-    for &kind in kinds {
+/// Per database and kind: an upper bound of its vectors as this process last counted them
+/// plus what it wrote since, or `usize::MAX` once its HNSW index exists. Counting after
+/// every batch read up to [`hnsw_min`] rows per kind each time, a cost growing with the
+/// index; with the bound a write counts only when the threshold may have been reached.
+/// Writes of other processes are not in the bound: they may build the index a write later.
+fn estimates() -> &'static Mutex<HashMap<(String, VectorKind), usize>> {
+    static E: OnceLock<Mutex<HashMap<(String, VectorKind), usize>>> = OnceLock::new();
+    E.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// After a write of `written` vectors per kind: build the HNSW index of each kind that
+/// reached [`hnsw_min`] vectors and has none yet (inside the writer's transaction).
+pub fn maybe_build_hnsw(c: &mut impl GenericClient, url: &str, written: &[(VectorKind, usize)]) -> PgResult<()> {
+    for &(kind, n_new) in written {
+        let key = (url.to_string(), kind);
+        let bound = estimates().lock().unwrap_or_else(|p| p.into_inner()).get(&key).copied();
+        match bound {
+            Some(usize::MAX) => continue,
+            Some(b) if b.saturating_add(n_new) < hnsw_min() => {
+                estimates().lock().unwrap_or_else(|p| p.into_inner()).insert(key, b + n_new);
+                continue;
+            }
+            _ => {}
+        }
         let name = hnsw_name(kind);
         let there: bool = c.query_one("SELECT to_regclass($1) IS NOT NULL", &[&name])?.get(0);
         if there {
+            estimates().lock().unwrap_or_else(|p| p.into_inner()).insert(key, usize::MAX);
             continue;
         }
         // Counting stops at the threshold: a write costs at most that, never the whole table.
@@ -188,6 +218,7 @@ pub fn maybe_build_hnsw(c: &mut impl GenericClient, kinds: &[VectorKind]) -> PgR
             .get(0);
         let dim = schema::get_meta(c, "embedding_dim")?.and_then(|d| d.parse::<u32>().ok()).unwrap_or(0);
         if (n as usize) < hnsw_min() || dim == 0 {
+            estimates().lock().unwrap_or_else(|p| p.into_inner()).insert(key, n.max(0) as usize);
             continue;
         }
         // Kind and dimension are ours (an enum and a number), never user text.
@@ -196,6 +227,7 @@ pub fn maybe_build_hnsw(c: &mut impl GenericClient, kinds: &[VectorKind]) -> PgR
              WHERE kind = '{}' AND vector_dims(vec) = {dim}",
             kind.as_str()
         ))?;
+        estimates().lock().unwrap_or_else(|p| p.into_inner()).insert(key, usize::MAX);
     }
     Ok(())
 }
@@ -203,16 +235,21 @@ pub fn maybe_build_hnsw(c: &mut impl GenericClient, kinds: &[VectorKind]) -> PgR
 /// The `k` vectors of `kind` nearest `query` (cosine; vectors are L2-normalised), best
 /// first, ties by id.
 /// `many`: the batched search (blocked matrix products, as the SQLite store's).
-pub fn vector_search(c: &mut postgres::Client, url: &str, kind: VectorKind, queries: &[Vec<f32>], k: usize,
-    many: bool) -> PgResult<Vec<Vec<Scored>>> {
-    if !uses_hnsw(c, url, kind)? {
-        let m = matrix(c, url, kind)?;
+/// `snap`: what the reader's loan read at its start (data version, dimension).
+pub fn vector_search(c: &mut postgres::Client, url: &str, snap: Option<&Snapshot>, kind: VectorKind,
+    queries: &[Vec<f32>], k: usize, many: bool) -> PgResult<Vec<Vec<Scored>>> {
+    let known = snap.map(|s| s.data);
+    if !uses_hnsw(c, url, known, kind)? {
+        let m = matrix(c, url, known, kind)?;
         if !many {
             return Ok(vec![m.search(&queries[0], k)]);
         }
         return Ok(m.search_many(queries, k));
     }
-    let dim = schema::get_meta(c, "embedding_dim")?.and_then(|d| d.parse::<usize>().ok()).unwrap_or(0);
+    let dim = match snap {
+        Some(s) => s.dim.unwrap_or(0),
+        None => schema::get_meta(c, "embedding_dim")?.and_then(|d| d.parse::<usize>().ok()).unwrap_or(0),
+    };
     let want = (2 * k + 10) as i64;
     let ef = want.max(400);
     let mut out = Vec::with_capacity(queries.len());
@@ -222,7 +259,7 @@ pub fn vector_search(c: &mut postgres::Client, url: &str, kind: VectorKind, quer
     // that every plan, generic ones included, matches the partial index's predicate (which
     // leaves out vectors of another dimension, as the exact search does).
     let sql = format!(
-        "SELECT id, vec::real[] FROM vectors WHERE kind = '{}' AND vector_dims(vec) = {dim} \
+        "SELECT id, vec FROM vectors WHERE kind = '{}' AND vector_dims(vec) = {dim} \
          ORDER BY vec::vector({dim}) <=> $1::real[]::vector({dim}) LIMIT $2",
         kind.as_str()
     );
@@ -235,11 +272,8 @@ pub fn vector_search(c: &mut postgres::Client, url: &str, kind: VectorKind, quer
         let mut hits: Vec<Scored> = tx
             .query(&stmt, &[q, &want])?
             .iter()
-            .map(|r| {
-                let v: Vec<f32> = r.get(1);
-                Scored { id: r.get(0), score: dot(&v, q) }
-            })
-            .collect();
+            .map(|r| Ok(Scored { id: r.get(0), score: dot(&r.try_get::<_, PgVector>(1)?.0, q) }))
+            .collect::<PgResult<_>>()?;
         hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
         hits.truncate(k);
         out.push(hits);
@@ -248,32 +282,37 @@ pub fn vector_search(c: &mut postgres::Client, url: &str, kind: VectorKind, quer
     Ok(out)
 }
 
-fn lengths(c: &mut impl GenericClient, url: &str) -> PgResult<Arc<Lengths>> {
-    let (version, found) = current(c, url, |e| (e.version, e.lengths.clone()))?;
+/// Every indexed chunk's length and id (by rowid), read once per data version, so that a
+/// search is one round trip (the postings of its terms).
+fn lengths(c: &mut impl GenericClient, url: &str, known: Option<u64>) -> PgResult<Arc<Lengths>> {
+    let (version, found) = current(c, url, known, |e| (e.version, e.lengths.clone()))?;
     if let Some(l) = found {
         return Ok(l);
     }
-    let len: HashMap<i64, u32> = c
-        .query("SELECT chunk_rowid, len FROM bm25_docs", &[])?
-        .iter()
-        .map(|r| (r.get::<_, i64>(0), r.get::<_, i32>(1).max(0) as u32))
-        .collect();
+    let mut len: HashMap<i64, u32> = HashMap::new();
+    let mut ids: HashMap<i64, String> = HashMap::new();
+    for r in c.query("SELECT d.chunk_rowid, d.len, c.id FROM bm25_docs d JOIN chunks c ON c.rowid = d.chunk_rowid", &[])? {
+        let rowid: i64 = r.get(0);
+        len.insert(rowid, r.get::<_, i32>(1).max(0) as u32);
+        ids.insert(rowid, r.get(2));
+    }
     let total: u64 = len.values().map(|&x| x as u64).sum();
     let avg = if len.is_empty() { 1.0 } else { total as f32 / len.len() as f32 };
-    let l = Arc::new(Lengths { len, avg });
+    let l = Arc::new(Lengths { len, ids, avg });
     store(url, version, |e| e.lengths = Some(l.clone()));
     Ok(l)
 }
 
-/// BM25 over chunk text (+ title): the best `k` chunk ids.
-pub fn bm25(c: &mut impl GenericClient, url: &str, query: &str, k: usize) -> PgResult<Vec<Scored>> {
+/// BM25 over chunk text (+ title): the best `k` chunk ids. `known`: the data version the
+/// reader's loan read at its start.
+pub fn bm25(c: &mut Conn, url: &str, known: Option<u64>, query: &str, k: usize) -> PgResult<Vec<Scored>> {
     let mut terms = bm25_terms(query);
     terms.sort();
     terms.dedup();
     if terms.is_empty() || k == 0 {
         return Ok(Vec::new());
     }
-    let lengths = lengths(c, url)?;
+    let lengths = lengths(&mut c.client, url, known)?;
     let mut postings: HashMap<String, Vec<(i64, u32)>> = HashMap::new();
     for r in c.query("SELECT term, chunk_rowid, tf FROM bm25_postings WHERE term = ANY($1)", &[&terms])? {
         postings.entry(r.get(0)).or_default().push((r.get(1), r.get::<_, i32>(2).max(0) as u32));
@@ -294,13 +333,7 @@ pub fn bm25(c: &mut impl GenericClient, url: &str, query: &str, k: usize) -> PgR
     let mut hits: Vec<(i64, f32)> = scores.into_iter().collect();
     hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     hits.truncate(k);
-    let rowids: Vec<i64> = hits.iter().map(|h| h.0).collect();
-    let ids: HashMap<i64, String> = c
-        .query("SELECT rowid, id FROM chunks WHERE rowid = ANY($1)", &[&rowids])?
-        .iter()
-        .map(|r| (r.get(0), r.get(1)))
-        .collect();
-    Ok(hits.into_iter().filter_map(|(r, score)| ids.get(&r).map(|id| Scored { id: id.clone(), score })).collect())
+    Ok(hits.into_iter().filter_map(|(r, score)| lengths.ids.get(&r).map(|id| Scored { id: id.clone(), score })).collect())
 }
 
 #[cfg(test)]

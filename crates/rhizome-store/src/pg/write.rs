@@ -32,7 +32,7 @@ fn now() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |t| t.as_secs() as i64)
 }
 
-fn write_batch(c: &mut impl GenericClient, batch: &WriteBatch) -> PgResult<u64> {
+fn write_batch(c: &mut impl GenericClient, url: &str, batch: &WriteBatch) -> PgResult<u64> {
     // Documents: new ones are inserted; one already there is skipped with everything it
     // supports, unless it is written in parts and this is its next part.
     let doc_ids: Vec<&str> = batch.documents.iter().map(|d| d.id.as_str()).collect();
@@ -148,10 +148,9 @@ fn write_batch(c: &mut impl GenericClient, batch: &WriteBatch) -> PgResult<u64> 
     }
     let vectors: Vec<_> = vectors.into_iter().collect();
     if !vectors.is_empty() {
-        copy_in(c, "st_vectors(kind, id, vec)", &[T, T, Type::FLOAT4_ARRAY], &vectors,
-            |((k, id), v), w| w(&[k, id, *v]))?;
+        super::vector::copy_vectors(c, vectors.iter().map(|((k, id), v)| (*k, *id, v.as_slice())))?;
         c.execute(
-            "INSERT INTO vectors(kind, id, vec) SELECT kind, id, vec::vector FROM st_vectors
+            "INSERT INTO vectors(kind, id, vec) SELECT kind, id, vec FROM st_vectors
              ON CONFLICT (kind, id) DO UPDATE SET vec = excluded.vec",
             &[],
         )?;
@@ -224,13 +223,14 @@ fn write_batch(c: &mut impl GenericClient, batch: &WriteBatch) -> PgResult<u64> 
         schema::set_meta(c, "synonyms_dirty", "1")?;
     }
     let version = schema::bump(c, true)?;
-    let mut kinds: Vec<VectorKind> = Vec::new();
+    let mut kinds: Vec<(VectorKind, usize)> = Vec::new();
     for (k, _, _) in &batch.vectors {
-        if !kinds.contains(k) {
-            kinds.push(*k);
+        match kinds.iter_mut().find(|(x, _)| x == k) {
+            Some((_, n)) => *n += 1,
+            None => kinds.push((*k, 1)),
         }
     }
-    search::maybe_build_hnsw(c, &kinds)?;
+    search::maybe_build_hnsw(c, url, &kinds)?;
     Ok(version)
 }
 
@@ -278,8 +278,17 @@ fn delete_document(c: &mut impl GenericClient, doc_id: &str) -> PgResult<DeleteR
 
 impl PgStore {
     /// Run `f` in one transaction on this store's connection (staging tables made first).
+    ///
+    /// Its commit does not wait for the WAL to reach the disk (`synchronous_commit = off`
+    /// for this transaction only), the durability of the SQLite store's WAL with
+    /// synchronous=NORMAL: a crash of the machine may lose the last commits but never
+    /// corrupts the index (a batch is there whole or not at all), and a crash of rhizome
+    /// alone loses nothing committed.
     pub(crate) fn in_tx<T>(&mut self, f: impl FnOnce(&mut postgres::Transaction<'_>) -> PgResult<T>) -> Result<T> {
         let url = self.pgurl().clone();
+        // What a reader loan read at its start is no longer what this store sees.
+        self.set_snap(None);
+        self.forget_empty();
         self.with(|conn| {
             let e = |x| super::pg_err(&url, x);
             if !conn.staged {
@@ -287,6 +296,9 @@ impl PgStore {
                 conn.staged = true;
             }
             let mut tx = conn.client.transaction().map_err(e)?;
+            // Local to the transaction: a pooled connection's other users commit as the
+            // server is configured.
+            tx.batch_execute("SET LOCAL synchronous_commit = off").map_err(e)?;
             let out = f(&mut tx).map_err(e)?;
             tx.commit().map_err(e)?;
             Ok(out)
@@ -318,7 +330,8 @@ impl StoreWrite for PgStore {
     }
 
     fn write_batch(&mut self, batch: &WriteBatch) -> Result<()> {
-        let version = self.in_tx(|tx| write_batch(tx, batch))?;
+        let url = self.pgurl().full.clone();
+        let version = self.in_tx(|tx| write_batch(tx, &url, batch))?;
         // Entity resolution searches the entity vectors after every batch: carry them over.
         search::carry_over(&self.pgurl().full, version, &batch.vectors);
         Ok(())
@@ -343,7 +356,7 @@ impl StoreWrite for PgStore {
     fn rebuild_synonyms(&mut self, top_k: usize, threshold: f32, cancel: &AtomicBool) -> Result<u64> {
         let seen = self.graph_version()?;
         let url = self.pgurl().full.clone();
-        let m = self.with(|conn| search::matrix(&mut conn.client, &url, VectorKind::Entity).map_err(|e| self.err(e)))?;
+        let m = self.with(|conn| search::matrix(&mut conn.client, &url, None, VectorKind::Entity).map_err(|e| self.err(e)))?;
         let pairs = m.knn_pairs(top_k, threshold, cancel).ok_or(Error::Cancelled)?;
         let edges: Vec<(String, String, f32)> =
             pairs.iter().map(|&(i, j, s)| (m.ids[i].clone(), m.ids[j].clone(), s)).collect();
