@@ -146,10 +146,7 @@ pub fn personalized_pagerank(g: &Csr, reset: &[f64], damping: f64, tol: f64, max
         let mut sweep_residual = 0.0f32;
         for (v, (bounds, &sv)) in g.offsets.windows(2).zip(&s).enumerate() {
             let (lo, hi) = (bounds[0] as usize, bounds[1] as usize);
-            let mut acc = 0.0f32;
-            for (&u, &p) in g.targets[lo..hi].iter().zip(&g.step[lo..hi]) {
-                acc += p * x[u as usize];
-            }
+            let acc = gather(&g.targets[lo..hi], &g.step[lo..hi], &x);
             let gauss_seidel = reset_scale * sv + damped * acc;
             let delta = OVER_RELAXATION * (gauss_seidel - x[v]);
             sweep_residual += delta.abs();
@@ -162,6 +159,23 @@ pub fn personalized_pagerank(g: &Csr, reset: &[f64], damping: f64, tol: f64, max
         }
     }
     Ppr { scores: x.into_iter().map(f64::from).collect(), iterations, residual }
+}
+
+/// `sum(step[i] * x[targets[i]])` with two partial sums, so that consecutive products do
+/// not wait on one another's addition (the sweep is bound by that latency, not by memory).
+#[inline]
+fn gather(targets: &[u32], step: &[f32], x: &[f32]) -> f32 {
+    let (mut a, mut b) = (0.0f32, 0.0f32);
+    let mut t = targets.chunks_exact(2);
+    let mut p = step.chunks_exact(2);
+    for (t2, p2) in (&mut t).zip(&mut p) {
+        a += p2[0] * x[t2[0] as usize];
+        b += p2[1] * x[t2[1] as usize];
+    }
+    if let (Some(&u), Some(&w)) = (t.remainder().first(), p.remainder().first()) {
+        a += w * x[u as usize];
+    }
+    a + b
 }
 
 /// The solver retrieval used before over-relaxation: plain Gauss-Seidel sweeps in `f64`
