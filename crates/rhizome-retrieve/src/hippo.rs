@@ -100,15 +100,16 @@ impl Retriever for Hippo {
         // unrecognised ones count; otherwise linking them (two scans of every fact
         // vector, about half of a query's retrieval time) would change nothing.
         let can_recognize = cfg.recognition_filter && env.llm.is_some();
+        let linkable = !graph.facts.is_empty() && cfg.linking_top_k > 0;
         let mut linked = if can_recognize || cfg.unfiltered_fact_weight > 0.0 || self.always_link_facts {
             let linked = link_facts(env, &graph, &q, cfg, &relative)?;
-            if linked.is_empty() && !graph.facts.is_empty() && cfg.linking_top_k > 0 {
+            if linked.is_empty() && linkable {
                 out.notes.push("no fact has a vector (the LLM-free extractor's facts get none by default): \
                     set embed.fact_vectors=always and re-index to link facts".into());
             }
             linked
         } else {
-            if !graph.facts.is_empty() && cfg.linking_top_k > 0 {
+            if linkable {
                 out.notes.push("facts not linked: without an LLM to recognise them they would seed nothing \
                     (hippo.unfiltered_fact_weight 0)".into());
             }

@@ -7,10 +7,11 @@
 //! (dangling) sends its mass back along the reset distribution, as igraph's PRPACK solver
 //! does for personalized PageRank, so the scores always sum to 1.
 //!
-//! Speed (retrieval runs one PPR per question over ~20k nodes and ~50k edges): the sweep
-//! is memory-bound, so scores and transition probabilities are `f32` (ranking needs ~1e-6,
-//! f32 carries ~1e-7 relative); and over-relaxation ([`OVER_RELAXATION`]) cuts the sweeps
-//! needed on the MuSiQue graph from 40 to 16 at the same tolerance.
+//! Speed (retrieval runs one PPR per question over ~20k nodes and ~50k edges): scores and
+//! transition probabilities are `f32` (ranking needs ~1e-6, f32 carries ~1e-7 relative),
+//! which halves the bytes a sweep reads; and over-relaxation ([`OVER_RELAXATION`]) cuts
+//! the sweeps needed on the MuSiQue graph from 40 to 16 at the same tolerance.
+
 /// An undirected weighted graph: for each node, its neighbours and edge weights in one
 /// flat array (`targets[offsets[v]..offsets[v + 1]]`). Each undirected edge is stored in
 /// both rows; parallel edges are merged by summing their weights.
@@ -123,16 +124,11 @@ pub const OVER_RELAXATION: f32 = 1.3;
 /// `damping` is the probability of following an edge (clamped to [0, 1)). Sweeps until
 /// the L1 change of a sweep drops below `tol` or `max_iter` sweeps have run.
 pub fn personalized_pagerank(g: &Csr, reset: &[f64], damping: f64, tol: f64, max_iter: usize) -> Ppr {
-    let n = g.nodes();
-    let reset: Vec<f64> = (0..n)
-        .map(|v| reset.get(v).copied().filter(|x| x.is_finite() && *x > 0.0).unwrap_or(0.0))
-        .collect();
-    let total: f64 = reset.iter().sum();
-    if total <= 0.0 || !total.is_finite() {
-        return Ppr { scores: vec![0.0; n], iterations: 0, residual: 0.0 };
-    }
-    let s: Vec<f32> = reset.iter().map(|x| (x / total) as f32).collect();
-    let d = if damping.is_finite() { damping.clamp(0.0, 0.999_999) as f32 } else { 0.0 };
+    let Some((s, d)) = restart(g.nodes(), reset, damping) else {
+        return Ppr { scores: vec![0.0; g.nodes()], iterations: 0, residual: 0.0 };
+    };
+    let s: Vec<f32> = s.into_iter().map(|x| x as f32).collect();
+    let d = d as f32;
     // Sweeps update each node in place from its neighbours' newest values (Gauss-Seidel:
     // same fixed point as power iteration, in fewer sweeps), over-relaxed; the dangling
     // mass is taken from the last sweep.
@@ -161,6 +157,22 @@ pub fn personalized_pagerank(g: &Csr, reset: &[f64], damping: f64, tol: f64, max
     Ppr { scores: x.into_iter().map(f64::from).collect(), iterations, residual }
 }
 
+/// The restart distribution of both solvers, `reset` normalised over `n` nodes (negative
+/// and non-finite entries count as 0), and `damping` clamped to [0, 1); `None` when no
+/// reset mass is left.
+fn restart(n: usize, reset: &[f64], damping: f64) -> Option<(Vec<f64>, f64)> {
+    let mut s: Vec<f64> = (0..n)
+        .map(|v| reset.get(v).copied().filter(|x| x.is_finite() && *x > 0.0).unwrap_or(0.0))
+        .collect();
+    let total: f64 = s.iter().sum();
+    if total <= 0.0 || !total.is_finite() {
+        return None;
+    }
+    s.iter_mut().for_each(|x| *x /= total);
+    let d = if damping.is_finite() { damping.clamp(0.0, 0.999_999) } else { 0.0 };
+    Some((s, d))
+}
+
 /// `sum(step[i] * x[targets[i]])` with two partial sums, so that consecutive products do
 /// not wait on one another's addition (the sweep is bound by that latency, not by memory).
 #[inline]
@@ -182,16 +194,9 @@ fn gather(targets: &[u32], step: &[f32], x: &[f32]) -> f32 {
 /// (same fixed point). Kept as the reference that tests compare [`personalized_pagerank`]
 /// with and that `rhizome bench retrieval` times as the previous approach.
 pub fn gauss_seidel_f64(g: &Csr, reset: &[f64], damping: f64, tol: f64, max_iter: usize) -> Ppr {
-    let n = g.nodes();
-    let mut s: Vec<f64> = (0..n)
-        .map(|v| reset.get(v).copied().filter(|x| x.is_finite() && *x > 0.0).unwrap_or(0.0))
-        .collect();
-    let total: f64 = s.iter().sum();
-    if total <= 0.0 || !total.is_finite() {
-        return Ppr { scores: vec![0.0; n], iterations: 0, residual: 0.0 };
-    }
-    s.iter_mut().for_each(|x| *x /= total);
-    let d = if damping.is_finite() { damping.clamp(0.0, 0.999_999) } else { 0.0 };
+    let Some((s, d)) = restart(g.nodes(), reset, damping) else {
+        return Ppr { scores: vec![0.0; g.nodes()], iterations: 0, residual: 0.0 };
+    };
     let mut x = s.clone();
     let (mut iterations, mut residual) = (0, f64::INFINITY);
     while iterations < max_iter {
