@@ -77,12 +77,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let group: usize = std::env::var("E5_TIMING_GROUP").ok().and_then(|g| g.parse().ok()).unwrap_or(1).max(1);
     for round in 0..rounds {
         if only == "batch" {
-            let (t, c) = (Instant::now(), cpu_seconds());
-            e.embed(&entities, EmbedKind::Passage)?;
-            let (ent, entc) = (t.elapsed().as_secs_f64(), cpu_seconds() - c);
-            let (t, c) = (Instant::now(), cpu_seconds());
-            e.embed(&passages, EmbedKind::Passage)?;
-            let (pas, pasc) = (t.elapsed().as_secs_f64(), cpu_seconds() - c);
+            let (ent, entc) = timed(|| e.embed(&entities, EmbedKind::Passage))?;
+            let (pas, pasc) = timed(|| e.embed(&passages, EmbedKind::Passage))?;
             println!("round {round}: entities {ent:.2} s ({entc:.2} CPU-s), passages {pas:.2} s ({pasc:.2} CPU-s)");
             continue;
         }
@@ -112,12 +108,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             println!("round {round}: query p50 {:.2} ms p90 {:.2} ms, {qcpu:.2} CPU-ms", pct(0.5), pct(0.9));
             continue;
         }
-        let (t, c) = (Instant::now(), cpu_seconds());
-        e.embed(&entities, EmbedKind::Passage)?;
-        let (ent, entc) = (t.elapsed().as_secs_f64(), cpu_seconds() - c);
-        let (t, c) = (Instant::now(), cpu_seconds());
-        e.embed(&passages, EmbedKind::Passage)?;
-        let (pas, pasc) = (t.elapsed().as_secs_f64(), cpu_seconds() - c);
+        let (ent, entc) = timed(|| e.embed(&entities, EmbedKind::Passage))?;
+        let (pas, pasc) = timed(|| e.embed(&passages, EmbedKind::Passage))?;
         println!(
             "round {round}: query p50 {:.2} ms p90 {:.2} ms {qcpu:.2} CPU-ms | entities {:.0}/s ({:.2} s, {entc:.2} CPU-s) | \
              passages {:.1}/s ({:.2} s, {pasc:.2} CPU-s)",
@@ -130,6 +122,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     Ok(())
+}
+
+/// Wall and CPU seconds of one embedding call.
+fn timed<T>(f: impl FnOnce() -> rhizome_core::Result<T>) -> rhizome_core::Result<(f64, f64)> {
+    let (t, c) = (Instant::now(), cpu_seconds());
+    f()?;
+    Ok((t.elapsed().as_secs_f64(), cpu_seconds() - c))
 }
 
 /// User + system CPU time of this process (Linux `/proc/self/stat`; 0 elsewhere).
