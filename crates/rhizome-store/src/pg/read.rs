@@ -33,10 +33,11 @@ fn like_pattern(text: &str) -> String {
     p
 }
 
-/// Rows keyed by their first column, returned in the order of `ids` (unknown ids skipped).
-fn in_order<T: Clone>(ids: &[String], rows: Vec<Row>, f: impl Fn(&Row) -> T) -> Vec<T> {
-    let by: HashMap<String, T> = rows.iter().map(|r| (r.get::<_, String>(0), f(r))).collect();
-    ids.iter().filter_map(|id| by.get(id).cloned()).collect()
+/// Rows keyed by their first column, returned in the order of `ids` (unknown ids skipped);
+/// the first row `f` cannot read is the error.
+fn in_order<T: Clone>(ids: &[String], rows: Vec<Row>, f: impl Fn(&Row) -> PgResult<T>) -> PgResult<Vec<T>> {
+    let by: HashMap<String, T> = rows.iter().map(|r| Ok((r.get::<_, String>(0), f(r)?))).collect::<PgResult<_>>()?;
+    Ok(ids.iter().filter_map(|id| by.get(id).cloned()).collect())
 }
 
 impl PgStore {
@@ -294,7 +295,7 @@ impl StoreRead for PgStore {
                  FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id = ANY($1)",
                 &[&ids],
             )?;
-            Ok(in_order(ids, rows, |r| ChunkWithDoc {
+            in_order(ids, rows, |r| Ok(ChunkWithDoc {
                 chunk: Chunk {
                     id: r.get(0),
                     doc_id: r.get(1),
@@ -314,7 +315,7 @@ impl StoreRead for PgStore {
                 "SELECT id, name, entity_type, description, importance FROM entities WHERE id = ANY($1)",
                 &[&ids],
             )?;
-            Ok(in_order(ids, rows, |r| Entity {
+            in_order(ids, rows, |r| Ok(Entity {
                 id: r.get(0),
                 name: r.get(1),
                 entity_type: r.get(2),
@@ -330,7 +331,7 @@ impl StoreRead for PgStore {
                 "SELECT id, subject, predicate, object, subject_id, object_id FROM facts WHERE id = ANY($1)",
                 &[&ids],
             )?;
-            Ok(in_order(ids, rows, |r| Fact {
+            in_order(ids, rows, |r| Ok(Fact {
                 id: r.get(0),
                 subject: r.get(1),
                 predicate: r.get(2),
@@ -390,11 +391,7 @@ impl StoreRead for PgStore {
     fn vectors(&self, kind: VectorKind, ids: &[String]) -> Result<Vec<(String, Vec<f32>)>> {
         self.qc(|c| {
             let rows = c.query("SELECT id, vec FROM vectors WHERE kind = $1 AND id = ANY($2)", &[&kind.as_str(), &ids])?;
-            let mut by: HashMap<String, Vec<f32>> = HashMap::with_capacity(rows.len());
-            for r in &rows {
-                by.insert(r.get(0), r.try_get::<_, PgVector>(1)?.0);
-            }
-            Ok(ids.iter().filter_map(|id| by.get(id).map(|v| (id.clone(), v.clone()))).collect())
+            in_order(ids, rows, |r| Ok((r.get::<_, String>(0), r.try_get::<_, PgVector>(1)?.0)))
         })
     }
 
