@@ -147,9 +147,10 @@ impl SqliteStore {
 }
 
 pub(crate) fn sql(e: rusqlite::Error) -> Error {
-    use rusqlite::ErrorCode::{DatabaseBusy, DatabaseCorrupt, DatabaseLocked, NotADatabase};
+    use rusqlite::ErrorCode::{DatabaseBusy, DatabaseCorrupt, DatabaseLocked, DiskFull, NotADatabase};
     match e.sqlite_error_code() {
         Some(DatabaseCorrupt | NotADatabase) => Error::Damaged(e.to_string()),
+        Some(DiskFull) => Error::DiskFull(e.to_string()),
         Some(DatabaseBusy | DatabaseLocked) => Error::Busy {
             path: PathBuf::new(),
             msg: format!("{e}: another process is writing it; try again when it finishes"),
