@@ -141,3 +141,133 @@ fn disk_full_keeps_committed_batches_and_the_rerun_completes() {
     assert_same_index(&idx, &clean, "the rerun after freeing space differs from an unhindered run");
     eprintln!("disk full: tmpfs of {size} bytes, {n} of 48 documents committed before it filled");
 }
+
+/// Files that cannot be read, in the middle of a folder: each is skipped and named (on
+/// stderr and in `--json`'s `skipped`), every other file is indexed, and the exit status
+/// is 0 because the run indexed what it could. A folder where nothing can be read is an
+/// error (exit 1) that names the files.
+#[test]
+fn unreadable_files_are_skipped_and_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("docs");
+    musique_docs(&dir, 300, 6);
+    let odd: Vec<(&str, &str)> = vec![
+        ("0300a-fifo.txt", "not a regular file"),
+        ("0301a-dangling.txt", "broken symbolic link"),
+        ("0302a-eio.txt", "cannot be read"),
+        ("0303a-latin1.txt", "not valid UTF-8"),
+        ("0304a-junk.txt", "binary file"),
+        ("0305a-device.txt", "not a regular file"),
+        ("0305b-empty.txt", "empty"),
+    ];
+    let p = |n: &str| dir.join(n);
+    sh(Command::new("mkfifo").arg(p(odd[0].0))); // no writer: opening it would hang
+    std::os::unix::fs::symlink("/nonexistent/file.txt", p(odd[1].0)).unwrap();
+    std::os::unix::fs::symlink("/proc/self/mem", p(odd[2].0)).unwrap(); // reading offset 0: EIO
+    std::fs::write(p(odd[3].0), b"Caf\xe9 au lait\n").unwrap();
+    let junk: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    std::fs::write(p(odd[4].0), junk).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", p(odd[5].0)).unwrap();
+    std::fs::write(p(odd[6].0), b"  \n\n").unwrap();
+    // A directory named like a text file is walked into, not read as a file.
+    std::fs::create_dir(p("0302b-dir.txt")).unwrap();
+    std::fs::write(p("0302b-dir.txt").join("inner.txt"), "Inner notes.\n\nThe inner file is indexed too.\n").unwrap();
+
+    let idx = tmp.path().join("idx");
+    let mut c = rz(&idx);
+    c.args(["--json", "index"]).arg(&dir);
+    let (out, err) = run(&mut c);
+    assert!(out.status.success(), "exit {}: {err}", out.status);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let skipped = v["skipped"].as_array().unwrap();
+    for (name, why) in &odd {
+        let path = p(name).display().to_string();
+        let s = skipped.iter().find(|s| s["path"] == path.as_str()).unwrap_or_else(|| panic!("{name} not in skipped: {v:#}"));
+        assert!(s["reason"].as_str().unwrap().contains(why), "{name}: {s}");
+        assert!(err.contains(&format!("skipped {path}: ")), "{name} not named on stderr: {err}");
+    }
+    assert_eq!(skipped.len(), odd.len(), "{skipped:#?}");
+    assert_eq!(v["report"]["documents_indexed"], 7, "the 6 readable files and the inner one: {v:#}");
+    assert_eq!(stats(&idx)["nodes"]["Document"], 7);
+
+    // As another user, a file it may not read (root reads anything): skipped and named.
+    if root() {
+        let own = tmp.path().join("own");
+        musique_docs(&own, 320, 3);
+        let secret = own.join("0321-secret.txt");
+        std::fs::write(&secret, "Secret.\n\nOnly root reads this.\n").unwrap();
+        std::fs::set_permissions(&secret, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+        std::fs::set_permissions(tmp.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        sh(Command::new("chown").arg("nobody:nogroup").arg(&own));
+        let models = readable_models(tmp.path());
+        let user_idx = own.join("idx");
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_rhizome"))
+            .arg("--index")
+            .arg(&user_idx)
+            .args(["--set", "embed.model=all-MiniLM-L6-v2", "--json", "index"])
+            .arg(&own)
+            .env("RHIZOME_MODELS_DIR", &models)
+            .env("HOME", &own)
+            .env_remove("RHIZOME_INDEX")
+            .env_remove("RHIZOME_CONFIG");
+        let (out, err) = run(&mut c);
+        assert!(out.status.success(), "as nobody: {err}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["skipped"][0]["path"], secret.display().to_string().as_str(), "{v:#}");
+        assert_eq!(v["skipped"][0]["reason"], "permission denied", "{v:#}");
+        assert!(err.contains(&format!("skipped {}: permission denied", secret.display())), "{err}");
+        assert_eq!(v["report"]["documents_indexed"], 3, "{v:#}");
+    }
+
+    // Nothing readable: an error naming the files, and no index made.
+    let bad = tmp.path().join("bad");
+    std::fs::create_dir(&bad).unwrap();
+    std::os::unix::fs::symlink("/nonexistent", bad.join("a.txt")).unwrap();
+    std::fs::write(bad.join("b.txt"), b"\xff\xfe").unwrap();
+    let none = tmp.path().join("none");
+    let (out, err) = run(rz(&none).arg("index").arg(&bad));
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("nothing to index") && err.contains("a.txt") && err.contains("b.txt"), "{err}");
+    assert!(!none.join("rhizome.sqlite").exists());
+}
+
+/// The installed models directory, hard-linked (or copied) where `nobody` can read it.
+fn readable_models(under: &Path) -> PathBuf {
+    let to = under.join("models-ro");
+    copy_model(&to, "all-MiniLM-L6-v2", &[]);
+    copy_model(&to, "en-pos", &[]);
+    sh(Command::new("chmod").args(["-R", "a+rX"]).arg(&to));
+    to
+}
+
+/// `name` from the installed models directory into `to`: hard links (no copy of the
+/// weights) except the files in `own`, which are copied so that damaging them leaves the
+/// installed model alone.
+fn copy_model(to: &Path, name: &str, own: &[&str]) {
+    let from = rhizome_embed::models_dir().join(name);
+    assert!(from.is_dir(), "{} missing: run `rhizome models fetch`", from.display());
+    for e in walk(&from) {
+        let rel = e.strip_prefix(&from).unwrap();
+        let dst = to.join(name).join(rel);
+        std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
+        let _ = std::fs::remove_file(&dst);
+        if own.iter().any(|o| Path::new(o) == rel) || std::fs::hard_link(&e, &dst).is_err() {
+            std::fs::copy(&e, &dst).unwrap();
+        }
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
