@@ -80,6 +80,20 @@ impl SqliteStore {
     pub fn open(dir: &Path, create: bool) -> Result<Self> {
         let db = dir.join(DB_FILE);
         not_a_file(dir)?;
+        // A reader that comes while a writer is creating the index (the file there, its
+        // schema not yet written) is told there is no index yet, and never touches the
+        // schema itself (which would race the writer's).
+        if !create && db.is_file() && !schema::is_ready(&db) {
+            if let Some(h) = lock::holder(dir) {
+                return Err(Error::Index {
+                    path: dir.to_path_buf(),
+                    msg: format!(
+                        "no Rhizome index here yet: {h} is creating it; ask again when it has \
+                         written its first batch"
+                    ),
+                });
+            }
+        }
         if db.is_file() && std::fs::metadata(&db).map(|m| m.len()).unwrap_or(1) == 0 {
             return Err(Error::Index {
                 path: dir.to_path_buf(),
