@@ -142,6 +142,54 @@ fn disk_full_keeps_committed_batches_and_the_rerun_completes() {
     eprintln!("disk full: tmpfs of {size} bytes, {n} of 48 documents committed before it filled");
 }
 
+/// `rhizome serve` on an index whose disk fills during an upload: the job fails saying
+/// the disk is full and what to do, queries go on being answered, and the index holds
+/// whole batches only; after the disk is made larger the same upload completes.
+#[test]
+fn disk_full_during_an_upload_fails_the_job_clearly() {
+    if !root() {
+        eprintln!("skipped: mounting a small tmpfs needs root (CI runs as root)");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let seed = musique_docs(&tmp.path().join("seed"), 600, 8);
+    let load = musique_docs(&tmp.path().join("load"), 608, 40);
+    let s0 = tmp.path().join("s0");
+    let mut c = rz(&s0);
+    c.arg("index").arg(&seed);
+    ok(c);
+    let small = db_bytes(&s0);
+    let fs = Tmpfs::mount(&tmp.path().join("mnt"), (small + small * 3 / 2).div_ceil(4096) * 4096);
+    let idx = fs.0.join("idx");
+    sh(Command::new("cp").arg("-a").arg(&s0).arg(&idx));
+    let files = support::server::files_of(&load);
+    let n = {
+        let s = support::server::start(&idx, &[], &[("RHIZOME_EMBED_DOCS_PER_BATCH", "4")]);
+        let job = s.upload(&files);
+        let t = std::time::Instant::now();
+        let v = loop {
+            let v = s.get_json(&format!("/jobs/{job}"));
+            if v["state"] == "failed" || v["state"] == "done" {
+                break v;
+            }
+            assert!(t.elapsed() < std::time::Duration::from_secs(300), "{v}");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        };
+        assert_eq!(v["state"], "failed", "the upload fit: {v:#}");
+        let e = v["errors"][0]["error"].as_str().unwrap();
+        assert!(e.contains("disk is full") && e.contains("free space") && e.contains("run the same command again"), "{v:#}");
+        let q = s.post_json("/query", &serde_json::json!({"question": "Who founded the company?"}));
+        assert_eq!(q.status().as_u16(), 200, "a query on the full disk");
+        s.get_json("/health")["documents"].as_u64().unwrap()
+    };
+    assert!(n >= 8 && n < 48 && (n - 8) % 4 == 0, "whole batches only: {n}");
+    fs.resize(256 << 20);
+    let s = support::server::start(&idx, &[], &[("RHIZOME_EMBED_DOCS_PER_BATCH", "4")]);
+    let done = s.wait_job(s.upload(&files));
+    assert_eq!(done["outcome"]["report"]["documents_indexed"].as_u64(), Some(48 - n), "{done:#}");
+    assert_eq!(s.get_json("/health")["documents"], 48);
+}
+
 /// Files that cannot be read, in the middle of a folder: each is skipped and named (on
 /// stderr and in `--json`'s `skipped`), every other file is indexed, and the exit status
 /// is 0 because the run indexed what it could. A folder where nothing can be read is an
