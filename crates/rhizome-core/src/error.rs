@@ -24,6 +24,11 @@ pub enum Error {
     /// index's path add it (see [`Error::with_index`]).
     #[error("the index is damaged ({0}); restore it from a backup, or index the documents again into a new --index directory")]
     Damaged(String),
+    /// The disk holding the index is full (SQLite's SQLITE_FULL, or ENOSPC writing the
+    /// lock): the transaction being written was rolled back, so the index holds what was
+    /// committed before it. Callers that know the index's path add it ([`Error::with_index`]).
+    #[error("{}", disk_full_msg(.0))]
+    DiskFull(String),
     #[error("{input}: {msg}")]
     BadInput { input: String, msg: String },
     #[error("config: {0}")]
@@ -39,6 +44,15 @@ pub enum Error {
     LlmTransient { provider: String, msg: String, retry_after_ms: Option<u64> },
     #[error("cancelled")]
     Cancelled,
+}
+
+/// What a full disk means for the index, and the fix.
+fn disk_full_msg(cause: &str) -> String {
+    format!(
+        "the disk is full ({cause}): the batch being written was rolled back and the index holds \
+         what earlier batches committed; free space on the disk that holds the index (or move the \
+         index to a larger one), then run the same command again: it goes on from there"
+    )
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -61,6 +75,7 @@ impl Error {
                      into a new --index directory"
                 ),
             },
+            Error::DiskFull(msg) => Error::Index { path: PathBuf::from(index), msg: disk_full_msg(&msg) },
             Error::Busy { path, msg } if path.as_os_str().is_empty() => Error::Busy { path: PathBuf::from(index), msg },
             other => other,
         }

@@ -46,12 +46,39 @@ pub use models::E5_SMALL;
 /// an [`rhizome_core::Error::Model`] that lists the known ones. Batch sizes are the defaults.
 pub fn load_embedder(name: &str, dir: &std::path::Path) -> rhizome_core::Result<Box<dyn rhizome_core::Embedder>> {
     match name {
-        MINILM_MODEL_ID => Ok(Box::new(MiniLmEmbedder::load(&require(&MINILM, dir)?)?)),
-        E5_MODEL_ID => Ok(Box::new(E5Embedder::load(&require(&E5_SMALL, dir)?)?)),
+        MINILM_MODEL_ID => Ok(Box::new(load_minilm(dir)?)),
+        E5_MODEL_ID => Ok(Box::new(load_e5(dir)?)),
         other => Err(rhizome_core::Error::Model(format!(
             "unknown embedding model {other:?}; known models: {}",
             models::EMBEDDERS.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
         ))),
+    }
+}
+
+/// MiniLM from the models directory `dir`: a missing file, a file of the wrong size and
+/// a file that cannot be parsed are each refused by name with `rhizome models fetch` as
+/// the fix (which checks every file's digest and installs the model again).
+pub fn load_minilm(dir: &std::path::Path) -> rhizome_core::Result<MiniLmEmbedder> {
+    let path = require(&MINILM, dir)?;
+    guard(|| MiniLmEmbedder::load(&path)).map_err(|e| damaged(MINILM_MODEL_ID, &path, e))
+}
+
+/// multilingual-e5-small from `dir`, refused as [`load_minilm`] says.
+pub fn load_e5(dir: &std::path::Path) -> rhizome_core::Result<E5Embedder> {
+    let path = require(&models::E5_SMALL, dir)?;
+    guard(|| E5Embedder::load(&path)).map_err(|e| damaged(E5_MODEL_ID, &path, e))
+}
+
+/// A model file that is there, of the right size, and still cannot be read (another file
+/// in its place, damaged bytes): the same fix as a missing one.
+fn damaged(name: &str, path: &std::path::Path, e: rhizome_core::Error) -> rhizome_core::Error {
+    match e {
+        rhizome_core::Error::Model(msg) => rhizome_core::Error::Model(format!(
+            "{msg}; the files of model {name} in {} are damaged: run `rhizome models fetch` to check \
+             them and install them again",
+            path.display()
+        )),
+        other => other,
     }
 }
 

@@ -243,17 +243,77 @@ pub fn model_path(spec: &ModelSpec, dir: &Path) -> PathBuf {
     dir.join(spec.name)
 }
 
-/// Whether `dir/<name>` holds every required file, each non-empty.
+/// Size and SHA-256 of the installed files of the pinned wheels, as (model, file, bytes,
+/// hex digest). Loading checks sizes (a truncated or overwritten file is refused at once,
+/// by name); [`fetch`] checks digests too and installs a model again when a file differs.
+/// Files not listed (the larger local LLMs) are checked for presence only.
+pub const KNOWN_FILES: &[(&str, &str, u64, &str)] = &[
+    ("all-MiniLM-L6-v2", "config.json", 612, "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"),
+    ("all-MiniLM-L6-v2", "model.safetensors", 90_868_376, "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"),
+    ("all-MiniLM-L6-v2", "tokenizer.json", 466_247, "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"),
+    ("multilingual-e5-small", "e5-small-q4.bin", 71_622_400, "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"),
+    ("en-pos", "data/tagger.json.gz", 1_069_428, "4d8c07a3a9bcbef257c18999bb4ddcf501ecede229a8f9d9e62850623a6e97f7"),
+    ("en-pos", "data/metadata.json", 831, "da90f9d8b9bbb31c545b3046dd4aacf2785030d7b8043356407e993109a34ed8"),
+    ("en-pos", "perceptron.py", 4_564, "406117f5dc0ed4389e368c5581d1b851f9915d374ff1f441c12338fe2211fdfb"),
+    ("smollm2-135m", "model.gguf", 98_362_432, "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"),
+];
+
+fn known_file(spec: &ModelSpec, file: &str) -> Option<(u64, &'static str)> {
+    KNOWN_FILES.iter().find(|(m, f, _, _)| *m == spec.name && *f == file).map(|&(_, _, n, h)| (n, h))
+}
+
+/// Whether `dir/<name>` holds every required file, each non-empty and of its known size.
 pub fn is_installed(spec: &ModelSpec, dir: &Path) -> bool {
     let p = model_path(spec, dir);
     spec.required_files
         .iter()
         .all(|f| fs::metadata(p.join(f)).map(|m| m.is_file() && m.len() > 0).unwrap_or(false))
+        && damaged(spec, dir).is_none()
 }
 
-/// The installed model's directory, or [`Error::ModelMissing`] (whose message tells the
-/// user to run `rhizome models fetch`).
+/// The first required file of the installed `spec` whose size is not the known one
+/// (truncated, or another file in its place), and what is wrong with it.
+pub fn damaged(spec: &ModelSpec, dir: &Path) -> Option<(PathBuf, String)> {
+    let p = model_path(spec, dir);
+    spec.required_files.iter().find_map(|f| {
+        let (want, _) = known_file(spec, f)?;
+        let path = p.join(f);
+        let got = fs::metadata(&path).ok().filter(|m| m.is_file())?.len();
+        (got != want).then(|| (path, format!("is {got} bytes, expected {want} (truncated or damaged)")))
+    })
+}
+
+/// The first installed file of `spec` whose SHA-256 is not the known one (reads every
+/// file with a known digest: for [`fetch`], not for every load).
+pub fn verify(spec: &ModelSpec, dir: &Path) -> Option<(PathBuf, String)> {
+    use sha2::{Digest, Sha256};
+    if let Some(d) = damaged(spec, dir) {
+        return Some(d);
+    }
+    let p = model_path(spec, dir);
+    spec.required_files.iter().find_map(|f| {
+        let (_, want) = known_file(spec, f)?;
+        let path = p.join(f);
+        let mut file = fs::File::open(&path).ok()?;
+        let mut h = Sha256::new();
+        if let Err(e) = std::io::copy(&mut file, &mut h) {
+            return Some((path, format!("cannot be read: {e}")));
+        }
+        let got: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        (got != want).then(|| (path, "has other contents than the published file (damaged)".to_string()))
+    })
+}
+
+/// The installed model's directory; [`Error::ModelMissing`] when a file is missing, and a
+/// damaged file named with its size, both saying to run `rhizome models fetch`.
 pub fn require(spec: &ModelSpec, dir: &Path) -> Result<PathBuf> {
+    if let Some((path, what)) = damaged(spec, dir) {
+        return Err(Error::Model(format!(
+            "model {}: {} {what}; run `rhizome models fetch` to install it again",
+            spec.name,
+            path.display()
+        )));
+    }
     if is_installed(spec, dir) {
         Ok(model_path(spec, dir))
     } else {
@@ -280,7 +340,9 @@ pub fn fetch(spec: &ModelSpec, dir: &Path) -> Result<PathBuf> {
 
 fn fetch_with(spec: &ModelSpec, dir: &Path, python: &str) -> Result<PathBuf> {
     let target = model_path(spec, dir);
-    if is_installed(spec, dir) {
+    // An installed model is kept when every file is the published one; a damaged one
+    // (truncated, overwritten) is installed again.
+    if is_installed(spec, dir) && verify(spec, dir).is_none() {
         return Ok(target);
     }
     fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
@@ -364,12 +426,19 @@ fn fetch_with(spec: &ModelSpec, dir: &Path, python: &str) -> Result<PathBuf> {
     }
     sync_dir(&staging.0);
 
+    // A damaged or partial copy in the way is moved aside first (and removed below).
+    let old = TempDir(dir.join(format!("{}.damaged-{pid}", spec.name)));
+    if target.exists() && !(is_installed(spec, dir) && verify(spec, dir).is_none()) {
+        let _ = fs::remove_dir_all(&old.0);
+        fs::rename(&target, &old.0).map_err(|e| Error::io(&target, e))?;
+    }
     // Publish atomically. If another process finished first, its copy is as good as ours.
     if let Err(e) = fs::rename(&staging.0, &target) {
         if !is_installed(spec, dir) {
             return Err(Error::io(&target, e));
         }
     }
+    drop(old);
     sync_dir(dir);
     drop(work);
     drop(staging);
@@ -471,7 +540,7 @@ fn sync_dir(dir: &Path) {
 /// Remove temporaries left by fetches that were killed (their process no longer exists).
 fn remove_stale_temps(spec: &ModelSpec, dir: &Path) {
     let Ok(entries) = fs::read_dir(dir) else { return };
-    let prefixes = [format!("{}.tmp-", spec.name), format!(".fetch-{}-", spec.name)];
+    let prefixes = [format!("{}.tmp-", spec.name), format!(".fetch-{}-", spec.name), format!("{}.damaged-", spec.name)];
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         let Some(pid) = prefixes.iter().find_map(|p| name.strip_prefix(p.as_str())) else {
@@ -518,19 +587,30 @@ mod tests {
         let err = require(&MINILM, &d).unwrap_err();
         assert!(matches!(err, Error::ModelMissing { .. }));
         assert!(err.to_string().contains("rhizome models fetch"), "{err}");
-        // A half-populated directory (e.g. an empty weights file) is not installed.
+        // Files of the wrong size (truncated, overwritten) are damaged, named, with the fix.
         let p = model_path(&MINILM, &d);
         fs::create_dir_all(&p).unwrap();
         for f in MINILM.required_files {
             fs::write(p.join(f), b"x").unwrap();
         }
-        fs::write(p.join("model.safetensors"), b"").unwrap();
         assert!(!is_installed(&MINILM, &d));
+        let err = require(&MINILM, &d).unwrap_err().to_string();
+        assert!(err.contains("config.json is 1 bytes, expected 612") && err.contains("rhizome models fetch"), "{err}");
+        // A model without known sizes: a half-populated directory (an empty weights file)
+        // is not installed; with every file it is.
+        const TEST: ModelSpec = ModelSpec { name: "test-model", ..MINILM };
+        let p = model_path(&TEST, &d);
+        fs::create_dir_all(&p).unwrap();
+        for f in TEST.required_files {
+            fs::write(p.join(f), b"x").unwrap();
+        }
+        fs::write(p.join("model.safetensors"), b"").unwrap();
+        assert!(!is_installed(&TEST, &d));
         fs::write(p.join("model.safetensors"), b"x").unwrap();
-        assert!(is_installed(&MINILM, &d));
-        assert_eq!(require(&MINILM, &d).unwrap(), p);
+        assert!(is_installed(&TEST, &d));
+        assert_eq!(require(&TEST, &d).unwrap(), p);
         // Installed: fetch returns at once without touching Python.
-        assert_eq!(fetch(&MINILM, &d).unwrap(), p);
+        assert_eq!(fetch(&TEST, &d).unwrap(), p);
         fs::remove_dir_all(&d).unwrap();
     }
 

@@ -4,7 +4,6 @@
 use std::sync::Arc;
 
 use rhizome_core::{Config, Embedder, Error, Result};
-use rhizome_embed::{E5Embedder, MiniLmEmbedder};
 
 /// The model `config` asks for, given the model the index holds (`held`).
 pub fn model_name<'a>(config: &'a Config, held: Option<&'a str>) -> &'a str {
@@ -33,14 +32,8 @@ pub fn load(config: &Config, held: Option<&str>) -> Result<Arc<dyn Embedder>> {
     let b = config.embed.batch_size;
     let name = model_name(config, held);
     Ok(match name {
-        rhizome_embed::MINILM_MODEL_ID => {
-            let path = rhizome_embed::require(&rhizome_embed::MINILM, &dir)?;
-            Arc::new(MiniLmEmbedder::load(&path)?.with_batch_size(b))
-        }
-        rhizome_embed::E5_MODEL_ID => {
-            let path = rhizome_embed::require(&rhizome_embed::models::E5_SMALL, &dir)?;
-            Arc::new(E5Embedder::load(&path)?.with_batch_size(b))
-        }
+        rhizome_embed::MINILM_MODEL_ID => Arc::new(rhizome_embed::load_minilm(&dir)?.with_batch_size(b)),
+        rhizome_embed::E5_MODEL_ID => Arc::new(rhizome_embed::load_e5(&dir)?.with_batch_size(b)),
         _ => Arc::from(rhizome_embed::load_embedder(name, &dir).map_err(|e| {
             Error::Config(format!("embed.model = {name:?}: {e} (see `rhizome models list`)"))
         })?),

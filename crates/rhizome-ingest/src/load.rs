@@ -230,14 +230,21 @@ impl Walk<'_> {
     fn visit(&mut self, path: &Path) {
         let meta = match fs::metadata(path) {
             Ok(m) => m,
-            Err(e) => return self.skip(path.display().to_string(), io_reason(&e)),
+            Err(e) => {
+                let reason = match fs::read_link(path) {
+                    Ok(target) => format!("broken symbolic link to {} ({})", target.display(), io_reason(&e)),
+                    Err(_) => io_reason(&e),
+                };
+                return self.skip(path.display().to_string(), reason);
+            }
         };
         if meta.is_dir() {
             self.visit_dir(path);
         } else if meta.is_file() {
             self.visit_file(path);
         } else {
-            self.skip(path.display().to_string(), "not a regular file");
+            // A FIFO, socket or device is never opened (a FIFO without a writer would hang).
+            self.skip(path.display().to_string(), "not a regular file (a pipe, socket or device)");
         }
     }
 
@@ -303,7 +310,7 @@ fn io_reason(e: &std::io::Error) -> String {
     match e.kind() {
         NotFound => "no such file or directory".into(),
         PermissionDenied => "permission denied".into(),
-        _ => e.to_string(),
+        _ => format!("cannot be read: {e}"),
     }
 }
 

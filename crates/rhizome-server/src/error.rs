@@ -75,6 +75,11 @@ impl From<Error> for ApiError {
                 e.to_string(),
                 "another process is writing the index; retry when it has finished",
             ),
+            Error::DiskFull(_) => ApiError::new(
+                StatusCode::INSUFFICIENT_STORAGE,
+                e.to_string(),
+                "free space on the disk that holds the index, then send the request again",
+            ),
             Error::Cancelled => ApiError::new(
                 StatusCode::CONFLICT,
                 "cancelled: the server is shutting down",

@@ -80,6 +80,20 @@ impl SqliteStore {
     pub fn open(dir: &Path, create: bool) -> Result<Self> {
         let db = dir.join(DB_FILE);
         not_a_file(dir)?;
+        // A reader that comes while a writer is creating the index (the file there, its
+        // schema not yet written) is told there is no index yet, and never touches the
+        // schema itself (which would race the writer's).
+        if !create && db.is_file() && !schema::is_ready(&db) {
+            if let Some(h) = lock::holder(dir) {
+                return Err(Error::Index {
+                    path: dir.to_path_buf(),
+                    msg: format!(
+                        "no Rhizome index here yet: {h} is creating it; ask again when it has \
+                         written its first batch"
+                    ),
+                });
+            }
+        }
         if db.is_file() && std::fs::metadata(&db).map(|m| m.len()).unwrap_or(1) == 0 {
             return Err(Error::Index {
                 path: dir.to_path_buf(),
@@ -147,9 +161,10 @@ impl SqliteStore {
 }
 
 pub(crate) fn sql(e: rusqlite::Error) -> Error {
-    use rusqlite::ErrorCode::{DatabaseBusy, DatabaseCorrupt, DatabaseLocked, NotADatabase};
+    use rusqlite::ErrorCode::{DatabaseBusy, DatabaseCorrupt, DatabaseLocked, DiskFull, NotADatabase};
     match e.sqlite_error_code() {
         Some(DatabaseCorrupt | NotADatabase) => Error::Damaged(e.to_string()),
+        Some(DiskFull) => Error::DiskFull(e.to_string()),
         Some(DatabaseBusy | DatabaseLocked) => Error::Busy {
             path: PathBuf::new(),
             msg: format!("{e}: another process is writing it; try again when it finishes"),

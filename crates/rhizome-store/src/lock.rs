@@ -126,7 +126,10 @@ impl WriterLock {
     fn write_holder(&mut self, command: &str) -> Result<()> {
         let text = format!("{}\n{}\n{}\n", std::process::id(), now_secs(), one_line(command));
         let f = &mut self.file;
-        let io = |e| Error::io(&self.path, e);
+        let io = |e: std::io::Error| match e.kind() {
+            std::io::ErrorKind::StorageFull => Error::DiskFull(format!("{}: {e}", self.path.display())),
+            _ => Error::io(&self.path, e),
+        };
         f.set_len(0).map_err(io)?;
         f.seek(SeekFrom::Start(0)).map_err(io)?;
         f.write_all(text.as_bytes()).map_err(io)?;

@@ -86,7 +86,17 @@ pub fn prepare(conn: &Connection) -> Result<()> {
     }
 }
 
-/// Add `column` to `table` unless it is there (SQLite has no ADD COLUMN IF NOT EXISTS).
+/// Whether the database at `db` holds a complete schema (`schema_version` is written
+/// last by [`prepare`]); read without writing anything.
+pub fn is_ready(db: &std::path::Path) -> bool {
+    let Ok(conn) = Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY) else {
+        return false;
+    };
+    matches!(get_meta(&conn, "schema_version"), Ok(Some(_)))
+}
+
+/// Add `column` to `table` unless it is there (SQLite has no ADD COLUMN IF NOT EXISTS);
+/// another process adding it at the same moment is not an error.
 fn add_column(conn: &Connection, table: &str, column: &str, decl: &str) -> Result<()> {
     let mut stmt = conn.prepare(&format!("PRAGMA table_info({table})")).map_err(sql)?;
     let names: Vec<String> = stmt
@@ -95,7 +105,10 @@ fn add_column(conn: &Connection, table: &str, column: &str, decl: &str) -> Resul
         .collect::<Result<_, _>>()
         .map_err(sql)?;
     if !names.iter().any(|n| n == column) {
-        conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {decl}")).map_err(sql)?;
+        match conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {decl}")) {
+            Err(e) if e.to_string().contains("duplicate column name") => {}
+            r => r.map_err(sql)?,
+        }
     }
     Ok(())
 }
