@@ -229,6 +229,13 @@ impl XlmrEncoder {
     /// Batches of fewer than [`PAR_MIN_TOKENS`] tokens run on the calling thread only;
     /// larger ones on rayon. The vectors are the same either way (bit for bit).
     pub fn forward_mean_pooled(&self, ids: &[u32], lens: &[usize]) -> Result<Vec<Vec<f32>>, String> {
+        let states = self.forward_states(ids, lens)?;
+        Ok(mean_pool_rows(&states, lens, self.header.hidden))
+    }
+
+    /// Run a packed batch (as [`forward_mean_pooled`](Self::forward_mean_pooled)) and return
+    /// the last layer's states, `[ids.len(), hidden]` row-major: what mean pooling averages.
+    pub fn forward_states(&self, ids: &[u32], lens: &[usize]) -> Result<Vec<f32>, String> {
         let h = self.header.hidden;
         let limit = self.header.max_positions;
         if lens.iter().any(|&l| l == 0 || l > limit) || lens.iter().sum::<usize>() != ids.len() {
@@ -261,7 +268,7 @@ impl XlmrEncoder {
             bias_residual_norm(&mut b.tmp, &b.x, &layer.out_norm, par);
             std::mem::swap(&mut b.x, &mut b.tmp);
         }
-        Ok(mean_pool_rows(&b.x, lens, h))
+        Ok(b.x)
     }
 }
 
