@@ -31,6 +31,25 @@ pub trait Embedder: Send + Sync {
     fn cosine_scale(&self) -> f32 {
         1.0
     }
+    /// Embed `texts` as [`embed`](Self::embed) does (each text's vector bit-identical to
+    /// `embed`'s) and, from the same forward pass, one vector per byte span in `spans[i]`
+    /// of `texts[i]`: the mean of the model's last-layer states over the tokens inside the
+    /// span, L2-normalised like the text's own vector. A span must start and end at a
+    /// whitespace boundary of the text (a sentence); it gets `None` when truncation cut
+    /// it off. `Ok(None)` when the model cannot pool spans (the caller embeds the spans'
+    /// texts instead).
+    fn embed_spans(&self, texts: &[String], spans: &[Vec<std::ops::Range<usize>>], kind: EmbedKind)
+        -> Result<Option<Vec<SpanVectors>>> {
+        let _ = (texts, spans, kind);
+        Ok(None)
+    }
+}
+
+/// A text's vector and its spans' vectors (see [`Embedder::embed_spans`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpanVectors {
+    pub text: Vec<f32>,
+    pub spans: Vec<Option<Vec<f32>>>,
 }
 
 /// Dot product of two equal-length vectors (cosine for normalised vectors), written with

@@ -23,7 +23,7 @@ pub mod text;
 
 pub use community::{Community, CommunityReport, Covariate, CovariateRecord, Finding, ReportKind};
 pub use config::Config;
-pub use embed::{dot, l2_normalize, EmbedKind, Embedder};
+pub use embed::{dot, l2_normalize, EmbedKind, Embedder, SpanVectors};
 pub use error::{Error, Result};
 pub use graph::{ChunkRow, EntityRow, FactRow, GraphData, RelationRow};
 pub use model::*;

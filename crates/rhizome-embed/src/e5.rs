@@ -5,9 +5,10 @@
 use std::path::Path;
 
 use rayon::prelude::*;
-use rhizome_core::{l2_normalize, EmbedKind, Embedder, Error, Result};
+use rhizome_core::{l2_normalize, EmbedKind, Embedder, Error, Result, SpanVectors};
 
 use crate::e5_file::E5File;
+use crate::ops::mean_pool_rows;
 use crate::q8q4::Q4Matrix;
 use crate::spm::SpmTokenizer;
 use crate::xlmr::XlmrEncoder;
@@ -158,9 +159,47 @@ impl E5Embedder {
         self.tokenizer.encode(&s, self.max_tokens)
     }
 
+    /// [`tokenize`](Self::tokenize) with, for each byte span of `text`, the range of
+    /// sequence positions of the tokens that overlap it (`None` when truncation cut the
+    /// span off or it holds no token).
+    pub fn tokenize_spans(&self, text: &str, kind: EmbedKind, spans: &[std::ops::Range<usize>])
+        -> (Vec<u32>, Vec<Option<std::ops::Range<usize>>>) {
+        let clipped = clip(text, 256 * self.max_tokens);
+        let prefix = e5_prefix(kind);
+        let mut s = String::with_capacity(clipped.len() + prefix.len());
+        s.push_str(prefix);
+        s.push_str(clipped);
+        let (content, offsets) = self.tokenizer.encode_content_offsets(&s);
+        let keep = content.len().min(self.max_tokens.max(2) - 2);
+        let mut ids = Vec::with_capacity(keep + 2);
+        ids.push(self.tokenizer.bos());
+        ids.extend_from_slice(&content[..keep]);
+        ids.push(self.tokenizer.eos());
+        let ranges = spans
+            .iter()
+            .map(|sp| {
+                if sp.end > clipped.len() || sp.start >= sp.end {
+                    return None;
+                }
+                let (a, b) = (sp.start + prefix.len(), sp.end + prefix.len());
+                crate::spans::overlapping(&offsets[..keep], a, b).map(|r| r.start + 1..r.end + 1)
+            })
+            .collect();
+        (ids, ranges)
+    }
+
     /// Embed pre-tokenised sequences (each `1..=512` ids below the vocabulary size, e.g.
     /// from [`tokenize`](Self::tokenize)): batched, mean-pooled, L2-normalised, in input order.
     pub fn embed_token_ids(&self, seqs: &[Vec<u32>]) -> Result<Vec<Vec<f32>>> {
+        let no_spans: Vec<Vec<Option<std::ops::Range<usize>>>> = vec![Vec::new(); seqs.len()];
+        Ok(self.embed_token_spans(seqs, &no_spans)?.into_iter().map(|v| v.text).collect())
+    }
+
+    /// [`embed_token_ids`](Self::embed_token_ids) (the same batches, so the same vectors bit
+    /// for bit) plus, for each sequence, the mean of its last-layer states over each range
+    /// of positions in `spans[i]`, L2-normalised.
+    pub fn embed_token_spans(&self, seqs: &[Vec<u32>], spans: &[Vec<Option<std::ops::Range<usize>>>])
+        -> Result<Vec<SpanVectors>> {
         let limit = self.encoder.header().max_positions;
         if let Some(bad) = seqs.iter().position(|s| s.is_empty() || s.len() > limit) {
             return Err(Error::bad_input(
@@ -171,8 +210,9 @@ impl E5Embedder {
         // Longest first: similar lengths share a batch (balanced attention work).
         let mut order: Vec<usize> = (0..seqs.len()).collect();
         order.sort_by_key(|&i| std::cmp::Reverse(seqs[i].len()));
-        let mut out: Vec<Vec<f32>> = vec![Vec::new(); seqs.len()];
+        let mut out: Vec<SpanVectors> = vec![SpanVectors { text: Vec::new(), spans: Vec::new() }; seqs.len()];
         let budget = self.batch_size * 128;
+        let h = self.encoder.header().hidden;
         let mut start = 0;
         while start < order.len() {
             let mut end = start;
@@ -185,11 +225,15 @@ impl E5Embedder {
             start = end;
             let lens: Vec<usize> = chunk.iter().map(|&i| seqs[i].len()).collect();
             let ids: Vec<u32> = chunk.iter().flat_map(|&i| seqs[i].iter().copied()).collect();
-            let pooled =
-                self.encoder.forward_mean_pooled(&ids, &lens).map_err(Error::Model)?;
-            for (&i, mut v) in chunk.iter().zip(pooled) {
+            let states = self.encoder.forward_states(&ids, &lens).map_err(Error::Model)?;
+            let pooled = mean_pool_rows(&states, &lens, h);
+            let mut first = 0;
+            for ((&i, mut v), len) in chunk.iter().zip(pooled).zip(&lens) {
                 l2_normalize(&mut v);
-                out[i] = v;
+                let rows = &states[first * h..(first + len) * h];
+                first += len;
+                let span_vecs = spans[i].iter().map(|r| r.as_ref().map(|r| crate::spans::pool(rows, h, r))).collect();
+                out[i] = SpanVectors { text: v, spans: span_vecs };
             }
         }
         Ok(out)
@@ -240,6 +284,18 @@ impl Embedder for E5Embedder {
     /// Queries get the `query: ` prefix, passages `passage: `.
     fn embed(&self, texts: &[String], kind: EmbedKind) -> Result<Vec<Vec<f32>>> {
         crate::guard(|| self.embed_texts(texts, kind))
+    }
+
+    fn embed_spans(&self, texts: &[String], spans: &[Vec<std::ops::Range<usize>>], kind: EmbedKind)
+        -> Result<Option<Vec<SpanVectors>>> {
+        if texts.len() != spans.len() {
+            return Err(Error::bad_input("embed_spans", format!("{} texts but {} span lists", texts.len(), spans.len())));
+        }
+        crate::guard(|| {
+            let (ids, ranges): (Vec<_>, Vec<_>) =
+                texts.par_iter().zip(spans).map(|(t, sp)| self.tokenize_spans(t, kind, sp)).unzip();
+            self.embed_token_spans(&ids, &ranges).map(Some)
+        })
     }
 }
 

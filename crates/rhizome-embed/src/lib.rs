@@ -30,6 +30,7 @@ pub mod minilm;
 pub mod models;
 mod attention;
 mod ops;
+mod spans;
 pub mod q8q4;
 pub mod spm;
 pub mod xlmr;

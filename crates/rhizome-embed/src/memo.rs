@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use rhizome_core::{EmbedKind, Embedder, Result};
+use rhizome_core::{EmbedKind, Embedder, Result, SpanVectors};
 
 pub struct MemoEmbedder {
     inner: Arc<dyn Embedder>,
@@ -34,6 +34,11 @@ impl Embedder for MemoEmbedder {
     }
     fn cosine_scale(&self) -> f32 {
         self.inner.cosine_scale()
+    }
+    /// Not remembered: each call is a different text's forward pass.
+    fn embed_spans(&self, texts: &[String], spans: &[Vec<std::ops::Range<usize>>], kind: EmbedKind)
+        -> Result<Option<Vec<SpanVectors>>> {
+        self.inner.embed_spans(texts, spans, kind)
     }
     fn embed(&self, texts: &[String], kind: EmbedKind) -> Result<Vec<Vec<f32>>> {
         if texts.len() > self.max_texts {

@@ -177,14 +177,17 @@ impl SpmTokenizer {
 
     /// The normalised code points of `text` (steps 1-2: map, collapse spaces). NUL ends a C
     /// string, so the reference never sees one; here NUL is dropped like other controls.
-    fn normalized_code_points(&self, text: &str) -> Vec<u32> {
+    /// With the byte offset in `text` of the character each code point came from.
+    fn normalized_with_sources(&self, text: &str) -> (Vec<u32>, Vec<u32>) {
         let mut cps: Vec<u32> = Vec::with_capacity(text.len() + 1);
-        let push = |cps: &mut Vec<u32>, cp: u32| {
+        let mut src: Vec<u32> = Vec::with_capacity(text.len() + 1);
+        let push = |cps: &mut Vec<u32>, src: &mut Vec<u32>, cp: u32, at: usize| {
             if !(cp == 0x20 && cps.last() == Some(&0x20)) {
                 cps.push(cp);
+                src.push(at as u32);
             }
         };
-        for ch in text.chars() {
+        for (at, ch) in text.char_indices() {
             let cp = ch as u32;
             if cp == 0 {
                 continue;
@@ -193,13 +196,13 @@ impl SpmTokenizer {
                 Ok(i) => {
                     let (a, b) = (self.norm_offsets[i] as usize, self.norm_offsets[i + 1] as usize);
                     for &out in &self.norm_values[a..b] {
-                        push(&mut cps, out);
+                        push(&mut cps, &mut src, out, at);
                     }
                 }
-                Err(_) => push(&mut cps, cp),
+                Err(_) => push(&mut cps, &mut src, cp, at),
             }
         }
-        cps
+        (cps, src)
     }
 
     /// The string the segmentation runs on (normalised, metaspaced), for inspection.
@@ -211,24 +214,55 @@ impl SpmTokenizer {
     /// Normalised, metaspaced UTF-8 bytes and the byte offset of every character (plus the
     /// end offset).
     fn metaspaced(&self, text: &str) -> (Vec<u8>, Vec<u32>) {
-        let cps = self.normalized_code_points(text);
+        let (buf, starts, _) = self.metaspaced_with_sources(text);
+        (buf, starts)
+    }
+
+    /// As [`metaspaced`](Self::metaspaced), with the byte offset in `text` each character
+    /// of the metaspaced string came from (the leading metaspace added: 0).
+    fn metaspaced_with_sources(&self, text: &str) -> (Vec<u8>, Vec<u32>, Vec<u32>) {
+        let (cps, from) = self.normalized_with_sources(text);
         let mut buf = Vec::with_capacity(cps.len() * 3 + 3);
         let mut starts = Vec::with_capacity(cps.len() + 2);
+        let mut src = Vec::with_capacity(cps.len() + 1);
         if cps.first() != Some(&0x20) {
             starts.push(0);
+            src.push(0);
             utf8_encode(META, &mut buf);
         }
-        for &cp in &cps {
+        for (&cp, &at) in cps.iter().zip(&from) {
             starts.push(buf.len() as u32);
+            src.push(at);
             utf8_encode(if cp == 0x20 { META } else { cp }, &mut buf);
         }
         starts.push(buf.len() as u32);
-        (buf, starts)
+        (buf, starts, src)
     }
 
     /// All content token ids of `text` (no `<s>`/`</s>`, no truncation).
     pub fn encode_content(&self, text: &str) -> Vec<u32> {
         let (buf, cs) = self.metaspaced(text);
+        self.segment(&buf, &cs).into_iter().map(|(id, _)| id).collect()
+    }
+
+    /// [`encode_content`](Self::encode_content) with the byte range of `text` each token
+    /// covers: from the character its first code point came from to where the next token's
+    /// does (the text's end for the last). A token that begins with the metaspace of a space
+    /// starts at that space; the one added before the first word starts at 0.
+    pub fn encode_content_offsets(&self, text: &str) -> (Vec<u32>, Vec<std::ops::Range<usize>>) {
+        let (buf, cs, src) = self.metaspaced_with_sources(text);
+        let seg = self.segment(&buf, &cs);
+        let ids = seg.iter().map(|&(id, _)| id).collect();
+        let starts: Vec<usize> = seg.iter().map(|&(_, at)| src[at] as usize).collect();
+        let ranges = (0..starts.len())
+            .map(|k| starts[k]..starts.get(k + 1).copied().unwrap_or(text.len()).max(starts[k]))
+            .collect();
+        (ids, ranges)
+    }
+
+    /// Viterbi segmentation of the metaspaced `buf` (character starts `cs`): each token's
+    /// id and the index of its first character.
+    fn segment(&self, buf: &[u8], cs: &[u32]) -> Vec<(u32, usize)> {
         let n = cs.len() - 1;
         let mut best = vec![UNREACHED; n + 1];
         let mut piece = vec![-1i32; n + 1]; // -1 = <unk>
@@ -269,7 +303,7 @@ impl SpmTokenizer {
         let mut ids = Vec::new();
         let mut i = n;
         while i > 0 {
-            ids.push(if piece[i] < 0 { self.unk } else { piece[i] as u32 });
+            ids.push((if piece[i] < 0 { self.unk } else { piece[i] as u32 }, from[i] as usize));
             i = from[i] as usize;
         }
         ids.reverse();

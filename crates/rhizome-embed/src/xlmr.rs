@@ -239,6 +239,13 @@ impl XlmrEncoder {
     /// Batches of fewer than [`PAR_MIN_TOKENS`] tokens run on the calling thread only;
     /// larger ones on rayon. The vectors are the same either way (bit for bit).
     pub fn forward_mean_pooled(&self, ids: &[u32], lens: &[usize]) -> Result<Vec<Vec<f32>>, String> {
+        let states = self.forward_states(ids, lens)?;
+        Ok(mean_pool_rows(&states, lens, self.header.hidden))
+    }
+
+    /// Run a packed batch (as [`forward_mean_pooled`](Self::forward_mean_pooled)) and return
+    /// the last layer's states, `[ids.len(), hidden]` row-major: what mean pooling averages.
+    pub fn forward_states(&self, ids: &[u32], lens: &[usize]) -> Result<Vec<f32>, String> {
         let h = self.header.hidden;
         let limit = self.header.max_positions;
         if lens.iter().any(|&l| l == 0 || l > limit) || lens.iter().sum::<usize>() != ids.len() {
@@ -281,7 +288,7 @@ impl XlmrEncoder {
                 tiles.for_each(|((x, ctx), qkv)| tail(&mut t, x, ctx, qkv));
             }
         }
-        Ok(mean_pool_rows(&b.x, lens, h))
+        Ok(b.x)
     }
 }
 
