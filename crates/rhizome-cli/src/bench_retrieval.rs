@@ -5,9 +5,12 @@
 //! whole are printed, with the ratio to `basic` measured in the same run (shared machines
 //! are noisy: compare ratios, not milliseconds). The graph is loaded before timing starts
 //! (its load time is reported on its own). For `hippo`, the PPR step's share of the
-//! non-embedding time is reported too, and hippo's previous approach
-//! ([`Hippo::previous`]) runs as one more row so that its speed-up is measured in the
-//! same run.
+//! non-embedding time is reported too, and hippo's previous approaches run as rows of
+//! their own so that its speed-up is measured in the same run: [`Hippo::previous`]
+//! (before the speed work of issue 16) and [`Hippo::over_relaxed`] (PageRank by
+//! over-relaxed sweeps, before forward push). On every question, hippo's passages are
+//! compared with those of the previous approach (its exact PageRank solver): the count
+//! of questions whose top-k list is identical is printed.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -32,7 +35,7 @@ pub fn retrieval(app: App, questions: &Path, methods: &[String], limit: usize) -
         bail!("--methods must include basic: it is the baseline every figure is compared with");
     }
     let engine = app.engine()?;
-    let (graph_load_ms, rows) = engine.with_env(None, |env| {
+    let (graph_load_ms, rows, same) = engine.with_env(None, |env| {
     let t = Instant::now();
     env.graph()?;
     let graph_load_ms = t.elapsed().as_secs_f64() * 1e3;
@@ -42,12 +45,17 @@ pub fn retrieval(app: App, questions: &Path, methods: &[String], limit: usize) -
     let mut runs: Vec<(String, Box<dyn Retriever>)> =
         methods.iter().map(|&m| (m.as_str().to_string(), retriever(m))).collect();
     if methods.contains(&Method::Hippo) {
+        runs.push((SWEEPS_HIPPO.to_string(), Box::new(Hippo::over_relaxed())));
         runs.push((PREVIOUS_HIPPO.to_string(), Box::new(Hippo::previous())));
     }
+    // Per run, the passages returned for each question (hippo's are compared with the
+    // exact solver's).
+    let mut returned: BTreeMap<String, Vec<Vec<String>>> = BTreeMap::new();
     for (name, r) in &runs {
         // One untimed run warms caches (vector matrices, per-graph indexes).
         r.retrieve(env, &qs[0].question)?;
         let (mut total, mut embed, mut rest, mut ppr) = (vec![], vec![], vec![], vec![]);
+        let ids = returned.entry(name.clone()).or_default();
         for q in &qs {
             let t = Instant::now();
             let got = r.retrieve(env, &q.question)?;
@@ -59,6 +67,7 @@ pub fn retrieval(app: App, questions: &Path, methods: &[String], limit: usize) -
             if let Some(p) = got.timings_ms.get("ppr") {
                 ppr.push(*p);
             }
+            ids.push(got.contexts.iter().map(|c| c.id.clone()).collect());
         }
         let p = |v: &[f64], q: f64| percentile(v, q);
         if name == "basic" {
@@ -78,16 +87,24 @@ pub fn retrieval(app: App, questions: &Path, methods: &[String], limit: usize) -
         }
         rows.insert(name.clone(), row);
     }
-        Ok((graph_load_ms, rows))
+        let same = match (returned.get("hippo"), returned.get(PREVIOUS_HIPPO)) {
+            (Some(a), Some(b)) => Some(a.iter().zip(b).filter(|(x, y)| x == y).count()),
+            _ => None,
+        };
+        Ok((graph_load_ms, rows, same))
     })?;
-    let out = json!({"questions": qs.len(), "graph_load_ms": graph_load_ms, "methods": rows});
+    let mut out = json!({"questions": qs.len(), "graph_load_ms": graph_load_ms, "methods": rows});
+    if let Some(same) = same {
+        out["hippo_same_passages_as_exact"] = json!(same);
+    }
     if app.json {
         return print_json(&out);
     }
     println!("{} questions; graph loaded in {graph_load_ms:.0} ms (not counted below)", qs.len());
     println!("{:<15} {:>9} {:>9} {:>10} {:>12} {:>12} {:>9}", "method", "p50 ms", "p95 ms",
         "embed p50", "rest p50", "rest p95", "vs basic");
-    let names = methods.iter().map(|m| m.as_str()).chain(rows.contains_key(PREVIOUS_HIPPO).then_some(PREVIOUS_HIPPO));
+    let previous = [SWEEPS_HIPPO, PREVIOUS_HIPPO].into_iter().filter(|n| rows.contains_key(*n));
+    let names = methods.iter().map(|m| m.as_str()).chain(previous);
     for name in names {
         let r = &rows[name];
         let f = |k: &str| r[k].as_f64().unwrap_or(0.0);
@@ -95,7 +112,7 @@ pub fn retrieval(app: App, questions: &Path, methods: &[String], limit: usize) -
             f("p95_ms"), f("embed_p50_ms"), f("without_embed_p50_ms"), f("without_embed_p95_ms"),
             f("p50_vs_basic"));
         if let Some(s) = r.get("ppr_share_of_retrieval") {
-            println!("{:<15} PPR p50 {:.2} ms, {:.0}% of retrieval without embedding", "",
+            println!("{:<15} PPR p50 {:.3} ms, {:.0}% of retrieval without embedding", "",
                 f("ppr_p50_ms"), s.as_f64().unwrap_or(0.0) * 100.0);
         }
     }
@@ -107,8 +124,22 @@ pub fn retrieval(app: App, questions: &Path, methods: &[String], limit: usize) -
             f(before, "without_embed_p50_ms") / f(now, "without_embed_p50_ms").max(1e-9),
             f(before, "ppr_p50_ms") / f(now, "ppr_p50_ms").max(1e-9));
     }
+    if let (Some(now), Some(sweeps)) = (rows.get("hippo"), rows.get(SWEEPS_HIPPO)) {
+        let f = |r: &serde_json::Value, k: &str| r[k].as_f64().unwrap_or(0.0);
+        println!("hippo's PPR by forward push against over-relaxed sweeps ({SWEEPS_HIPPO}), same run: PPR p50 \
+            {:.3} ms vs {:.3} ms = {:.2}x faster; hippo p50 {:.2}x",
+            f(now, "ppr_p50_ms"), f(sweeps, "ppr_p50_ms"),
+            f(sweeps, "ppr_p50_ms") / f(now, "ppr_p50_ms").max(1e-9),
+            f(sweeps, "p50_ms") / f(now, "p50_ms").max(1e-9));
+    }
+    if let Some(same) = same {
+        println!("hippo returned the same passages in the same order as {PREVIOUS_HIPPO} (exact PageRank) on \
+            {same} of {} questions", qs.len());
+    }
     Ok(())
 }
 
 /// The row of [`Hippo::previous`].
 const PREVIOUS_HIPPO: &str = "hippo-before";
+/// The row of [`Hippo::over_relaxed`].
+const SWEEPS_HIPPO: &str = "hippo-sweeps";

@@ -86,6 +86,9 @@ fn musique_hippo_beats_basic_and_hipporag() {
     let share = h["ppr_share_of_retrieval"].as_f64().unwrap();
     assert!(share > 0.0 && share <= 1.0, "{b}");
     assert!(b["methods"]["basic"]["p50_vs_basic"].as_f64().unwrap() == 1.0);
+    // Forward-push PageRank returns the exact solver's passages, in its order, on every
+    // question of the real graph.
+    assert_eq!(b["hippo_same_passages_as_exact"], b["questions"], "{b}");
 }
 
 /// The LLM-free index of the MuSiQue corpus: the graph adds to dense + BM25 retrieval

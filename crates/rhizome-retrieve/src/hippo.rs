@@ -39,25 +39,47 @@ use serde_json::{json, Value};
 
 use crate::graph::Graph;
 use crate::hippo_names::name_matches;
-use crate::ppr::{gauss_seidel_f64, personalized_pagerank, Csr, DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE};
+use crate::ppr::{
+    gauss_seidel_f64, personalized_pagerank, ranked_ppr, Csr, FusedRanking, DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE,
+};
 use crate::{ms, Context, Method, QueryEnv, Retrieval, Retriever};
 
 /// The `hippo` retriever. [`Hippo::default`] is what `Method::Hippo` runs;
 /// [`Hippo::previous`] is how it ran before its speed work (plain Gauss-Seidel PPR in
-/// f64 at tolerance 1e-8, facts linked even when they cannot seed), for benchmarks that
-/// report the speed-up measured in the same run. Both rank passages alike.
+/// f64 at tolerance 1e-8, facts linked even when they cannot seed), and
+/// [`Hippo::over_relaxed`] how it ran before forward push, for benchmarks that report
+/// the speed-up measured in the same run. All three rank passages alike.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Hippo {
-    /// Run PPR with [`crate::ppr::gauss_seidel_f64`] at 1e-8 instead of the default solver.
-    pub reference_ppr: bool,
+    /// How PageRank is solved.
+    pub solver: PprSolver,
     /// Link facts even when nothing can make them seed (no LLM, `unfiltered_fact_weight` 0).
     pub always_link_facts: bool,
+}
+
+/// The PageRank solvers hippo can run (all reach the same top passages).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum PprSolver {
+    /// Forward push, stopped once the best `retrieval.top_k` passages are certified
+    /// ([`crate::ppr::ranked_ppr`]).
+    #[default]
+    Push,
+    /// Over-relaxed Gauss-Seidel sweeps in f32 to [`DEFAULT_TOLERANCE`]
+    /// ([`crate::ppr::personalized_pagerank`]).
+    OverRelaxed,
+    /// Plain Gauss-Seidel sweeps in f64 to 1e-8 ([`crate::ppr::gauss_seidel_f64`]).
+    Reference,
 }
 
 impl Hippo {
     /// The previous approach (see the type's documentation).
     pub fn previous() -> Self {
-        Hippo { reference_ppr: true, always_link_facts: true }
+        Hippo { solver: PprSolver::Reference, always_link_facts: true }
+    }
+
+    /// Today's hippo with the solver it ran before forward push.
+    pub fn over_relaxed() -> Self {
+        Hippo { solver: PprSolver::OverRelaxed, always_link_facts: false }
     }
 }
 
@@ -159,16 +181,42 @@ impl Retriever for Hippo {
             for (c, &w) in relative.iter().enumerate() {
                 reset[ne + c] += weight * w as f64;
             }
-            let ppr = if self.reference_ppr {
-                gauss_seidel_f64(&csr, &reset, cfg.damping as f64, 1e-8, DEFAULT_MAX_ITERATIONS)
-            } else {
-                personalized_pagerank(&csr, &reset, cfg.damping as f64, DEFAULT_TOLERANCE, DEFAULT_MAX_ITERATIONS)
+            let share = cfg.ppr_weight.clamp(0.0, 1.0) as f64;
+            let damping = cfg.damping as f64;
+            let (sweeps, solved);
+            let mass: &[f64] = match self.solver {
+                PprSolver::Push => {
+                    let ranking = FusedRanking {
+                        first: ne,
+                        relative: &relative,
+                        share,
+                        top_k: env.config.retrieval.top_k,
+                    };
+                    let push = ranked_ppr(&csr, &reset, damping, &ranking);
+                    out.extra.insert("ppr_pushes".into(), json!(push.pushes));
+                    out.extra.insert("ppr_certified".into(), json!(push.certified));
+                    if push.exhausted {
+                        // Ranking gaps too fine for the push budget: sweep the whole graph.
+                        sweeps = personalized_pagerank(&csr, &reset, damping, DEFAULT_TOLERANCE, DEFAULT_MAX_ITERATIONS);
+                        out.extra.insert("ppr_iterations".into(), json!(sweeps.iterations));
+                        &sweeps.scores[ne..]
+                    } else {
+                        solved = push.passages;
+                        &solved
+                    }
+                }
+                PprSolver::OverRelaxed | PprSolver::Reference => {
+                    sweeps = if self.solver == PprSolver::Reference {
+                        gauss_seidel_f64(&csr, &reset, damping, 1e-8, DEFAULT_MAX_ITERATIONS)
+                    } else {
+                        personalized_pagerank(&csr, &reset, damping, DEFAULT_TOLERANCE, DEFAULT_MAX_ITERATIONS)
+                    };
+                    out.extra.insert("ppr_iterations".into(), json!(sweeps.iterations));
+                    &sweeps.scores[ne..]
+                }
             };
             out.timings_ms.insert("ppr".into(), ms(t));
-            out.extra.insert("ppr_iterations".into(), json!(ppr.iterations));
-            let mass = &ppr.scores[ne..];
             let best = mass.iter().copied().fold(0.0f64, f64::max);
-            let share = cfg.ppr_weight.clamp(0.0, 1.0) as f64;
             rank(relative.iter().zip(mass).enumerate().map(|(c, (&r, &p))| {
                 let p = if best > 0.0 { p / best } else { 0.0 };
                 (c as u32, (1.0 - share) * r as f64 + share * p)

@@ -33,7 +33,7 @@ pub use basic::Basic;
 pub use drift::Drift;
 pub use global::Global;
 pub use graph::{Graph, GraphCache};
-pub use hippo::Hippo;
+pub use hippo::{Hippo, PprSolver};
 pub use local::Local;
 pub use method::Method;
 pub use modes::Mode;

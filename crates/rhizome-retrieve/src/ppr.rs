@@ -11,6 +11,14 @@
 //! transition probabilities are `f32` (ranking needs ~1e-6, f32 carries ~1e-7 relative),
 //! which halves the bytes a sweep reads; and over-relaxation ([`OVER_RELAXATION`]) cuts
 //! the sweeps needed on the MuSiQue graph from 40 to 16 at the same tolerance.
+//!
+//! Retrieval first runs [`push`]: forward push from the seeds, stopped once the best
+//! passages are certified, which touches only the nodes near the seeds; the sweeps
+//! remain its fallback, and [`gauss_seidel_f64`] the exact reference.
+
+pub mod push;
+
+pub use push::{ranked_ppr, ranked_ppr_between, FusedRanking, PushPpr};
 
 /// An undirected weighted graph: for each node, its neighbours and edge weights in one
 /// flat array (`targets[offsets[v]..offsets[v + 1]]`). Each undirected edge is stored in
@@ -23,6 +31,11 @@ pub struct Csr {
     /// Per entry of row `v` for neighbour `u`: `weight(v, u) / strength(u)`, the
     /// probability that a walker at `u` steps to `v`.
     step: Vec<f32>,
+    /// Per entry of row `v` for neighbour `u`: `weight(v, u) / strength(v)`, the
+    /// probability that a walker at `v` steps to `u` (what forward push spreads).
+    out_step: Vec<f32>,
+    /// Per node: the sum of its edge weights.
+    strength: Vec<f32>,
     /// Nodes without edges (their mass goes back along the reset distribution).
     dangling: Vec<u32>,
 }
@@ -64,8 +77,14 @@ impl Csr {
             .map(|v| weights[offsets[v] as usize..offsets[v + 1] as usize].iter().map(|&w| w as f64).sum())
             .collect();
         let step = targets.iter().zip(&weights).map(|(&u, &w)| (w as f64 / strength[u as usize]) as f32).collect();
+        let mut out_step = Vec::with_capacity(weights.len());
+        for v in 0..n {
+            let (lo, hi) = (offsets[v] as usize, offsets[v + 1] as usize);
+            out_step.extend(weights[lo..hi].iter().map(|&w| (w as f64 / strength[v]) as f32));
+        }
         let dangling = (0..n as u32).filter(|&v| strength[v as usize] <= 0.0).collect();
-        Csr { offsets, targets, weights, step, dangling }
+        let strength = strength.into_iter().map(|x| x as f32).collect();
+        Csr { offsets, targets, weights, step, out_step, strength, dangling }
     }
 
     /// Number of nodes.
