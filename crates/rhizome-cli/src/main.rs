@@ -180,6 +180,10 @@ pub enum Command {
         /// Largest request body, uploads included, in MiB.
         #[arg(long, default_value_t = 64)]
         max_upload_mb: usize,
+        /// Seconds a client has to send a request's head (from opening the connection, or
+        /// from the previous answer on a kept-alive one) before the connection is closed.
+        #[arg(long, default_value_t = 30.0, value_name = "SECS")]
+        header_timeout: f64,
     },
     /// Benchmarks that print figures.
     Bench {
