@@ -12,6 +12,7 @@ mod auth;
 mod chat;
 mod error;
 mod jobs;
+mod limits;
 mod listen;
 mod ollama;
 mod openai;
@@ -106,20 +107,21 @@ fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/jobs", get(docs::jobs))
         .route("/jobs/{id}", get(docs::job))
         .route("/jobs/{id}/events", get(docs::job_events))
-        .route("/query", post(routes_query::query))
+        .route("/query", post(routes_query::query).layer(DefaultBodyLimit::max(limits::JSON_BODY_MAX)))
         .route("/graph/entities", get(graph::entities))
         .route("/graph/entities/{id}", get(graph::entity))
         .route("/graph/neighbourhood", get(graph::neighbourhood))
         .route("/communities", get(graph::communities))
-        .route("/v1/chat/completions", post(openai::completions))
+        .route("/v1/chat/completions", post(openai::completions).layer(DefaultBodyLimit::max(limits::JSON_BODY_MAX)))
         .route("/v1/models", get(openai::models))
-        .route("/api/chat", post(ollama::chat))
+        .route("/api/chat", post(ollama::chat).layer(DefaultBodyLimit::max(limits::JSON_BODY_MAX)))
         .route("/api/tags", get(ollama::tags))
         .route("/api/version", get(ollama::version))
         .route("/openapi.json", get(openapi::openapi_json))
         .route("/docs", get(openapi::docs_page))
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
+        .layer(middleware::from_fn_with_state(state.clone(), limits::refuse_announced_oversize))
         .layer(middleware::from_fn_with_state(state.clone(), auth::require_key))
         .layer(DefaultBodyLimit::max(max_body_bytes))
         .layer(CatchPanicLayer::custom(error::panic_response))
