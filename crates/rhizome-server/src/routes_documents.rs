@@ -40,7 +40,8 @@ fn enqueue(state: &AppState, kind: &str, work: Work) -> ApiResult<watch::Sender<
 
 /// Upload documents to index: `multipart/form-data` files (.txt .md .html .json .jsonl;
 /// the file name is kept as the document's label only) or JSON `{documents: [{title,
-/// text}]}`. Indexing runs in the background, one write job at a time.
+/// text}]}`, at most 10,000 files or documents per upload. Indexing runs in the
+/// background, one write job at a time.
 #[utoipa::path(post, path = "/documents", tag = "documents",
     request_body(content(
         (DocumentsBody = "application/json"),
@@ -81,6 +82,13 @@ async fn save_files(mut multipart: Multipart) -> ApiResult<Work> {
         .map_err(|e| ApiError::internal(format!("cannot make a temporary directory: {e}")))?;
     let mut uploads = Vec::new();
     while let Some(mut field) = multipart.next_field().await? {
+        if uploads.len() == MAX_UPLOAD_DOCUMENTS {
+            return Err(ApiError::bad(
+                "files",
+                format!("more than {MAX_UPLOAD_DOCUMENTS} files in one upload"),
+                "send them in several uploads",
+            ));
+        }
         let Some(name) = field.file_name().map(str::to_string) else {
             let part = field.name().unwrap_or("").to_string();
             return Err(ApiError::bad(&format!("files: part {part:?}"), "is not a file", "send each document as a file part (curl -F file=@doc.txt)"));
