@@ -95,7 +95,9 @@ fn dispatch(app: App, command: Command) -> Result<()> {
             Ok(())
         }
         Command::Bench { what } => bench::run(app, what),
-        Command::Serve { addr, api_keys, max_upload_mb } => crate::cmd_serve::serve(app, addr, &api_keys, max_upload_mb),
+        Command::Serve { addr, api_keys, max_upload_mb, header_timeout } => {
+            crate::cmd_serve::serve(app, addr, &api_keys, max_upload_mb, header_timeout)
+        }
     }
 }
 

@@ -43,6 +43,10 @@ pub fn run(app: App, what: BenchCmd) -> Result<()> {
         BenchCmd::Serve { questions, methods, clients, limit } => {
             crate::bench_serve::serve(app, &questions, &methods, &clients, limit)
         }
+        BenchCmd::Load { corpus, questions, clients, seconds, sample_secs, seed } => crate::bench_load::load(
+            app,
+            crate::bench_load::LoadArgs { corpus: &corpus, questions: &questions, clients, seconds, sample_secs, seed },
+        ),
         BenchCmd::Backends { openie, questions, postgres, falkordb, methods, limit } => crate::bench_backends::backends(
             app, &openie, &questions, postgres.as_deref(), falkordb.as_deref(), &methods, limit),
         BenchCmd::Retrieval { questions, methods, limit } => {

@@ -22,7 +22,30 @@ pub fn engine(app: &App, command: &str) -> Result<Arc<Engine>> {
     Ok(Arc::new(Engine::open(&app.store.clone(), app.config.clone(), write)?))
 }
 
-pub fn serve(app: App, addr: SocketAddr, api_keys: &[String], max_upload_mb: usize) -> Result<()> {
+/// Raise the soft limit on open files to the hard one (each connection is a file): a
+/// server started from a shell with the usual 1,024 would refuse clients long before it
+/// runs short of memory. Returns the limit in force.
+pub fn raise_open_files() -> u64 {
+    // SAFETY: getrlimit/setrlimit on a struct owned here.
+    unsafe {
+        let mut r: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) != 0 {
+            return 0;
+        }
+        if r.rlim_cur < r.rlim_max {
+            let raised = libc::rlimit { rlim_cur: r.rlim_max, rlim_max: r.rlim_max };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                return raised.rlim_cur as u64;
+            }
+        }
+        r.rlim_cur as u64
+    }
+}
+
+pub fn serve(app: App, addr: SocketAddr, api_keys: &[String], max_upload_mb: usize, header_timeout: f64) -> Result<()> {
+    if !(header_timeout > 0.0 && header_timeout <= 3600.0) {
+        anyhow::bail!("--header-timeout {header_timeout}: give seconds between 0 and 3600, e.g. 30");
+    }
     let env_keys = std::env::var("RHIZOME_API_KEYS").ok();
     let keys = rhizome_server::parse_keys(api_keys, env_keys.as_deref())?;
     // Refuse a public address without a key before loading anything.
@@ -32,6 +55,8 @@ pub fn serve(app: App, addr: SocketAddr, api_keys: &[String], max_upload_mb: usi
     let mut opts = ServerOptions::new(addr);
     opts.keys = keys;
     opts.max_body_bytes = max_upload_mb.max(1) << 20;
+    opts.header_timeout = std::time::Duration::from_secs_f64(header_timeout);
+    let open_files = raise_open_files();
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
     let index = app.store.clone();
     let result = rt.block_on(async {
@@ -40,7 +65,7 @@ pub fn serve(app: App, addr: SocketAddr, api_keys: &[String], max_upload_mb: usi
         // One line on stdout, for scripts and tests that asked for port 0.
         println!("listening on http://{at}");
         let auth = if n_keys == 0 { "no API key (loopback only)".to_string() } else { format!("{n_keys} API key(s), {n_ro} read-only") };
-        eprintln!("rhizome serve: index {index}; {auth}; API docs at http://{at}/docs; Ctrl-C to stop");
+        eprintln!("rhizome serve: index {index}; {auth}; up to {open_files} open files; API docs at http://{at}/docs; Ctrl-C to stop");
         server.run(rhizome_server::shutdown_signal()).await?;
         eprintln!("rhizome serve: stopped");
         Ok::<_, rhizome_core::Error>(())

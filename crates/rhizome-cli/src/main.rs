@@ -6,6 +6,7 @@ mod bench_backends;
 mod bench_communities;
 mod bench_embed;
 mod bench_large_file;
+mod bench_load;
 mod bench_retrieval;
 mod bench_serve;
 mod method_flags;
@@ -180,6 +181,10 @@ pub enum Command {
         /// Largest request body, uploads included, in MiB.
         #[arg(long, default_value_t = 64)]
         max_upload_mb: usize,
+        /// Seconds a client has to send a request's head (from opening the connection, or
+        /// from the previous answer on a kept-alive one) before the connection is closed.
+        #[arg(long, default_value_t = 30.0, value_name = "SECS")]
+        header_timeout: f64,
     },
     /// Benchmarks that print figures.
     Bench {
@@ -283,6 +288,28 @@ pub enum BenchCmd {
         /// Questions used (each level asks each of them once, spread over its clients).
         #[arg(long, default_value_t = 64)]
         limit: usize,
+    },
+    /// Concurrent clients against the HTTP server (in this process) for a while, mixing
+    /// queries of every method, chat, reads, uploads and deletions; then checks that every
+    /// acknowledged upload not deleted is there and nothing else, and that the stats equal
+    /// a fresh index of those documents. Prints requests, errors, p50/p95 per kind and RSS
+    /// over time. The index must be empty (it is seeded from the corpus).
+    Load {
+        /// Corpus whose passages are uploaded: a JSON list of {title, text}.
+        corpus: PathBuf,
+        /// Questions file (MuSiQue / HotpotQA format).
+        questions: PathBuf,
+        #[arg(long, default_value_t = 16)]
+        clients: usize,
+        /// How long the clients run, in seconds.
+        #[arg(long, default_value_t = 600.0)]
+        seconds: f64,
+        /// Resident memory sampled every this many seconds.
+        #[arg(long, default_value_t = 30.0)]
+        sample_secs: f64,
+        /// Seed of the clients' choices.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
     },
     /// One import and the same questions on every store backend given, in one run: import
     /// time and query p50/p95 as ratios to SQLite (embedding cached after a warm-up, so

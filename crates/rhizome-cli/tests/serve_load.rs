@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use support::server::{files_of, start};
-use support::{musique_docs, rz, shared, stats};
+use support::{json, musique_docs, rz, shared, stats};
 
 const CLIENTS: usize = 10;
 const QUERIES: usize = 50;
@@ -119,4 +119,31 @@ fn sigterm_finishes_the_batch_and_exits() {
     }
     let fresh = dir.path().join("fresh");
     assert_eq!(stats(&index), stats(&fresh), "interrupted upload + rhizome index vs rhizome index alone");
+}
+
+/// `rhizome bench load` for 35 s: 16 clients mixing every query method, chat, reads,
+/// uploads and deletions. No request fails, every acknowledged upload not deleted is
+/// there and nothing else (the command checks and fails otherwise; the figures it prints
+/// are not judged here).
+#[test]
+fn sixteen_clients_mixing_queries_uploads_and_deletes_lose_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = rz(&dir.path().join("index"));
+    c.args(["bench", "load"])
+        .arg(shared().join("musique/musique_train_corpus.json"))
+        .arg(shared().join("musique/musique_train.json"))
+        .args(["--clients", "16", "--seconds", "35", "--sample-secs", "5"]);
+    let v = json(c);
+    eprintln!("bench load: {} requests, {} errors, RSS {} MiB; documents {}", v["requests_served"], v["errors"], v["rss_mib"], v["documents"]);
+    assert_eq!(v["errors"], 0, "{:#}", v["error_samples"]);
+    assert_eq!(v["documents"]["lost"], serde_json::json!([]));
+    assert_eq!(v["documents"]["unexpected"], serde_json::json!([]));
+    // Not asserted yet: after interleaved uploads and deletions the graph can differ from
+    // a fresh index of the same documents by an entity or a few synonym / community edges
+    // (seen in 2 of 3 runs: served index one Entity fewer, SYNONYM 78/80, communities off by one; issue 15 report). Printed so that a run shows it.
+    eprintln!("stats equal to a fresh index of the surviving documents: {} {}", v["stats_equal_fresh_index"], v["stats_diff"]);
+    assert!(v["documents"]["acknowledged_uploads"].as_u64().unwrap() > 0, "no upload finished during the load: {v}");
+    for m in ["basic", "hippo", "global", "drift", "tog", "auto"] {
+        assert!(v["kinds"][format!("query {m}")]["count"].as_u64().unwrap_or(0) > 0, "no {m} query answered: {}", v["kinds"]);
+    }
 }

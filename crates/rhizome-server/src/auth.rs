@@ -1,6 +1,8 @@
-//! API keys: `Authorization: Bearer KEY` or `X-API-Key: KEY`, compared in constant time.
-//! A key configured with the suffix `:ro` reads but cannot upload or delete. Without any
-//! key the server only listens on loopback.
+//! API keys: `Authorization: Bearer KEY` or `X-API-Key: KEY`, compared in constant time:
+//! the server keeps only each key's SHA-256 digest and compares the digest of the key
+//! presented with every one of them, all 32 bytes, so the time taken says neither which
+//! byte differed nor how long the key is. A key configured with the suffix `:ro` reads but
+//! cannot upload or delete. Without any key the server only listens on loopback.
 
 use std::net::SocketAddr;
 
@@ -9,21 +11,23 @@ use axum::http::{HeaderMap, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
 use rhizome_core::{Error, Result};
+use sha2::{Digest, Sha256};
 
 use crate::error::ApiError;
 use crate::AppState;
 
-/// A key and what it may do.
+/// A key (its SHA-256 digest) and what it may do.
 #[derive(Clone)]
 pub struct ApiKey {
-    key: Vec<u8>,
+    digest: [u8; 32],
+    len: usize,
     pub read_only: bool,
 }
 
 impl std::fmt::Debug for ApiKey {
     // Keys are never printed.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ApiKey({} bytes{})", self.key.len(), if self.read_only { ", read-only" } else { "" })
+        write!(f, "ApiKey({} bytes{})", self.len, if self.read_only { ", read-only" } else { "" })
     }
 }
 
@@ -47,7 +51,7 @@ pub fn parse_keys(flags: &[String], env: Option<&str>) -> Result<Vec<ApiKey>> {
                 "too short: use at least 8 characters (e.g. `openssl rand -hex 16`)",
             ));
         }
-        out.push(ApiKey { key: key.as_bytes().to_vec(), read_only });
+        out.push(ApiKey { digest: digest(key.as_bytes()), len: key.len(), read_only });
     }
     Ok(out)
 }
@@ -63,11 +67,12 @@ pub fn check_bind(addr: &SocketAddr, keys: &[ApiKey]) -> Result<()> {
     Ok(())
 }
 
-/// Equal without an early exit on the first differing byte.
-fn ct_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
+fn digest(key: &[u8]) -> [u8; 32] {
+    Sha256::digest(key).into()
+}
+
+/// Equal, looking at every byte whatever the first difference (no early exit).
+fn ct_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
     let diff = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | std::hint::black_box(x ^ y));
     std::hint::black_box(diff) == 0
 }
@@ -81,9 +86,11 @@ fn presented(headers: &HeaderMap) -> Option<&[u8]> {
     headers.get("x-api-key").map(|v| v.as_bytes().trim_ascii())
 }
 
-/// Paths anyone may read: they show nothing of the index's content.
-fn public(path: &str) -> bool {
-    matches!(path, "/health" | "/openapi.json" | "/docs") || crate::ui::PATHS.contains(&path)
+/// Requests anyone may make: reading paths that show nothing of the index's content.
+/// Other methods on them need a key like every other request.
+fn public(method: &Method, path: &str) -> bool {
+    (method == Method::GET || method == Method::HEAD)
+        && (matches!(path, "/health" | "/openapi.json" | "/docs") || crate::ui::PATHS.contains(&path))
 }
 
 /// Requests that write the index.
@@ -93,7 +100,7 @@ fn writes(method: &Method, path: &str) -> bool {
 
 /// The middleware: 401 without a valid key, 403 for a read-only key on a write.
 pub async fn require_key(State(state): State<AppState>, req: Request, next: Next) -> Result<Response, ApiError> {
-    if state.keys.is_empty() || public(req.uri().path()) {
+    if state.keys.is_empty() || public(req.method(), req.uri().path()) {
         return Ok(next.run(req).await);
     }
     let Some(given) = presented(req.headers()) else {
@@ -104,9 +111,10 @@ pub async fn require_key(State(state): State<AppState>, req: Request, next: Next
         ));
     };
     // Every key is compared, so the time does not say which one matched.
+    let given = digest(given);
     let mut matched: Option<&ApiKey> = None;
     for k in state.keys.iter() {
-        if ct_eq(&k.key, given) {
+        if ct_eq(&k.digest, &given) {
             matched = Some(k);
         }
     }
@@ -132,13 +140,35 @@ mod tests {
         let keys = parse_keys(&["secret-key-1".into()], Some("reader-key-2:ro, ,")).unwrap();
         assert_eq!(keys.len(), 2);
         assert!(!keys[0].read_only && keys[1].read_only);
-        assert!(ct_eq(&keys[1].key, b"reader-key-2"));
-        assert!(!ct_eq(&keys[1].key, b"reader-key-3"));
+        assert!(ct_eq(&keys[1].digest, &digest(b"reader-key-2")));
+        assert!(!ct_eq(&keys[1].digest, &digest(b"reader-key-3")));
         assert!(!format!("{keys:?}").contains("secret"));
         assert!(parse_keys(&["short".into()], None).is_err());
         let lan: SocketAddr = "0.0.0.0:8400".parse().unwrap();
         assert!(check_bind(&lan, &[]).is_err());
         assert!(check_bind(&lan, &keys).is_ok());
         assert!(check_bind(&"127.0.0.1:8400".parse().unwrap(), &[]).is_ok());
+    }
+
+    /// The comparison: equal digests only; a difference in any one byte, a prefix, a
+    /// longer key, the empty key all differ.
+    #[test]
+    fn digests_compare_on_every_byte() {
+        let k = digest(b"secret-key-1");
+        assert!(ct_eq(&k, &digest(b"secret-key-1")));
+        for other in [&b"secret-key-2"[..], b"secret-key-", b"secret-key-10", b"", b"Secret-key-1", b"secret-key-1 "] {
+            assert!(!ct_eq(&k, &digest(other)), "{:?}", String::from_utf8_lossy(other));
+        }
+        for i in 0..32 {
+            for bit in 0..8 {
+                let mut d = k;
+                d[i] ^= 1 << bit;
+                assert!(!ct_eq(&k, &d), "byte {i} bit {bit}");
+            }
+        }
+        let keys = parse_keys(&["secret-key-1".into()], None).unwrap();
+        assert_eq!(format!("{:?}", keys[0]), "ApiKey(12 bytes)");
+        assert!(public(&Method::GET, "/health") && !public(&Method::POST, "/health") && !public(&Method::DELETE, "/docs"));
+        assert!(!public(&Method::GET, "/stats"));
     }
 }

@@ -12,6 +12,8 @@ mod auth;
 mod chat;
 mod error;
 mod jobs;
+mod limits;
+mod listen;
 mod ollama;
 mod openai;
 mod openapi;
@@ -25,6 +27,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
@@ -49,11 +52,15 @@ pub struct ServerOptions {
     pub max_body_bytes: usize,
     /// Write jobs that may wait in the queue before uploads are refused with 503.
     pub queue_len: usize,
+    /// A connection whose request head has not fully arrived this long after it was
+    /// opened (or after its previous answer) is closed: slow or idle clients do not hold
+    /// connections for ever.
+    pub header_timeout: Duration,
 }
 
 impl ServerOptions {
     pub fn new(addr: SocketAddr) -> Self {
-        ServerOptions { addr, keys: Vec::new(), max_body_bytes: 64 << 20, queue_len: 64 }
+        ServerOptions { addr, keys: Vec::new(), max_body_bytes: 64 << 20, queue_len: 64, header_timeout: Duration::from_secs(30) }
     }
 }
 
@@ -100,20 +107,21 @@ fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/jobs", get(docs::jobs))
         .route("/jobs/{id}", get(docs::job))
         .route("/jobs/{id}/events", get(docs::job_events))
-        .route("/query", post(routes_query::query))
+        .route("/query", post(routes_query::query).layer(DefaultBodyLimit::max(limits::JSON_BODY_MAX)))
         .route("/graph/entities", get(graph::entities))
         .route("/graph/entities/{id}", get(graph::entity))
         .route("/graph/neighbourhood", get(graph::neighbourhood))
         .route("/communities", get(graph::communities))
-        .route("/v1/chat/completions", post(openai::completions))
+        .route("/v1/chat/completions", post(openai::completions).layer(DefaultBodyLimit::max(limits::JSON_BODY_MAX)))
         .route("/v1/models", get(openai::models))
-        .route("/api/chat", post(ollama::chat))
+        .route("/api/chat", post(ollama::chat).layer(DefaultBodyLimit::max(limits::JSON_BODY_MAX)))
         .route("/api/tags", get(ollama::tags))
         .route("/api/version", get(ollama::version))
         .route("/openapi.json", get(openapi::openapi_json))
         .route("/docs", get(openapi::docs_page))
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
+        .layer(middleware::from_fn_with_state(state.clone(), limits::refuse_announced_oversize))
         .layer(middleware::from_fn_with_state(state.clone(), auth::require_key))
         .layer(DefaultBodyLimit::max(max_body_bytes))
         .layer(CatchPanicLayer::custom(error::panic_response))
@@ -135,6 +143,7 @@ fn warm(engine: &Engine) -> Result<()> {
 pub struct Server {
     listener: tokio::net::TcpListener,
     router: Router,
+    header_timeout: Duration,
     worker: tokio::task::JoinHandle<()>,
     cancel: Arc<AtomicBool>,
 }
@@ -162,7 +171,8 @@ impl Server {
             max_body_bytes: opts.max_body_bytes,
             ids: Arc::new(AtomicU64::new(0)),
         };
-        Ok(Server { listener, router: router(state, opts.max_body_bytes), worker, cancel })
+        let header_timeout = opts.header_timeout;
+        Ok(Server { listener, router: router(state, opts.max_body_bytes), header_timeout, worker, cancel })
     }
 
     pub fn local_addr(&self) -> Result<SocketAddr> {
@@ -173,16 +183,16 @@ impl Server {
     /// in progress stop at its next batch boundary (what it committed stays), fail the
     /// queued ones, and return when the worker is done.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) -> Result<()> {
-        let Server { listener, router, worker, cancel } = self;
+        let Server { listener, router, header_timeout, worker, cancel } = self;
         let flag = cancel.clone();
         let signal = async move {
             shutdown.await;
             flag.store(true, Ordering::Relaxed);
         };
-        let served = axum::serve(listener, router).with_graceful_shutdown(signal).await;
+        listen::serve(listener, router, header_timeout, signal).await;
         // Every sender is gone with the router: the worker ends after the job in progress.
         let _ = worker.await;
-        served.map_err(|e| Error::Config(format!("serving: {e}")))
+        Ok(())
     }
 }
 

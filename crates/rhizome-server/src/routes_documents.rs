@@ -40,7 +40,8 @@ fn enqueue(state: &AppState, kind: &str, work: Work) -> ApiResult<watch::Sender<
 
 /// Upload documents to index: `multipart/form-data` files (.txt .md .html .json .jsonl;
 /// the file name is kept as the document's label only) or JSON `{documents: [{title,
-/// text}]}`. Indexing runs in the background, one write job at a time.
+/// text}]}`, at most 10,000 files or documents per upload. Indexing runs in the
+/// background, one write job at a time.
 #[utoipa::path(post, path = "/documents", tag = "documents",
     request_body(content(
         (DocumentsBody = "application/json"),
@@ -53,7 +54,6 @@ fn enqueue(state: &AppState, kind: &str, work: Work) -> ApiResult<watch::Sender<
         (status = 503, description = "the write queue is full", body = ErrorBody),
     ))]
 pub async fn upload(State(state): State<AppState>, req: Request) -> ApiResult<impl IntoResponse> {
-    let req = refuse_oversized(req, state.max_body_bytes).await?;
     let ctype = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
     let work = if ctype.starts_with("multipart/form-data") {
         let multipart = Multipart::from_request(req, &state).await?;
@@ -73,27 +73,6 @@ pub async fn upload(State(state): State<AppState>, req: Request) -> ApiResult<im
     Ok((StatusCode::ACCEPTED, Json(Accepted { job_id })))
 }
 
-/// A body announced larger than the limit is refused with 413 — after reading it (up to
-/// a bound): a server that answers and closes while the client is still sending makes the
-/// client see a reset connection instead of the answer.
-async fn refuse_oversized(req: Request, max: usize) -> ApiResult<Request> {
-    let announced = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-    let Some(len) = announced.filter(|&n| n > max as u64) else { return Ok(req) };
-    let mut body = req.into_body().into_data_stream();
-    let mut read = 0u64;
-    while read < len.min(1 << 30) {
-        match futures_util::StreamExt::next(&mut body).await {
-            Some(Ok(bytes)) => read += bytes.len() as u64,
-            _ => break,
-        }
-    }
-    Err(ApiError::new(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        format!("files: the upload is {len} bytes, more than the {} MiB the server accepts", max >> 20),
-        "upload fewer or smaller files per request, or start the server with a larger --max-upload-mb",
-    ))
-}
-
 /// Save each file part under a name of our own (never the uploaded name: no path from
 /// the client reaches the file system).
 async fn save_files(mut multipart: Multipart) -> ApiResult<Work> {
@@ -103,6 +82,13 @@ async fn save_files(mut multipart: Multipart) -> ApiResult<Work> {
         .map_err(|e| ApiError::internal(format!("cannot make a temporary directory: {e}")))?;
     let mut uploads = Vec::new();
     while let Some(mut field) = multipart.next_field().await? {
+        if uploads.len() == MAX_UPLOAD_DOCUMENTS {
+            return Err(ApiError::bad(
+                "files",
+                format!("more than {MAX_UPLOAD_DOCUMENTS} files in one upload"),
+                "send them in several uploads",
+            ));
+        }
         let Some(name) = field.file_name().map(str::to_string) else {
             let part = field.name().unwrap_or("").to_string();
             return Err(ApiError::bad(&format!("files: part {part:?}"), "is not a file", "send each document as a file part (curl -F file=@doc.txt)"));

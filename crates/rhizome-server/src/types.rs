@@ -42,7 +42,37 @@ pub struct TextDocument {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DocumentsBody {
+    /// At most 10,000 (`MAX_UPLOAD_DOCUMENTS`) per upload.
+    #[serde(deserialize_with = "bounded_documents")]
     pub documents: Vec<TextDocument>,
+}
+
+/// Documents (or files) one upload may hold: refused while parsing beyond it, so that a
+/// body of millions of tiny documents does not become millions of records in memory and a
+/// job that holds the writer for hours.
+pub const MAX_UPLOAD_DOCUMENTS: usize = 10_000;
+
+fn bounded_documents<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<TextDocument>, D::Error> {
+    struct Bounded;
+    impl<'de> serde::de::Visitor<'de> for Bounded {
+        type Value = Vec<TextDocument>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            write!(f, "a list of at most {MAX_UPLOAD_DOCUMENTS} documents")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(doc) = seq.next_element()? {
+                if out.len() == MAX_UPLOAD_DOCUMENTS {
+                    return Err(serde::de::Error::custom(format_args!(
+                        "more than {MAX_UPLOAD_DOCUMENTS} documents in one upload: send them in several"
+                    )));
+                }
+                out.push(doc);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_seq(Bounded)
 }
 
 /// A write accepted: follow it at `GET /jobs/{id}` (or its `/events`).

@@ -9,6 +9,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 pub mod fixture;
+pub mod raw;
 pub mod server;
 
 pub fn shared() -> PathBuf {

@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use reqwest::blocking::{Client, RequestBuilder, Response};
@@ -31,12 +31,22 @@ impl Drop for Server {
 /// `rhizome serve` on `index` (MiniLM) with `args` and `env`, on 127.0.0.1:0; returns
 /// once it answers /health.
 pub fn start(index: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
+    start_cmd(serve_cmd(index, args, env))
+}
+
+/// The command [`start`] runs, to adjust (stderr, limits) before [`start_cmd`].
+pub fn serve_cmd(index: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
     let mut c = super::rz(index);
     c.args(["serve", "--addr", "127.0.0.1:0"]).args(args).env_remove("RHIZOME_API_KEYS");
     for (k, v) in env {
         c.env(k, v);
     }
-    let mut child = c.stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().expect("start rhizome serve");
+    c
+}
+
+/// Start a `rhizome serve` command (stderr as the command has it: inherited by default).
+pub fn start_cmd(mut c: Command) -> Server {
+    let mut child = c.stdout(Stdio::piped()).spawn().expect("start rhizome serve");
     let mut line = String::new();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     stdout.read_line(&mut line).unwrap();
@@ -85,6 +95,16 @@ impl Server {
             assert!(t.elapsed() < within, "rhizome serve still running {within:?} after SIGTERM");
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Whether the process is still running.
+    pub fn alive(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
     }
 
     pub fn url(&self, path: &str) -> String {
