@@ -17,7 +17,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use utoipa::ToSchema;
 
 use crate::error::ApiError;
-use crate::spool::{Journal, Spool, SpoolDir};
+use crate::spool::{Journal, Spool, SpoolDir, MAX_RESUMES};
 
 /// Jobs kept for `GET /jobs/{id}` after they finish.
 const KEEP_FINISHED: usize = 1000;
@@ -275,9 +275,22 @@ fn run(engine: &Engine, job: WriteJob, cancel: &AtomicBool) {
 /// queued again (before any new upload).
 pub async fn resume_pending(jobs: &Jobs, queue: &mpsc::Sender<WriteJob>) {
     let Some(spool) = &jobs.spool else { return };
-    for (journal, dir) in spool.pending() {
-        let Journal { id, files, texts } = &journal;
-        let handle = jobs.resume(*id, "index");
+    for (mut journal, dir) in spool.pending() {
+        journal.resumes += 1;
+        let handle = jobs.resume(journal.id, "index");
+        if journal.resumes > MAX_RESUMES {
+            // The directory goes with `dir`: the job is over.
+            let e = ApiError::internal(format!(
+                "the server stopped {MAX_RESUMES} times while running this job; it is not run again: upload the files again"
+            ));
+            eprintln!("rhizome serve: job {} failed: {}", journal.id, e.body.error);
+            fail(&handle, &e);
+            continue;
+        }
+        if let Err(e) = spool.rewrite(&dir, &journal) {
+            eprintln!("rhizome serve: job {}: {e}", journal.id);
+        }
+        let Journal { id, files, texts, .. } = &journal;
         let work = if files.is_empty() {
             Work::Texts(texts.clone(), UploadDir::Spooled(dir))
         } else {

@@ -56,9 +56,9 @@ fn journal(state: &AppState, id: u64, work: &Work) -> Result<(), String> {
                 .iter()
                 .map(|u| (u.name.clone(), u.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()))
                 .collect();
-            spool.commit(d, &Journal { id, files, texts: vec![] })
+            spool.commit(d, &Journal { id, files, texts: vec![], resumes: 0 })
         }
-        Work::Texts(docs, UploadDir::Spooled(d)) => spool.commit(d, &Journal { id, files: vec![], texts: docs.clone() }),
+        Work::Texts(docs, UploadDir::Spooled(d)) => spool.commit(d, &Journal { id, files: vec![], texts: docs.clone(), resumes: 0 }),
         _ => Ok(()),
     }
 }

@@ -33,7 +33,14 @@ pub struct Journal {
     /// Documents given as text (JSON uploads).
     #[serde(default)]
     pub texts: Vec<Document>,
+    /// Starts of the server that found this job unfinished: a job that keeps stopping
+    /// its server is not run again forever (see [`MAX_RESUMES`]).
+    #[serde(default)]
+    pub resumes: u32,
 }
+
+/// Restarts after which an unfinished job is reported failed instead of run again.
+pub const MAX_RESUMES: u32 = 3;
 
 /// A job's directory; removed when dropped unless [`SpoolDir::keep`] was called (a job
 /// stopped by shutdown keeps its files for the next start).
@@ -112,6 +119,14 @@ impl Spool {
         Ok(())
     }
 
+    /// Write `journal` again (its count of resumes changed).
+    pub fn rewrite(&self, dir: &SpoolDir, journal: &Journal) -> Result<(), String> {
+        let tmp = dir.path.join("job.json.tmp");
+        let body = serde_json::to_vec(journal).map_err(|e| e.to_string())?;
+        std::fs::write(&tmp, body).map_err(|e| io("cannot write", &tmp, e))?;
+        std::fs::rename(&tmp, dir.path.join("job.json")).map_err(|e| io("cannot write", &tmp, e))
+    }
+
     /// Jobs accepted by an earlier run that did not finish, oldest first, with their
     /// directories; directories of uploads never accepted are removed.
     pub fn pending(&self) -> Vec<(Journal, SpoolDir)> {
@@ -141,5 +156,44 @@ impl Journal {
     /// The uploads of a spooled job, their files inside `dir`.
     pub fn uploads(&self, dir: &SpoolDir) -> Vec<Upload> {
         self.files.iter().map(|(name, saved)| Upload { name: name.clone(), path: dir.path.join(saved) }).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_accepted_upload_is_pending_until_dropped_and_an_unacknowledged_one_is_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let spool = Spool::new(tmp.path().join("spool"));
+        let dir = spool.create().unwrap();
+        std::fs::write(dir.path().join("upload-0.txt"), "Aage Bohr.").unwrap();
+        let journal = Journal { id: 7, files: vec![("a.txt".into(), "upload-0.txt".into())], texts: vec![], resumes: 0 };
+        spool.commit(&dir, &journal).unwrap();
+        let mut kept = dir;
+        kept.keep();
+        drop(kept);
+        // Saved but never acknowledged: no journal.
+        let half = spool.create().unwrap();
+        std::fs::write(half.path().join("upload-0.txt"), "half").unwrap();
+        let half_path = half.path().to_path_buf();
+        let mut half = half;
+        half.keep();
+        drop(half);
+        spool.note_id(9);
+        let pending = spool.pending();
+        assert_eq!(pending.len(), 1);
+        let (j, d) = &pending[0];
+        assert_eq!((j.id, j.resumes), (7, 0));
+        let uploads = j.uploads(d);
+        assert_eq!(uploads[0].name, "a.txt");
+        assert_eq!(std::fs::read_to_string(&uploads[0].path).unwrap(), "Aage Bohr.");
+        assert!(!half_path.exists(), "the unacknowledged upload is removed");
+        assert_eq!(spool.last_id(), 9);
+        let path = d.path().to_path_buf();
+        drop(pending);
+        assert!(!path.exists(), "a finished job's upload is removed");
+        assert!(spool.pending().is_empty());
     }
 }
