@@ -14,8 +14,9 @@
 //!
 //! Kill delays are spread over the clean run's duration (one stratum per kill, a seeded
 //! point inside it), so the kills land in every stage; what each kill interrupted is read
-//! from the state it left (documents committed, synonyms, communities). One kill in three
-//! also kills the first rerun.
+//! from the state it left (documents committed, synonyms, communities). Every fourth kill
+//! waits for the last batch's commit and lands in the global steps after it (short on
+//! this corpus). One kill in three also kills the first rerun.
 
 mod support;
 
@@ -225,14 +226,49 @@ fn stage_hit(setup: &Setup, store: &Store, clean: &Value) -> String {
     }
 }
 
+/// Documents committed so far (0 when there is no index yet).
+fn documents(store: &Store) -> u64 {
+    match store {
+        Store::Sqlite(dir) => rusqlite::Connection::open_with_flags(
+            dir.join("rhizome.sqlite"),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .and_then(|c| c.query_row("SELECT count(*) FROM documents", [], |r| r.get::<_, i64>(0)))
+        .map_or(0, |n| n as u64),
+        Store::Postgres { url, .. } => rhizome_testdb::postgres::psql(url, "SELECT count(*) FROM documents")
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0),
+    }
+}
+
+/// Start `c`; once every document is committed (the run is in its global steps:
+/// synonymy, communities), SIGKILL it after `delay`. True when it was still running.
+fn kill_late(mut c: Command, store: &Store, docs: u64, delay: Duration) -> bool {
+    c.stderr(Stdio::null());
+    let mut child: Child = c.spawn().unwrap();
+    while documents(store) < docs {
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    std::thread::sleep(delay);
+    let running = child.try_wait().unwrap().is_none();
+    child.kill().unwrap(); // SIGKILL
+    let _ = child.wait();
+    running
+}
+
 /// Start `c`, SIGKILL it after `delay`; true when it was still running (a kill), false
-/// when it had finished first.
-fn kill_after(mut c: Command, delay: Duration) -> bool {
+/// when it had finished first (its duration then goes into `finished`).
+fn kill_after(mut c: Command, delay: Duration, finished: &mut Option<f64>) -> bool {
     c.stderr(Stdio::null());
     let mut child: Child = c.spawn().unwrap();
     let t = Instant::now();
     while t.elapsed() < delay {
         if child.try_wait().unwrap().is_some() {
+            *finished = Some(t.elapsed().as_secs_f64());
             return false;
         }
         std::thread::sleep(Duration::from_millis(5).min(delay.saturating_sub(t.elapsed())));
@@ -274,24 +310,47 @@ fn campaign(setup: &Setup, kills: usize, fresh: &mut dyn FnMut(&str) -> Store) -
         assert!(facts > 0 && !want.tables["llm_cache"].is_empty(), "{}: the LLM extracted: {clean_stats}", setup.name);
     }
     eprintln!("{}: clean run {clean_secs:.1} s, {} chunks", setup.name, want.tables["chunks"].len());
+    // The duration kills are spread over: the clean run's, then that of the last run
+    // that finished before its kill.
+    let mut scale = clean_secs;
     let mut rng = Rng(seed() ^ setup.name.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64)));
     let (mut landed, mut recovered, mut failures) = (0, 0, Vec::new());
     for k in 0..kills {
         let store = fresh(&format!("k{k}"));
         // One stratum of the clean run's duration per kill, a seeded point inside it.
-        let at = clean_secs * (k as f64 + rng.next()) / kills as f64;
+        let at = scale * (k as f64 + rng.next()) / kills as f64;
         let twice = rng.next() < 1.0 / 3.0;
-        let again_at = clean_secs * rng.next();
+        let again_at = scale * rng.next();
         // A run that finished before its kill is no kill: start again on a fresh store,
         // earlier (runs vary in length on a loaded machine).
         let mut at = at;
         let mut store = store;
         let mut tries = 0;
-        while !kill_after(setup.index(&store, &docs), Duration::from_secs_f64(at)) {
+        // Every fourth kill waits for the last batch's commit, then lands in the global
+        // steps (short on this corpus: timed kills rarely hit them).
+        let late = k % 4 == 3;
+        let mut late_delay = Duration::from_secs_f64(0.4 * rng.next());
+        // Err(how long the run took, when known): it finished before the kill.
+        let try_kill = |store: &Store, at: f64, late_delay: Duration| -> Result<(), Option<f64>> {
+            let mut finished = None;
+            let killed = if late {
+                kill_late(setup.index(store, &docs), store, DOCS as u64, late_delay)
+            } else {
+                kill_after(setup.index(store, &docs), Duration::from_secs_f64(at), &mut finished)
+            };
+            if killed { Ok(()) } else { Err(finished) }
+        };
+        while let Err(took) = try_kill(&store, at, late_delay) {
             tries += 1;
-            assert!(tries < 8, "{}: kill {k} never landed", setup.name);
+            assert!(tries < 30, "{}: kill {k} never landed", setup.name);
             eprintln!("{} kill {k}: at {at:.2} s the run had already finished; again earlier", setup.name);
+            late_delay /= 2;
             at *= 0.9;
+            // Runs got faster (the machine's load fell): scale the later kills to this run.
+            if let Some(d) = took {
+                scale = d;
+                at = at.min(d * 0.9);
+            }
             store = fresh(&format!("k{k}-{tries}"));
         }
         landed += 1;
@@ -300,8 +359,12 @@ fn campaign(setup: &Setup, kills: usize, fresh: &mut dyn FnMut(&str) -> Store) -
             let h = half_written(dir);
             assert!(h.is_empty(), "{} kill {k}: half-written after the kill: {h:?}", setup.name);
         }
-        let mut note = format!("{} kill {k}: at {at:.2} s, in {hit}", setup.name);
-        if twice && kill_after(setup.index(&store, &docs), Duration::from_secs_f64(again_at)) {
+        let mut note = if late {
+            format!("{} kill {k}: {:.2} s after the last batch, in {hit}", setup.name, late_delay.as_secs_f64())
+        } else {
+            format!("{} kill {k}: at {at:.2} s, in {hit}", setup.name)
+        };
+        if twice && kill_after(setup.index(&store, &docs), Duration::from_secs_f64(again_at), &mut None) {
             note.push_str(&format!("; rerun killed at {again_at:.2} s, in {}", stage_hit(setup, &store, &clean_stats)));
         }
         let result = complete(setup.index(&store, &docs)).map_err(|e| vec![format!("the rerun failed: {e}")]).and_then(|()| {
