@@ -19,6 +19,8 @@ pub static CANCEL: AtomicBool = AtomicBool::new(false);
 pub struct App {
     /// Where the index lives: `store.url`, else `--index`.
     pub store: String,
+    /// `--index`: the local directory (also when the index lives in a database).
+    pub dir: std::path::PathBuf,
     pub json: bool,
     pub config: Config,
     /// Refuse at once when another process writes the index (`--no-wait`).
@@ -64,7 +66,7 @@ pub fn run(cli: Cli) -> Result<()> {
         eprintln!("warning: {w}");
     }
     let store = if config.store.url.is_empty() { cli.index.display().to_string() } else { config.store.url.clone() };
-    let app = App { store, json: cli.json, config, no_wait: cli.no_wait };
+    let app = App { store, dir: cli.index.clone(), json: cli.json, config, no_wait: cli.no_wait };
     let index = shown(&app.store);
     dispatch(app, cli.command).map_err(|e| match e.downcast::<rhizome_core::Error>() {
         // Damage found during a query, or a busy database, named with the index.

@@ -57,6 +57,13 @@ pub fn serve(app: App, addr: SocketAddr, api_keys: &[String], max_upload_mb: usi
     opts.max_body_bytes = max_upload_mb.max(1) << 20;
     opts.header_timeout = std::time::Duration::from_secs_f64(header_timeout);
     let open_files = raise_open_files();
+    // Accepted uploads wait beside the index (or in --index for a database store) until
+    // their job ends: a job cut short by a crash runs again at the next start.
+    let local = match rhizome_store::StoreUrl::parse(&app.store)? {
+        rhizome_store::StoreUrl::Dir(d) => d,
+        _ => app.dir.clone(),
+    };
+    opts.spool = Some(local.join("uploads-pending"));
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
     let index = app.store.clone();
     let result = rt.block_on(async {

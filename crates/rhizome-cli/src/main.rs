@@ -349,9 +349,41 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    // clap keeps only one side's occurrences of a global argument given both before and
+    // after the subcommand (`rhizome --set a=1 serve --set b=2` lost a=1): take every
+    // --set from the command line itself.
+    let sets = every_set(std::env::args().skip(1));
+    if sets.len() > cli.sets.len() {
+        cli.sets = sets;
+    }
     if let Err(e) = app::run(cli) {
         eprintln!("error: {e:#}");
         std::process::exit(1);
+    }
+}
+
+/// Every `--set VALUE` / `--set=VALUE` of a command line, in order, up to a `--`.
+fn every_set(args: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut args = args.peekable();
+    while let Some(a) = args.next() {
+        if a == "--" {
+            break;
+        } else if a == "--set" {
+            out.extend(args.next());
+        } else if let Some(v) = a.strip_prefix("--set=") {
+            out.push(v.to_string());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_set_reads_both_sides_of_the_subcommand() {
+        let args = ["--set", "a.b=1", "serve", "--set=c.d=2", "--", "--set", "x"].map(String::from);
+        assert_eq!(super::every_set(args.into_iter()), ["a.b=1", "c.d=2"]);
     }
 }

@@ -1,7 +1,9 @@
 //! Write jobs: one background worker takes uploads and deletions from a queue and runs
 //! them one after another (the index has one writer at a time), while queries go on
 //! against the last committed state. Each job's progress is a `watch` value that
-//! `GET /jobs/{id}` reads and `GET /jobs/{id}/events` streams.
+//! `GET /jobs/{id}` reads and `GET /jobs/{id}/events` streams. Uploads wait in the
+//! [`crate::spool`] until their job ends, so a job cut short by a crash runs again, under
+//! its id, when the server restarts (`resumed` in its view).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -15,6 +17,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use utoipa::ToSchema;
 
 use crate::error::ApiError;
+use crate::spool::{Journal, Spool, SpoolDir, MAX_RESUMES};
 
 /// Jobs kept for `GET /jobs/{id}` after they finish.
 const KEEP_FINISHED: usize = 1000;
@@ -53,6 +56,10 @@ pub struct JobView {
     /// `deleted`, ... for a deletion); for a failed job, null.
     #[schema(value_type = Object)]
     pub outcome: Option<Value>,
+    /// True when an earlier run of the server accepted this job and stopped (crash,
+    /// shutdown) before it finished: it runs again from the upload kept on disk, and
+    /// documents already committed are not written twice.
+    pub resumed: bool,
 }
 
 impl JobView {
@@ -66,11 +73,32 @@ impl JobView {
 pub struct Jobs {
     next: AtomicU64,
     map: Mutex<BTreeMap<u64, watch::Sender<JobView>>>,
+    /// Where uploads wait for their job (none: a temporary directory, lost in a crash).
+    pub spool: Option<Spool>,
 }
 
 impl Jobs {
+    /// Jobs numbered after those of earlier runs that used the same spool.
+    pub fn new(spool: Option<Spool>) -> Self {
+        let last = spool.as_ref().map_or(0, Spool::last_id);
+        Jobs { next: AtomicU64::new(last), map: Mutex::default(), spool }
+    }
+
     pub fn create(&self, kind: &str) -> watch::Sender<JobView> {
         let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Some(s) = &self.spool {
+            s.note_id(id);
+        }
+        self.insert(id, kind, false)
+    }
+
+    /// A job of an earlier run, under its own id.
+    pub fn resume(&self, id: u64, kind: &str) -> watch::Sender<JobView> {
+        self.next.fetch_max(id, Ordering::Relaxed);
+        self.insert(id, kind, true)
+    }
+
+    fn insert(&self, id: u64, kind: &str, resumed: bool) -> watch::Sender<JobView> {
         let view = JobView {
             id,
             kind: kind.into(),
@@ -80,6 +108,7 @@ impl Jobs {
             stage: "queued".into(),
             errors: vec![],
             outcome: None,
+            resumed,
         };
         let (tx, _) = watch::channel(view);
         let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
@@ -101,12 +130,31 @@ impl Jobs {
     }
 }
 
+/// Where a job's uploaded files wait: the spool (kept across a crash) or a temporary
+/// directory. Either is removed when the job ends, unless it was stopped by shutdown.
+pub enum UploadDir {
+    /// Held only to be removed when the job is dropped.
+    Temp(#[allow(dead_code)] tempfile::TempDir),
+    Spooled(SpoolDir),
+    /// JSON texts: nothing on disk.
+    None,
+}
+
+impl UploadDir {
+    /// Keep the spooled upload for the next start (the job was stopped, not finished).
+    fn keep(&mut self) {
+        if let UploadDir::Spooled(d) = self {
+            d.keep();
+        }
+    }
+}
+
 /// What a write job does.
 pub enum Work {
     /// Uploaded files, saved in `dir` (removed when the job is dropped).
-    Files { uploads: Vec<Upload>, dir: tempfile::TempDir },
-    /// Documents given as text.
-    Texts(Vec<Document>),
+    Files { uploads: Vec<Upload>, dir: UploadDir },
+    /// Documents given as text (spooled in `dir` when the server has a spool).
+    Texts(Vec<Document>, UploadDir),
     /// Delete a document by id or source; the answer goes back to the waiting request.
     Delete { doc: String, reply: oneshot::Sender<Result<DeleteOutcome, ApiError>> },
 }
@@ -176,7 +224,7 @@ fn run(engine: &Engine, job: WriteJob, cancel: &AtomicBool) {
             }
             let _ = reply.send(r);
         }
-        Work::Files { uploads, dir } => {
+        Work::Files { uploads, mut dir } => {
             let (edges, files): (Vec<Upload>, Vec<Upload>) = uploads.into_iter().partition(is_edge_list);
             let (docs, skipped) = load_uploads(&files);
             for s in &skipped {
@@ -197,6 +245,9 @@ fn run(engine: &Engine, job: WriteJob, cancel: &AtomicBool) {
                 match engine.index(input, &progress, cancel) {
                     Ok(o) => outcomes.push(o),
                     Err(e) => {
+                        if matches!(e, rhizome_core::Error::Cancelled) {
+                            dir.keep();
+                        }
                         drop(dir);
                         return fail(&job, &ApiError::from(e));
                     }
@@ -208,14 +259,48 @@ fn run(engine: &Engine, job: WriteJob, cancel: &AtomicBool) {
                 _ => succeed(&job, &outcomes),
             }
         }
-        Work::Texts(docs) => index(engine, &job, docs, &progress, cancel),
+        Work::Texts(docs, mut dir) => match engine.index(IndexInput::Documents(docs), &progress, cancel) {
+            Ok(o) => succeed(&job, &o),
+            Err(e) => {
+                if matches!(e, rhizome_core::Error::Cancelled) {
+                    dir.keep();
+                }
+                fail(&job, &ApiError::from(e))
+            }
+        },
     }
 }
 
-fn index(engine: &Engine, job: &watch::Sender<JobView>, docs: Vec<Document>, progress: &JobProgress, cancel: &AtomicBool) {
-    match engine.index(IndexInput::Documents(docs), progress, cancel) {
-        Ok(o) => succeed(job, &o),
-        Err(e) => fail(job, &ApiError::from(e)),
+/// The jobs an earlier run accepted and did not finish, listed under their ids and
+/// queued again (before any new upload).
+pub async fn resume_pending(jobs: &Jobs, queue: &mpsc::Sender<WriteJob>) {
+    let Some(spool) = &jobs.spool else { return };
+    for (mut journal, dir) in spool.pending() {
+        journal.resumes += 1;
+        let handle = jobs.resume(journal.id, "index");
+        if journal.resumes > MAX_RESUMES {
+            // The directory goes with `dir`: the job is over.
+            let e = ApiError::internal(format!(
+                "the server stopped {MAX_RESUMES} times while running this job; it is not run again: upload the files again"
+            ));
+            eprintln!("rhizome serve: job {} failed: {}", journal.id, e.body.error);
+            fail(&handle, &e);
+            continue;
+        }
+        if let Err(e) = spool.rewrite(&dir, &journal) {
+            eprintln!("rhizome serve: job {}: {e}", journal.id);
+        }
+        let Journal { id, files, texts, .. } = &journal;
+        let work = if files.is_empty() {
+            Work::Texts(texts.clone(), UploadDir::Spooled(dir))
+        } else {
+            let uploads = journal.uploads(&dir);
+            Work::Files { uploads, dir: UploadDir::Spooled(dir) }
+        };
+        eprintln!("rhizome serve: resuming job {id} ({} file(s), {} text(s)) accepted before the last stop", files.len(), texts.len());
+        if queue.send(WriteJob { job: handle.clone(), work }).await.is_err() {
+            fail(&handle, &ApiError::from(rhizome_core::Error::Cancelled));
+        }
     }
 }
 
@@ -226,8 +311,12 @@ pub async fn worker(engine: Arc<Engine>, mut rx: mpsc::Receiver<WriteJob>, cance
         if cancel.load(Ordering::Relaxed) {
             let e = ApiError::from(rhizome_core::Error::Cancelled);
             fail(&job.job, &e);
-            if let Work::Delete { reply, .. } = job.work {
-                let _ = reply.send(Err(e));
+            match job.work {
+                Work::Delete { reply, .. } => {
+                    let _ = reply.send(Err(e));
+                }
+                // A spooled upload runs at the next start.
+                Work::Files { mut dir, .. } | Work::Texts(_, mut dir) => dir.keep(),
             }
             continue;
         }

@@ -20,6 +20,7 @@ mod openapi;
 mod routes_documents;
 mod routes_graph;
 mod routes_query;
+mod spool;
 mod types;
 mod ui;
 
@@ -56,11 +57,21 @@ pub struct ServerOptions {
     /// opened (or after its previous answer) is closed: slow or idle clients do not hold
     /// connections for ever.
     pub header_timeout: Duration,
+    /// Where accepted uploads wait until their job ends, so that a job cut short by a
+    /// crash runs again at the next start (see `spool.rs`); none: a temporary directory.
+    pub spool: Option<std::path::PathBuf>,
 }
 
 impl ServerOptions {
     pub fn new(addr: SocketAddr) -> Self {
-        ServerOptions { addr, keys: Vec::new(), max_body_bytes: 64 << 20, queue_len: 64, header_timeout: Duration::from_secs(30) }
+        ServerOptions {
+            addr,
+            keys: Vec::new(),
+            max_body_bytes: 64 << 20,
+            queue_len: 64,
+            header_timeout: Duration::from_secs(30),
+            spool: None,
+        }
     }
 }
 
@@ -163,9 +174,12 @@ impl Server {
         let cancel = Arc::new(AtomicBool::new(false));
         let (queue, rx) = mpsc::channel(opts.queue_len.max(1));
         let worker = tokio::spawn(jobs::worker(engine.clone(), rx, cancel.clone()));
+        let jobs = Arc::new(jobs::Jobs::new(opts.spool.map(spool::Spool::new)));
+        // Jobs an earlier run accepted and did not finish go first.
+        jobs::resume_pending(&jobs, &queue).await;
         let state = AppState {
             engine,
-            jobs: Arc::new(jobs::Jobs::default()),
+            jobs,
             queue,
             keys: Arc::new(opts.keys),
             max_body_bytes: opts.max_body_bytes,

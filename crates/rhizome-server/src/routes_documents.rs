@@ -14,13 +14,21 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::error::{mirror, ApiError, ApiJson, ApiPath, ApiQuery, ApiResult, ErrorBody};
-use crate::jobs::{JobView, WriteJob, Work};
+use crate::jobs::{JobView, UploadDir, WriteJob, Work};
+use crate::spool::{Journal, Spool};
 use crate::types::*;
 use crate::{blocking, AppState};
 
 /// Queue a write job; 503 when the queue is full.
 fn enqueue(state: &AppState, kind: &str, work: Work) -> ApiResult<watch::Sender<JobView>> {
     let job = state.jobs.create(kind);
+    if let Err(e) = journal(state, job.borrow().id, &work) {
+        job.send_modify(|v| {
+            v.state = crate::jobs::JobState::Failed;
+            v.errors.push(crate::jobs::JobError { file: String::new(), error: e.clone() });
+        });
+        return Err(ApiError::internal(format!("the upload could not be saved: {e}")));
+    }
     match state.queue.try_send(WriteJob { job: job.clone(), work }) {
         Ok(()) => Ok(job),
         Err(e) => {
@@ -35,6 +43,23 @@ fn enqueue(state: &AppState, kind: &str, work: Work) -> ApiResult<watch::Sender<
             });
             Err(err)
         }
+    }
+}
+
+/// Accept a spooled upload: write its journal, so that it survives a crash (see
+/// [`crate::spool`]); nothing to do for other work.
+fn journal(state: &AppState, id: u64, work: &Work) -> Result<(), String> {
+    let Some(spool) = &state.jobs.spool else { return Ok(()) };
+    match work {
+        Work::Files { uploads, dir: UploadDir::Spooled(d) } => {
+            let files = uploads
+                .iter()
+                .map(|u| (u.name.clone(), u.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()))
+                .collect();
+            spool.commit(d, &Journal { id, files, texts: vec![], resumes: 0 })
+        }
+        Work::Texts(docs, UploadDir::Spooled(d)) => spool.commit(d, &Journal { id, files: vec![], texts: docs.clone(), resumes: 0 }),
+        _ => Ok(()),
     }
 }
 
@@ -57,10 +82,10 @@ pub async fn upload(State(state): State<AppState>, req: Request) -> ApiResult<im
     let ctype = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
     let work = if ctype.starts_with("multipart/form-data") {
         let multipart = Multipart::from_request(req, &state).await?;
-        save_files(multipart).await?
+        save_files(multipart, state.jobs.spool.as_ref()).await?
     } else if ctype.starts_with("application/json") {
         let ApiJson(body) = ApiJson::<DocumentsBody>::from_request(req, &state).await?;
-        texts(body)?
+        texts(body, state.jobs.spool.as_ref())?
     } else {
         return Err(ApiError::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -75,11 +100,22 @@ pub async fn upload(State(state): State<AppState>, req: Request) -> ApiResult<im
 
 /// Save each file part under a name of our own (never the uploaded name: no path from
 /// the client reaches the file system).
-async fn save_files(mut multipart: Multipart) -> ApiResult<Work> {
-    let dir = tempfile::Builder::new()
-        .prefix("rhizome-upload-")
-        .tempdir()
-        .map_err(|e| ApiError::internal(format!("cannot make a temporary directory: {e}")))?;
+async fn save_files(mut multipart: Multipart, spool: Option<&Spool>) -> ApiResult<Work> {
+    let (dir, dir_path) = match spool {
+        Some(s) => {
+            let d = s.create().map_err(ApiError::internal)?;
+            let p = d.path().to_path_buf();
+            (UploadDir::Spooled(d), p)
+        }
+        None => {
+            let t = tempfile::Builder::new()
+                .prefix("rhizome-upload-")
+                .tempdir()
+                .map_err(|e| ApiError::internal(format!("cannot make a temporary directory: {e}")))?;
+            let p = t.path().to_path_buf();
+            (UploadDir::Temp(t), p)
+        }
+    };
     let mut uploads = Vec::new();
     while let Some(mut field) = multipart.next_field().await? {
         if uploads.len() == MAX_UPLOAD_DOCUMENTS {
@@ -99,7 +135,7 @@ async fn save_files(mut multipart: Multipart) -> ApiResult<Work> {
         let ext = upload_extension(&name).map_err(|e| {
             ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, e.to_string(), "convert it to text, Markdown or HTML first")
         })?;
-        let path = dir.path().join(format!("upload-{}.{ext}", uploads.len()));
+        let path = dir_path.join(format!("upload-{}.{ext}", uploads.len()));
         let mut file = tokio::fs::File::create(&path)
             .await
             .map_err(|e| ApiError::internal(format!("cannot save an upload: {e}")))?;
@@ -115,7 +151,7 @@ async fn save_files(mut multipart: Multipart) -> ApiResult<Work> {
     Ok(Work::Files { uploads, dir })
 }
 
-fn texts(body: DocumentsBody) -> ApiResult<Work> {
+fn texts(body: DocumentsBody, spool: Option<&Spool>) -> ApiResult<Work> {
     if body.documents.is_empty() {
         return Err(ApiError::bad("documents", "the list is empty", "give at least one {\"title\": ..., \"text\": ...}"));
     }
@@ -124,7 +160,11 @@ fn texts(body: DocumentsBody) -> ApiResult<Work> {
         let source = format!("upload:{}", if d.title.trim().is_empty() { format!("#{i}") } else { d.title.trim().to_string() });
         docs.push(text_document(&d.title, &d.text, &source, &format!("documents[{i}].text"))?);
     }
-    Ok(Work::Texts(docs))
+    let dir = match spool {
+        Some(s) => UploadDir::Spooled(s.create().map_err(ApiError::internal)?),
+        None => UploadDir::None,
+    };
+    Ok(Work::Texts(docs, dir))
 }
 
 fn job_of(state: &AppState, id: u64) -> ApiResult<watch::Sender<JobView>> {
