@@ -33,6 +33,9 @@ pub struct Target {
     pub seeds: fn() -> Vec<Vec<u8>>,
     /// Run one input. `Err` is a broken promise that is not a panic (e.g. HTTP 500).
     pub run: fn(&[u8]) -> Result<(), String>,
+    /// Least time an input is given before it counts as a hang, in seconds (0: the
+    /// runner's limit), for targets that wait on queued work.
+    pub min_time_limit_s: u64,
 }
 
 /// Every target, in a fixed order.

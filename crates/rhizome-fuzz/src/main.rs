@@ -96,7 +96,8 @@ fn main() -> Result<()> {
         );
         for f in &r.failures {
             let saved = f.saved.as_ref().map(|p| format!(" (saved: {})", p.display())).unwrap_or_default();
-            println!("    {} x{}: {}{saved}", f.kind.as_str(), f.count, f.message.lines().next().unwrap_or(""));
+            let head: String = f.message.lines().next().unwrap_or("").chars().take(200).collect();
+            println!("    {} x{}: {head}{saved}", f.kind.as_str(), f.count);
         }
     }
     if total_failures > 0 {

@@ -180,14 +180,15 @@ impl Executor {
             self.worker = Worker::start(self.target);
             let _ = self.worker.tx.send(input.to_vec());
         }
-        let got = self.worker.rx.recv_timeout(opts.time_limit);
+        let limit = opts.time_limit.max(Duration::from_secs(self.target.min_time_limit_s));
+        let got = self.worker.rx.recv_timeout(limit);
         let elapsed = t.elapsed();
         let extra = alloc::peak().saturating_sub(base);
         let failure = match got {
             Err(RecvTimeoutError::Timeout) => {
                 self.abandoned += 1;
                 self.worker = Worker::start(self.target);
-                Some((Kind::Hang, format!("no result within {:?}", opts.time_limit)))
+                Some((Kind::Hang, format!("no result within {limit:?}")))
             }
             Err(RecvTimeoutError::Disconnected) => {
                 self.worker = Worker::start(self.target);
@@ -282,7 +283,8 @@ pub fn fuzz(target: &'static Target, opts: &Options) -> Report {
                 Some(f) => f.count += 1,
                 None => {
                     let saved = opts.out.as_ref().and_then(|d| save(d, target.name, kind, &msg, &input));
-                    eprintln!("[{}] {} #{}: {}", target.name, kind.as_str(), failures.len() + 1, msg.lines().next().unwrap_or(""));
+                    let head: String = msg.lines().next().unwrap_or("").chars().take(200).collect();
+                    eprintln!("[{}] {} #{}: {head}", target.name, kind.as_str(), failures.len() + 1);
                     failures.insert(k, Failure { kind, message: msg, input: input.clone(), count: 1, saved });
                 }
             }

@@ -200,27 +200,27 @@ fn graphrag(input: &[u8]) -> Result<(), String> {
 pub fn targets() -> Vec<Target> {
     vec![
         Target { name: "load_text", what: "TextLoader (.txt)", max_len: 64 << 10, dict: MARKUP, seeds: text_seeds,
-            run: |i| load_with(&TextLoader, "txt", i) },
+            run: |i| load_with(&TextLoader, "txt", i) , min_time_limit_s: 0 },
         Target { name: "load_markdown", what: "MarkdownLoader (.md): front matter, headings, markup", max_len: 64 << 10,
-            dict: MARKUP, seeds: markdown_seeds, run: |i| load_with(&MarkdownLoader, "md", i) },
+            dict: MARKUP, seeds: markdown_seeds, run: |i| load_with(&MarkdownLoader, "md", i) , min_time_limit_s: 0 },
         Target { name: "load_html", what: "HtmlLoader (.html): tags, entities, scripts", max_len: 64 << 10, dict: MARKUP,
-            seeds: html_seeds, run: |i| load_with(&HtmlLoader, "html", i) },
+            seeds: html_seeds, run: |i| load_with(&HtmlLoader, "html", i) , min_time_limit_s: 0 },
         Target { name: "load_json_corpus", what: "CorpusLoader (.json): list and title->sentences forms", max_len: 64 << 10,
-            dict: JSON, seeds: json_seeds, run: |i| load_with(&CorpusLoader, "json", i) },
+            dict: JSON, seeds: json_seeds, run: |i| load_with(&CorpusLoader, "json", i) , min_time_limit_s: 0 },
         Target { name: "load_jsonl_corpus", what: "CorpusLoader (.jsonl)", max_len: 64 << 10, dict: JSON,
-            seeds: jsonl_seeds, run: |i| load_with(&CorpusLoader, "jsonl", i) },
+            seeds: jsonl_seeds, run: |i| load_with(&CorpusLoader, "jsonl", i) , min_time_limit_s: 0 },
         Target { name: "import_openie", what: "HippoRAG OpenIE JSON importer (Python literals too)", max_len: 64 << 10,
             dict: JSON, seeds: openie_seeds, run: |i| {
                 let _ = rhizome_ingest::import::hipporag_openie(&files::write("openie", "json", i));
                 Ok(())
-            } },
+            }, min_time_limit_s: 0 },
         Target { name: "import_edges_csv", what: "edges.csv importer", max_len: 64 << 10, dict: CSV, seeds: edges_seeds,
             run: |i| {
                 let _ = rhizome_ingest::import::edges_csv(&files::write("edges", "csv", i));
                 Ok(())
-            } },
+            }, min_time_limit_s: 0 },
         Target { name: "import_graphrag_parquet", what: "Microsoft GraphRAG folder reader (one parquet table mutated)",
             max_len: 160 << 10, dict: &["PAR1", "\u{0}", "\u{15}", "\u{16}", "\u{19}", "\u{1c}", "\u{ff}"],
-            seeds: parquet_seeds, run: graphrag },
+            seeds: parquet_seeds, run: graphrag , min_time_limit_s: 0 },
     ]
 }

@@ -138,12 +138,12 @@ fn report(input: &[u8]) -> Result<(), String> {
 pub fn targets() -> Vec<Target> {
     vec![
         Target { name: "llm_extraction", what: "parse_extraction (JSON repair, tuples, records), name lists, lenient objects",
-            max_len: 32 << 10, dict: REPLY, seeds: extraction_seeds, run: extraction },
+            max_len: 32 << 10, dict: REPLY, seeds: extraction_seeds, run: extraction , min_time_limit_s: 0 },
         Target { name: "llm_replies", what: "ToG prune/judge, DRIFT step, global map points, HippoRAG filter, rerank, query entities",
-            max_len: 16 << 10, dict: REPLY, seeds: other_seeds, run: replies },
+            max_len: 16 << 10, dict: REPLY, seeds: other_seeds, run: replies , min_time_limit_s: 0 },
         Target { name: "llm_query_analysis", what: "query analysis and follow-up rewrite with the input as the model's reply; chat history",
-            max_len: 8 << 10, dict: REPLY, seeds: other_seeds, run: analysis },
+            max_len: 8 << 10, dict: REPLY, seeds: other_seeds, run: analysis , min_time_limit_s: 0 },
         Target { name: "llm_community_report", what: "community report replies", max_len: 16 << 10, dict: REPLY,
-            seeds: other_seeds, run: report },
+            seeds: other_seeds, run: report , min_time_limit_s: 0 },
     ]
 }

@@ -28,7 +28,7 @@ fn every_target_for_a_minute_without_failure() {
         };
         let r = fuzz(t, &opts);
         println!("{:<26} {:>8} {:>9.0} {:>9}", r.target, r.execs, r.per_second(), r.failures.len());
-        let min = if t.name == "http" || t.name == "import_graphrag_parquet" { 10 } else { 50 };
+        let min = if t.name == "http" || t.name == "import_graphrag_parquet" { 10 } else { 20 };
         if r.execs < min {
             problems.push(format!("{}: only {} inputs ran (expected at least {min})", t.name, r.execs));
         }
