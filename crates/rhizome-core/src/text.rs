@@ -160,7 +160,9 @@ pub fn sentences(text: &str) -> Vec<(usize, &str)> {
     // lines can be segmented one by one.
     for line in text.split('\n') {
         let mut prose = 0;
-        for (a, b) in long_non_letter_runs(line) {
+        for (run, b) in long_non_letter_runs(line) {
+            // The full stop or closing quote a run starts with stays with its sentence.
+            let a = line[run..b].char_indices().take(8).find(|(_, c)| c.is_whitespace()).map_or(run, |(i, _)| run + i);
             segment(&line[prose..a], off + prose, &mut out);
             push_trimmed(&line[a..b], off + a, &mut out);
             prose = b;
