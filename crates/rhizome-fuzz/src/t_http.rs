@@ -228,6 +228,8 @@ fn http(input: &[u8]) -> Result<(), String> {
     }
     let status: Option<u16> = reply
         .strip_prefix(b"HTTP/1.1 ")
+        // An HTTP/1.0 request is answered in HTTP/1.0.
+        .or_else(|| reply.strip_prefix(b"HTTP/1.0 "))
         .and_then(|r| std::str::from_utf8(r.get(..3)?).ok())
         .and_then(|c| c.parse().ok());
     let Some(status) = status else {
@@ -240,7 +242,7 @@ fn http(input: &[u8]) -> Result<(), String> {
                 Ok(())
             };
         }
-        return Err(format!("an answer that is not HTTP/1.1: {:?}", String::from_utf8_lossy(&reply[..reply.len().min(80)])));
+        return Err(format!("an answer that is not HTTP/1.x: {:?}", String::from_utf8_lossy(&reply[..reply.len().min(80)])));
     };
     if status == 500 {
         let body = find(&reply, b"\r\n\r\n").map(|i| String::from_utf8_lossy(&reply[i + 4..]).into_owned()).unwrap_or_default();
