@@ -144,22 +144,70 @@ fn push_chinese(run: &str, out: &mut Vec<String>) {
     }
 }
 
+/// Runs of at least this many characters that are not letters (whitespace, digits,
+/// punctuation) are sentence boundaries and are not given to the Unicode sentence
+/// segmenter, whose look-ahead scans such a run from every position of it: 32 K tabs
+/// after a full stop took 25 s (found by the fuzzer).
+const LONG_NON_LETTER_RUN: usize = 64;
+
 /// Sentences of `text` (Unicode sentence boundaries, plus line breaks), trimmed, non-empty,
-/// with their byte offsets.
+/// with their byte offsets. A run of 64 or more non-letters (a rule of dashes, a table of
+/// numbers, padding) is a sentence of its own, so the time taken stays linear.
 pub fn sentences(text: &str) -> Vec<(usize, &str)> {
     let mut out = Vec::new();
-    for (start, s) in text.split_sentence_bound_indices() {
-        let mut off = start;
-        for line in s.split('\n') {
-            let t = line.trim();
-            if !t.is_empty() {
-                let lead = line.len() - line.trim_start().len();
-                out.push((off + lead, t));
-            }
-            off += line.len() + 1;
+    let mut off = 0;
+    // A line break ends a sentence for the segmenter too (it never looks across one), so
+    // lines can be segmented one by one.
+    for line in text.split('\n') {
+        let mut prose = 0;
+        for (run, b) in long_non_letter_runs(line) {
+            // The full stop or closing quote a run starts with stays with its sentence.
+            let a = line[run..b].char_indices().take(8).find(|(_, c)| c.is_whitespace()).map_or(run, |(i, _)| run + i);
+            segment(&line[prose..a], off + prose, &mut out);
+            push_trimmed(&line[a..b], off + a, &mut out);
+            prose = b;
         }
+        segment(&line[prose..], off + prose, &mut out);
+        off += line.len() + 1;
     }
     out
+}
+
+fn segment<'a>(piece: &'a str, at: usize, out: &mut Vec<(usize, &'a str)>) {
+    for (start, s) in piece.split_sentence_bound_indices() {
+        push_trimmed(s, at + start, out);
+    }
+}
+
+fn push_trimmed<'a>(s: &'a str, at: usize, out: &mut Vec<(usize, &'a str)>) {
+    let t = s.trim();
+    if !t.is_empty() {
+        out.push((at + s.len() - s.trim_start().len(), t));
+    }
+}
+
+/// Byte ranges of the maximal runs of at least [`LONG_NON_LETTER_RUN`] non-letters.
+fn long_non_letter_runs(line: &str) -> Vec<(usize, usize)> {
+    let mut runs = Vec::new();
+    let mut start: Option<(usize, usize)> = None; // (byte offset, chars so far)
+    for (i, c) in line.char_indices() {
+        if c.is_alphabetic() {
+            if let Some((a, n)) = start.take() {
+                if n >= LONG_NON_LETTER_RUN {
+                    runs.push((a, i));
+                }
+            }
+        } else {
+            let run = start.get_or_insert((i, 0));
+            run.1 += 1;
+        }
+    }
+    if let Some((a, n)) = start {
+        if n >= LONG_NON_LETTER_RUN {
+            runs.push((a, line.len()));
+        }
+    }
+    runs
 }
 
 #[cfg(test)]
@@ -245,6 +293,21 @@ mod tests {
         let r = bm25_rank(&docs, "độ");
         assert_eq!(r[0].0, 0, "{r:?}");
         assert!(r[0].1 > r[1].1 && r[1].1 > 0.0, "{r:?}");
+    }
+
+    #[test]
+    fn sentences_of_long_non_letter_runs_are_linear() {
+        // 32 K tabs after a full stop: 25 s in the segmenter before (found by the fuzzer).
+        let text = format!("Quoted.{}end. Next one.\n{} Last.", "\t".repeat(32_000), "1 ".repeat(20_000));
+        let s = sentences(&text);
+        let texts: Vec<&str> = s.iter().map(|x| x.1).collect();
+        assert_eq!(texts[0], "Quoted.");
+        assert_eq!(texts[1], "end.");
+        assert_eq!(texts[2], "Next one.");
+        assert_eq!(*texts.last().unwrap(), "Last.");
+        for (at, s) in &s {
+            assert_eq!(&text[*at..*at + s.len()], *s);
+        }
     }
 
     #[test]

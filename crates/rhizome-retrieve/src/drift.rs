@@ -31,7 +31,7 @@
 //! made (DRIFT's and those of its local searches) and the tokens sent and received.
 
 mod meter;
-mod parse;
+pub(crate) mod parse;
 mod primer;
 mod reduce;
 mod search;

@@ -16,7 +16,7 @@
 //! rating / 10, weighted 0.3 — shown as they are. An index without reports falls back to
 //! `basic`, with a note saying how to build them.
 
-mod points;
+pub(crate) mod points;
 
 use std::collections::{BTreeSet, HashMap};
 use std::time::Instant;

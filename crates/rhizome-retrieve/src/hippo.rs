@@ -477,7 +477,7 @@ fn recognition_filter(env: &QueryEnv, question: &str, linked: Vec<Linked>, notes
 /// JSON list. Numbers may be given as strings; out-of-range and duplicate numbers are
 /// dropped. None when the reply holds no such list, or when none of the items of a
 /// non-empty list is a usable number.
-fn parse_kept(reply: &str, n: usize) -> Option<Vec<usize>> {
+pub(crate) fn parse_kept(reply: &str, n: usize) -> Option<Vec<usize>> {
     let value = crate::analyze::json_value(reply)?;
     let list = match &value {
         Value::Array(a) => a,

@@ -18,6 +18,8 @@ mod multipath;
 mod paths;
 mod query_entities;
 mod tog;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod ppr;
 
 use std::collections::BTreeMap;

@@ -19,7 +19,7 @@ mod chunks;
 mod entities;
 mod keywords;
 mod names;
-mod rerank;
+pub(crate) mod rerank;
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;

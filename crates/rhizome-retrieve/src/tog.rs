@@ -31,8 +31,8 @@
 
 mod beam;
 mod evidence;
-mod judge;
-mod prune;
+pub(crate) mod judge;
+pub(crate) mod prune;
 
 use std::collections::HashMap;
 use std::time::Instant;

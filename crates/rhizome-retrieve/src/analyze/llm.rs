@@ -168,14 +168,25 @@ pub(crate) fn analyze(llm: &dyn PromptLlm, rules: QueryAnalysis, notes: &mut Vec
     a
 }
 
+/// Opening braces [`json_object`] tries a balanced object at. Each try scans the rest of
+/// the reply, so without a bound a reply of many `{` took time quadratic in its length
+/// (16 KB: seconds; found by the fuzzer).
+const OBJECT_TRIES: usize = 32;
+
 /// The first JSON object in `text`: the whole text, or a balanced `{...}` inside it
-/// (code fences and prose around it are ignored).
+/// starting at one of its first [`OBJECT_TRIES`] opening braces (code fences and prose
+/// around it are ignored).
 pub(crate) fn json_object(text: &str) -> Option<Map<String, Value>> {
     if let Ok(Value::Object(o)) = serde_json::from_str::<Value>(text.trim()) {
         return Some(o);
     }
     let mut from = 0;
+    let mut tries = 0;
     while let Some(open) = text[from..].find('{').map(|i| i + from) {
+        tries += 1;
+        if tries > OBJECT_TRIES {
+            return None;
+        }
         if let Some(close) = balanced_end(&text[open..]) {
             if let Ok(Value::Object(o)) = serde_json::from_str::<Value>(&text[open..open + close]) {
                 return Some(o);
@@ -280,6 +291,9 @@ mod tests {
         assert_eq!(o["b"][1]["c"], 2);
         assert!(json_object("no json here { broken").is_none());
         assert!(json_object("[1, 2]").is_none());
+        // Many opening braces: bounded work, and an object after a few is still found.
+        assert!(json_object(&"{".repeat(100_000)).is_none());
+        assert_eq!(json_object("{ {{ {\"a\": 1}").unwrap()["a"], 1);
         assert_eq!(json_object("{\"x\": 1} {\"y\": 2}").unwrap()["x"], 1);
     }
 }

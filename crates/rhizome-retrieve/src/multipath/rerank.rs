@@ -42,7 +42,7 @@ pub(super) fn rerank(llm: &dyn PromptLlm, question: &str, passages: &[(String, S
 
 /// Passage numbers (1-based in the reply) as 0-based indices below `n`, first occurrence
 /// kept.
-pub(super) fn parse_ranking(reply: &str, n: usize) -> Vec<usize> {
+pub(crate) fn parse_ranking(reply: &str, n: usize) -> Vec<usize> {
     let numbers = json_numbers(reply).unwrap_or_else(|| loose_numbers(reply));
     let mut out = Vec::new();
     for k in numbers {
