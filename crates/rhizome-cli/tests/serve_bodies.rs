@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 use support::raw::{host_port, rss_mib, send, stream, PeakRss, Reply};
 use support::server::{serve_cmd, start_cmd, Server};
-use support::{examples, ok, rz};
+use support::fixture::examples_copy;
 
 const TEN_GB: u64 = 10 << 30;
 const KEY: &str = "bodies-key-5c0ffee1";
@@ -21,24 +21,12 @@ const LIMIT_MB: u64 = 64;
 /// Memory a refused body may add to the server, in MiB: well under the body limit itself.
 const GROWTH_MIB: f64 = 160.0;
 
-fn small_index(dir: &Path) -> PathBuf {
-    let shared = support::fixture::shared_index("examples-minilm", |idx| {
-        let mut c = rz(idx);
-        c.arg("index").arg(examples());
-        ok(c);
-    });
-    let index = dir.join("index");
-    let out = std::process::Command::new("cp").arg("-r").arg(&shared).arg(&index).output().unwrap();
-    assert!(out.status.success(), "cp -r {}: {}", shared.display(), String::from_utf8_lossy(&out.stderr));
-    index
-}
-
 /// A server with its own temporary directory (to see uploads cleaned up).
 fn server(dir: &Path) -> (Server, PathBuf) {
     let tmp = dir.join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
     let tmp_s = tmp.to_string_lossy().into_owned();
-    let c = serve_cmd(&small_index(dir), &["--api-key", KEY], &[("TMPDIR", &tmp_s)]);
+    let c = serve_cmd(&examples_copy(dir), &["--api-key", KEY], &[("TMPDIR", &tmp_s)]);
     let mut s = start_cmd(c);
     s.key = Some(KEY.into());
     (s, tmp)

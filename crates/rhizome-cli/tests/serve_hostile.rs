@@ -9,30 +9,16 @@ mod support;
 use std::io::Write;
 use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use support::raw::{self, host_port, raise_nofile, rss_mib, send};
 use support::server::{expect_error, serve_cmd, start, start_cmd, Server};
-use support::{examples, ok, rz};
+use support::fixture::examples_copy;
 
 const RW: &str = "rw-key-7f3a9c1e55d2";
 const RO: &str = "ro-key-0b8e4d2a6c91";
-
-/// The three example documents indexed (MiniLM; built once per test binary), copied into
-/// `dir`.
-fn small_index(dir: &Path) -> PathBuf {
-    let shared = support::fixture::shared_index("examples-minilm", |idx| {
-        let mut c = rz(idx);
-        c.arg("index").arg(examples());
-        ok(c);
-    });
-    let index = dir.join("index");
-    let out = std::process::Command::new("cp").arg("-r").arg(&shared).arg(&index).output().unwrap();
-    assert!(out.status.success(), "cp -r {}: {}", shared.display(), String::from_utf8_lossy(&out.stderr));
-    index
-}
 
 /// What a write would change: stats, the documents, the jobs.
 fn state(s: &Server) -> Value {
@@ -46,7 +32,7 @@ fn state(s: &Server) -> Value {
 #[test]
 fn writes_without_a_valid_key_are_refused_on_every_route() {
     let dir = tempfile::tempdir().unwrap();
-    let mut s = start(&small_index(dir.path()), &["--api-key", RW], &[("RHIZOME_API_KEYS", &format!("{RO}:ro"))]);
+    let mut s = start(&examples_copy(dir.path()), &["--api-key", RW], &[("RHIZOME_API_KEYS", &format!("{RO}:ro"))]);
     s.key = Some(RW.into());
     let before = state(&s);
     let doc = before["documents"]["documents"][0]["id"].as_str().unwrap().to_string();
@@ -107,7 +93,7 @@ fn writes_without_a_valid_key_are_refused_on_every_route() {
 #[test]
 fn huge_request_heads_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let mut s = start(&small_index(dir.path()), &[], &[]);
+    let mut s = start(&examples_copy(dir.path()), &[], &[]);
     let addr = host_port(&s.base);
     let big = "a".repeat(1 << 20);
     let many: String = (0..10_000).map(|i| format!("X-H{i}: v\r\n")).collect();
@@ -135,7 +121,7 @@ fn slowloris_connections_are_timed_out_and_others_served() {
     const SLOW: usize = 300;
     raise_nofile();
     let dir = tempfile::tempdir().unwrap();
-    let mut s = start(&small_index(dir.path()), &["--header-timeout", "2"], &[]);
+    let mut s = start(&examples_copy(dir.path()), &["--header-timeout", "2"], &[]);
     let addr = host_port(&s.base);
     let mut conns: Vec<Option<TcpStream>> = (0..SLOW)
         .map(|_| {
@@ -185,7 +171,7 @@ fn ten_thousand_idle_connections() {
     let limit = raise_nofile();
     let n = 10_000.min(limit.saturating_sub(500) as usize);
     let dir = tempfile::tempdir().unwrap();
-    let mut s = start(&small_index(dir.path()), &[], &[]);
+    let mut s = start(&examples_copy(dir.path()), &[], &[]);
     let addr = host_port(&s.base);
     assert_eq!(s.get_json("/health")["status"], "ok");
     let rss0 = rss_mib(s.pid());
@@ -224,7 +210,7 @@ fn ten_thousand_idle_connections() {
 fn the_file_descriptor_limit_is_survived() {
     raise_nofile();
     let dir = tempfile::tempdir().unwrap();
-    let mut c = serve_cmd(&small_index(dir.path()), &["--header-timeout", "2"], &[]);
+    let mut c = serve_cmd(&examples_copy(dir.path()), &["--header-timeout", "2"], &[]);
     // SAFETY: setrlimit in the child between fork and exec; no allocation.
     unsafe {
         c.pre_exec(|| {
@@ -270,7 +256,7 @@ fn logs_show_no_key_and_no_document_text() {
         let ro = format!("{RO}:ro");
         let mut env = env.to_vec();
         env.push(("RHIZOME_API_KEYS", &ro));
-        let mut c = serve_cmd(&small_index(dir.path()), &["--api-key", RW, "--max-upload-mb", "1"], &env);
+        let mut c = serve_cmd(&examples_copy(dir.path()), &["--api-key", RW, "--max-upload-mb", "1"], &env);
         c.stderr(std::fs::File::create(&log).unwrap());
         let mut s = start_cmd(c);
         s.key = Some(RW.into());
@@ -305,7 +291,7 @@ fn logs_show_no_key_and_no_document_text() {
 #[test]
 fn a_garbage_request_line_gets_400_and_the_server_lives() {
     let dir = tempfile::tempdir().unwrap();
-    let mut s = start(&small_index(dir.path()), &[], &[]);
+    let mut s = start(&examples_copy(dir.path()), &[], &[]);
     let addr = host_port(&s.base);
     for req in [&b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"[..], b"GET\r\n\r\n", b"BREW /pot HTCPCP/1.0\r\n\r\n", b"\0\0\0\0\r\n\r\n",
         b"POST /query HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n", b"POST /query HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\nhello"] {

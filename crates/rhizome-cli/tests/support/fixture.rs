@@ -50,6 +50,20 @@ pub fn shared_index(name: &str, build: impl FnOnce(&Path)) -> PathBuf {
     dir.join("index")
 }
 
+/// The three example documents indexed with MiniLM (built once per test binary), copied
+/// into `dir/index` for a test that writes to it.
+pub fn examples_copy(dir: &Path) -> PathBuf {
+    let shared = shared_index("examples-minilm", |idx| {
+        let mut c = super::rz(idx);
+        c.arg("index").arg(super::examples());
+        super::ok(c);
+    });
+    let index = dir.join("index");
+    let out = std::process::Command::new("cp").arg("-r").arg(&shared).arg(&index).output().unwrap();
+    assert!(out.status.success(), "cp -r {}: {}", shared.display(), String::from_utf8_lossy(&out.stderr));
+    index
+}
+
 /// The MuSiQue OpenIE import (GPT-3.5 triples, 1,890 passages) with MiniLM: read only.
 pub fn musique_openie() -> PathBuf {
     shared_index("musique-openie-minilm", |idx| {
