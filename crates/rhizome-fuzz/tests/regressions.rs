@@ -11,8 +11,14 @@ use rhizome_fuzz::{alloc, target, Target};
 #[global_allocator]
 static ALLOC: alloc::Counting = alloc::Counting;
 
+/// The runner counts panics and live memory process-wide: the runner self-check panics and
+/// allocates on purpose, so the two tests must not overlap (they did under the default
+/// parallel test threads, and a saved input was then charged with the self-check's panic).
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn saved_failures_replay_clean() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("regressions");
     let opts = Options { time_limit: Duration::from_secs(10), ..Options::default() };
     let (mut ran, mut failed) = (0, Vec::new());
@@ -57,6 +63,7 @@ static BAD: Target = Target { name: "bad", what: "fails on purpose", max_len: 16
 
 #[test]
 fn the_runner_catches_every_kind_of_failure() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let opts = Options { time_limit: Duration::from_millis(500), mem_limit: 16 << 20, ..Options::default() };
     assert_eq!(replay(&BAD, b"fine", &opts), None);
     assert_eq!(replay(&BAD, b"panic", &opts).map(|f| f.0), Some(Kind::Panic));
