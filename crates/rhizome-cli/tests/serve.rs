@@ -90,6 +90,8 @@ fn serve_upload_query_browse_delete() {
 
     // Documents and the graph.
     let list = s.get_json("/documents?search=copenhagen");
+    let long = expect_error(s.get(&format!("/documents?search={}", "%25a".repeat(1_001))), 400);
+    assert!(long.starts_with("search: 2002 characters"), "{long}");
     assert_eq!(list["total"], 1);
     let id = list["documents"][0]["id"].as_str().unwrap().to_string();
     let doc = s.get_json(&format!("/documents/{id}"));
