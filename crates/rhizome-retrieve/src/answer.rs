@@ -45,14 +45,7 @@ pub fn extractive_answer(embedder: &dyn Embedder, question: &str, contexts: &[Co
         return Ok(INSUFFICIENT_EVIDENCE.to_string());
     }
     let q_terms = bm25_terms(question);
-    let mut texts = vec![question.to_string()];
-    // Each sentence is embedded with its document's title: "The current editor is X" is
-    // about the journal named in the title, not about editors in general.
-    texts.extend(cands.iter().map(|(i, s)| {
-        let title = &contexts[*i].title;
-        if title.is_empty() { s.clone() } else { format!("{title}: {s}") }
-    }));
-    let q = embedder.embed(&texts[..1], EmbedKind::Query)?.remove(0);
+    let q = embedder.embed(&[question.to_string()], EmbedKind::Query)?.remove(0);
     let lexical: Vec<f32> = cands
         .iter()
         .map(|(i, s)| {
@@ -76,16 +69,19 @@ pub fn extractive_answer(embedder: &dyn Embedder, question: &str, contexts: &[Co
     let mut order: Vec<usize> = (0..cands.len()).collect();
     order.sort_by(|&a, &b| lexical[b].total_cmp(&lexical[a]).then(a.cmp(&b)));
     order.truncate(EMBEDDED_SENTENCES.max(n));
-    let embedded: Vec<String> = order.iter().map(|&k| texts[k + 1].clone()).collect();
-    let mut vecs: Vec<Option<Vec<f32>>> = vec![None; cands.len()];
-    for (&k, v) in order.iter().zip(embedder.embed(&embedded, EmbedKind::Passage)?) {
-        vecs[k] = Some(v);
-    }
-    let mut scored: Vec<(f32, usize)> = vecs
+    // Each sentence is embedded with its document's title: "The current editor is X" is
+    // about the journal named in the title, not about editors in general.
+    let embedded: Vec<String> = order
         .iter()
-        .enumerate()
-        .filter_map(|(k, v)| v.as_ref().map(|v| (dot(&q, v) + scale * lexical[k], k)))
+        .map(|&k| {
+            let (i, s) = &cands[k];
+            let title = &contexts[*i].title;
+            if title.is_empty() { s.clone() } else { format!("{title}: {s}") }
+        })
         .collect();
+    let vecs = embedder.embed(&embedded, EmbedKind::Passage)?;
+    let mut scored: Vec<(f32, usize)> =
+        order.iter().zip(&vecs).map(|(&k, v)| (dot(&q, v) + scale * lexical[k], k)).collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut picked: Vec<usize> = scored.iter().take(n.max(1)).map(|x| x.1).collect();
     picked.sort();
