@@ -40,8 +40,8 @@ pub fn run(app: App, what: BenchCmd) -> Result<()> {
         BenchCmd::LargeFile { corpus, sizes, baseline_max_mb } => {
             crate::bench_large_file::large_file(app, &corpus, &sizes, baseline_max_mb)
         }
-        BenchCmd::Serve { questions, methods, clients, limit } => {
-            crate::bench_serve::serve(app, &questions, &methods, &clients, limit)
+        BenchCmd::Serve { questions, methods, clients, limit, rounds } => {
+            crate::bench_serve::serve(app, &questions, &methods, &clients, limit, rounds)
         }
         BenchCmd::Load { corpus, questions, clients, seconds, sample_secs, seed } => crate::bench_load::load(
             app,

@@ -23,6 +23,10 @@ use crate::app::{print_json, App};
 
 /// Passages indexed before the clients start.
 const SEED_DOCS: usize = 30;
+/// Documents a client keeps uploaded at most: past it, it deletes one of them instead of
+/// uploading. The index then stays near a fixed size (seed + clients x this), so memory
+/// sampled over a long run shows what the server keeps, not how the index grows.
+const MAX_OWN: usize = 4;
 /// Errors kept word for word in the report.
 const KEEP_ERRORS: usize = 20;
 
@@ -188,7 +192,7 @@ async fn client(sh: Arc<Shared>, http: reqwest::Client, id: usize, seed: u64) {
                 _ => "/communities?level=0".to_string(),
             };
             timed(&sh, "read", 200, http.get(format!("{}{path}", sh.base))).await;
-        } else if roll < 92 || mine.is_empty() {
+        } else if (roll < 92 && mine.len() < MAX_OWN) || mine.is_empty() {
             let n = 1 + rng.below(3);
             let docs: Vec<Passage> = (0..n)
                 .filter_map(|_| {

@@ -119,9 +119,11 @@ async fn over_http(client: &reqwest::Client, url: &str, qs: &Arc<Vec<String>>, m
     Ok(Run { ms, wall_s: t.elapsed().as_secs_f64(), cpu_s: cpu_seconds() - cpu, http_ms })
 }
 
-pub fn serve(app: App, questions: &Path, methods: &[String], clients: &[usize], limit: usize) -> Result<()> {
+pub fn serve(app: App, questions: &Path, methods: &[String], clients: &[usize], limit: usize,
+    rounds: usize) -> Result<()> {
     let mut qs: Vec<String> = load_questions(questions)?.into_iter().map(|q| q.question).collect();
     qs.truncate(limit.max(1));
+    let qs: Vec<String> = (0..rounds.max(1)).flat_map(|_| qs.iter().cloned()).collect();
     let qs = Arc::new(qs);
     let methods: Vec<Method> =
         methods.iter().map(|m| m.parse::<Method>().map_err(anyhow::Error::msg)).collect::<Result<_>>()?;

@@ -20,7 +20,8 @@ pub fn eval(app: App, questions: &Path, method: &str, ks: &[usize], answers: boo
     }
     println!("latency p50 {:.1} ms, p95 {:.1} ms", o.latency_ms["p50"], o.latency_ms["p95"]);
     if let Some(a) = &o.answers {
-        println!("extractive answers: EM {:.4}, F1 {:.4}", a["em"].as_f64().unwrap_or(0.0), a["f1"].as_f64().unwrap_or(0.0));
+        println!("extractive answers: EM {:.4}, F1 {:.4}, gold answer contained {:.2}", a["em"].as_f64().unwrap_or(0.0),
+            a["f1"].as_f64().unwrap_or(0.0), a["contains_gold"].as_f64().unwrap_or(0.0));
     }
     Ok(())
 }

@@ -285,9 +285,14 @@ pub enum BenchCmd {
         /// Concurrent clients, comma-separated.
         #[arg(long, value_delimiter = ',', default_values_t = [1usize, 4, 16])]
         clients: Vec<usize>,
-        /// Questions used (each level asks each of them once, spread over its clients).
+        /// Questions used (each level asks each of them `--rounds` times, spread over its
+        /// clients).
         #[arg(long, default_value_t = 64)]
         limit: usize,
+        /// Times each level asks every question (nothing is remembered between asks: each
+        /// is the whole work again). More rounds, steadier figures.
+        #[arg(long, default_value_t = 1)]
+        rounds: usize,
     },
     /// Concurrent clients against the HTTP server (in this process) for a while, mixing
     /// queries of every method, chat, reads, uploads and deletions; then checks that every
@@ -349,6 +354,9 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    // A panic that a guard turns into an error (a damaged parquet file) prints nothing of
+    // its own: the error names the file.
+    rhizome_core::panic_guard::install_quiet_hook();
     let mut cli = Cli::parse();
     // clap keeps only one side's occurrences of a global argument given both before and
     // after the subcommand (`rhizome --set a=1 serve --set b=2` lost a=1): take every

@@ -38,6 +38,19 @@ pub fn chunk_id(doc_id: &str, ordinal: u32, text: &str) -> String {
     content_id("chk_", &[doc_id, &ordinal.to_string(), text])
 }
 
+/// The id of a sentence's vector: its chunk's id, `#`, a hash of the sentence. The hash
+/// (not the sentence's place) ties the vector to the words it was pooled from: a reader
+/// that splits a chunk differently finds no vector and embeds the sentence itself.
+pub fn sentence_id(chunk_id: &str, sentence: &str) -> String {
+    content_id(&format!("{chunk_id}#"), &[sentence])
+}
+
+/// The bytewise range `[low, high)` that holds every [`sentence_id`] of a chunk (`#` is
+/// 0x23, `$` 0x24): what a store deletes or reads by, with its (kind, id) key.
+pub fn sentence_id_range(chunk_id: &str) -> (String, String) {
+    (format!("{chunk_id}#"), format!("{chunk_id}$"))
+}
+
 pub fn entity_id(name: &str) -> String {
     content_id("ent_", &[&normalize_name(name)])
 }

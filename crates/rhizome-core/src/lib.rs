@@ -17,6 +17,7 @@ pub mod ids;
 pub mod lang;
 pub mod llm;
 pub mod model;
+pub mod panic_guard;
 pub mod steps;
 pub mod store;
 pub mod text;

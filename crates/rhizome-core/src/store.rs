@@ -24,6 +24,10 @@ pub enum VectorKind {
     Fact,
     /// Community reports.
     Report,
+    /// Sentences of chunks, pooled from the chunk's own forward pass at index time (ids
+    /// from [`crate::ids::sentence_id`]): read by id for extractive answers, never searched.
+    /// They live and die with their chunk.
+    Sentence,
 }
 
 impl VectorKind {
@@ -33,6 +37,7 @@ impl VectorKind {
             VectorKind::Entity => "entity",
             VectorKind::Fact => "fact",
             VectorKind::Report => "report",
+            VectorKind::Sentence => "sentence",
         }
     }
 }

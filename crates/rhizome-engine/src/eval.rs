@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use rhizome_core::{Error, Result};
-use rhizome_eval::{exact_match, f1, load_questions, percentile, recall_at_k};
+use rhizome_eval::{contains_gold, exact_match, f1, load_questions, percentile, recall_at_k};
 use rhizome_ingest::pipeline::Progress;
 use rhizome_retrieve::{extractive_answer, retriever, Method};
 use serde::Serialize;
@@ -47,7 +47,7 @@ impl Engine {
             progress.start("eval", qs.len() as u64);
             let mut recalls: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
             let mut latency = Vec::new();
-            let (mut ems, mut f1s) = (Vec::new(), Vec::new());
+            let (mut ems, mut f1s, mut holds) = (Vec::new(), Vec::new(), Vec::new());
             let mut docs: HashMap<String, (String, String)> = HashMap::new();
             for q in &qs {
                 let t = std::time::Instant::now();
@@ -74,11 +74,12 @@ impl Engine {
                 if answers {
                     let a = match &got.answer {
                         Some(a) => a.clone(),
-                        None => extractive_answer(env.embedder, &q.question, &got.contexts,
+                        None => extractive_answer(env.embedder, Some(env.store), &q.question, &got.contexts,
                             env.config.retrieval.answer_sentences, 3)?,
                     };
                     ems.push(exact_match(&a, &q.answers));
                     f1s.push(f1(&a, &q.answers));
+                    holds.push(contains_gold(&a, &q.answers));
                 }
                 progress.advance(1);
             }
@@ -92,7 +93,8 @@ impl Engine {
                     ("p50".to_string(), percentile(&latency, 50.0)),
                     ("p95".to_string(), percentile(&latency, 95.0)),
                 ]),
-                answers: answers.then(|| serde_json::json!({"kind": "extractive", "em": mean(&ems), "f1": mean(&f1s)})),
+                answers: answers.then(|| serde_json::json!({"kind": "extractive", "em": mean(&ems), "f1": mean(&f1s),
+                    "contains_gold": mean(&holds)})),
             })
         })
     }

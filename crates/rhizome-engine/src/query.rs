@@ -162,7 +162,7 @@ impl Engine {
             ))?;
             (resp.text, "llm")
         } else {
-            let a = extractive_answer(&embedder, &question, answer_contexts, base.retrieval.answer_sentences, 3)?;
+            let a = extractive_answer(&embedder, Some(&*store), &question, answer_contexts, base.retrieval.answer_sentences, 3)?;
             (a, "extractive")
         };
         r.timings_ms.insert("answer".into(), t.elapsed().as_secs_f64() * 1e3);

@@ -5,5 +5,5 @@
 mod metrics;
 mod questions;
 
-pub use metrics::{exact_match, f1, percentile, recall_at_k};
+pub use metrics::{contains_gold, exact_match, f1, percentile, recall_at_k};
 pub use questions::{load_questions, PassageKey, Question};

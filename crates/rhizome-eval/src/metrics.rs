@@ -48,6 +48,18 @@ pub fn exact_match(pred: &str, golds: &[String]) -> f64 {
     if golds.iter().any(|g| normalize(g) == p) { 1.0 } else { 0.0 }
 }
 
+/// 1.0 if some gold answer appears in the prediction as a run of whole words, after
+/// normalisation. For extractive answers (sentences) F1 is diluted by the sentence's other
+/// words and EM is always 0; this says whether the answer holds the gold at all.
+pub fn contains_gold(pred: &str, golds: &[String]) -> f64 {
+    let p = normalize(pred);
+    let hit = golds.iter().any(|g| {
+        let g = normalize(g);
+        !g.is_empty() && p.windows(g.len()).any(|w| w == g.as_slice())
+    });
+    if hit { 1.0 } else { 0.0 }
+}
+
 /// Best token F1 of the prediction against the gold answers.
 pub fn f1(pred: &str, golds: &[String]) -> f64 {
     let p = normalize(pred);
@@ -90,6 +102,10 @@ mod tests {
         assert_eq!(percentile(&[3.0, 1.0, 2.0, 4.0], 95.0), 4.0);
         assert_eq!(exact_match("The Eiffel Tower!", &["eiffel tower".into()]), 1.0);
         assert!((f1("Paris France", &["Paris".into()]) - 2.0 / 3.0).abs() < 1e-9);
+        let golds = ["Gustave Eiffel".to_string(), "Eiffel".to_string()];
+        assert_eq!(contains_gold("It was designed by Gustave Eiffel's firm. [1]", &golds), 1.0);
+        assert_eq!(contains_gold("Designed by the Eiffelturm company.", &golds), 0.0, "whole words only");
+        assert_eq!(contains_gold("anything", &["".to_string()]), 0.0);
     }
 
     #[test]

@@ -80,20 +80,24 @@ fn main() -> Result<()> {
         opts.mem_limit >> 20,
         alloc::installed()
     );
-    println!("{:<26} {:>10} {:>9} {:>9} {:>12} {:>11}", "target", "execs", "execs/s", "failures", "max input ms", "max +MiB");
+    println!("{:<26} {:>10} {:>9} {:>9} {:>12} {:>11} {:>8}", "target", "execs", "execs/s", "failures", "max input ms", "max +MiB", "guarded");
     let mut total_failures = 0;
     for t in chosen {
         let r = fuzz(t, &opts);
         total_failures += r.failures.len();
         println!(
-            "{:<26} {:>10} {:>9.0} {:>9} {:>12.1} {:>11.1}",
+            "{:<26} {:>10} {:>9.0} {:>9} {:>12.1} {:>11.1} {:>8}",
             r.target,
             r.execs,
             r.per_second(),
             r.failures.len(),
             r.max_input_ms,
-            r.max_extra_bytes as f64 / (1 << 20) as f64
+            r.max_extra_bytes as f64 / (1 << 20) as f64,
+            r.guarded
         );
+        for place in &r.guarded_places {
+            println!("    guarded panic (an error naming the input, not a failure) at {place}");
+        }
         for f in &r.failures {
             let saved = f.saved.as_ref().map(|p| format!(" (saved: {})", p.display())).unwrap_or_default();
             let head: String = f.message.lines().next().unwrap_or("").chars().take(200).collect();

@@ -56,6 +56,9 @@ pub enum Kind {
     Memory,
     /// The target's own check failed (e.g. an HTTP 500, a write let in without a key).
     Check,
+    /// Not a failure: a panic inside `rhizome_core::panic_guard` became an error (used to
+    /// name saved inputs).
+    Guarded,
 }
 
 impl Kind {
@@ -65,6 +68,7 @@ impl Kind {
             Kind::Hang => "hang",
             Kind::Memory => "memory",
             Kind::Check => "check",
+            Kind::Guarded => "guarded",
         }
     }
 }
@@ -91,6 +95,10 @@ pub struct Report {
     pub max_extra_bytes: usize,
     /// Slowest input.
     pub max_input_ms: f64,
+    /// Inputs on which a third-party reader panicked inside Rhizome's guard (the target
+    /// returned an error naming the input: not a failure), and the distinct places.
+    pub guarded: u64,
+    pub guarded_places: Vec<String>,
 }
 
 impl Report {
@@ -100,6 +108,9 @@ impl Report {
 }
 
 static PANICS: AtomicU64 = AtomicU64::new(0);
+/// Panics caught by `rhizome_core::panic_guard` (reported, not failures).
+pub static GUARDED: AtomicU64 = AtomicU64::new(0);
+static LAST_GUARDED: Mutex<String> = Mutex::new(String::new());
 static LAST_PANIC: Mutex<String> = Mutex::new(String::new());
 static HOOK: Once = Once::new();
 
@@ -108,6 +119,14 @@ static HOOK: Once = Once::new();
 pub fn install_panic_hook() {
     HOOK.call_once(|| {
         std::panic::set_hook(Box::new(|info| {
+            // A panic that Rhizome's guard turns into an error (inside a third-party reader
+            // given a damaged file) is the error the target returns, not a failure.
+            if rhizome_core::panic_guard::active() {
+                let place = info.location().map(|l| format!("{}:{}", l.file(), l.line())).unwrap_or_default();
+                *LAST_GUARDED.lock().unwrap_or_else(|p| p.into_inner()) = place;
+                GUARDED.fetch_add(1, Ordering::SeqCst);
+                return;
+            }
             let payload = info.payload();
             let msg = payload
                 .downcast_ref::<&str>()
@@ -154,6 +173,8 @@ impl Worker {
 /// The result of running one input.
 pub struct Verdict {
     pub failure: Option<(Kind, String)>,
+    /// Where a guarded panic happened (see [`GUARDED`]).
+    pub guarded: Option<String>,
     pub extra_bytes: usize,
     pub elapsed: Duration,
 }
@@ -174,6 +195,7 @@ impl Executor {
 
     pub fn run(&mut self, input: &[u8], opts: &Options) -> Verdict {
         let panics = PANICS.load(Ordering::SeqCst);
+        let guarded = GUARDED.load(Ordering::SeqCst);
         let base = alloc::reset_peak();
         let t = Instant::now();
         if self.worker.tx.send(input.to_vec()).is_err() {
@@ -205,7 +227,9 @@ impl Executor {
                 }
             }
         };
-        Verdict { failure, extra_bytes: extra, elapsed }
+        let guarded = (GUARDED.load(Ordering::SeqCst) != guarded)
+            .then(|| LAST_GUARDED.lock().unwrap_or_else(|p| p.into_inner()).clone());
+        Verdict { failure, guarded, extra_bytes: extra, elapsed }
     }
 }
 
@@ -257,6 +281,7 @@ pub fn fuzz(target: &'static Target, opts: &Options) -> Report {
     let mut exec = Executor::new(target);
     let mut failures: BTreeMap<String, Failure> = BTreeMap::new();
     let (mut execs, mut max_extra, mut max_ms) = (0u64, 0usize, 0f64);
+    let (mut guarded, mut guarded_places) = (0u64, Vec::<String>::new());
     let mut last: Vec<u8> = Vec::new();
     loop {
         if start.elapsed().as_secs_f64() >= opts.seconds || (opts.max_execs > 0 && execs >= opts.max_execs) {
@@ -277,6 +302,17 @@ pub fn fuzz(target: &'static Target, opts: &Options) -> Report {
         execs += 1;
         max_extra = max_extra.max(v.extra_bytes);
         max_ms = max_ms.max(v.elapsed.as_secs_f64() * 1e3);
+        if let Some(place) = v.guarded {
+            guarded += 1;
+            if !guarded_places.contains(&place) {
+                // Kept like a failure's input, so that it can join the regressions.
+                if let Some(d) = &opts.out {
+                    save(d, target.name, Kind::Guarded, &place, &input);
+                }
+                eprintln!("[{}] guarded panic (an error, not a failure) at {place}", target.name);
+                guarded_places.push(place);
+            }
+        }
         if let Some((kind, msg)) = v.failure {
             let k = key(kind, &msg);
             match failures.get_mut(&k) {
@@ -305,6 +341,8 @@ pub fn fuzz(target: &'static Target, opts: &Options) -> Report {
         failures: failures.into_values().collect(),
         max_extra_bytes: max_extra,
         max_input_ms: max_ms,
+        guarded,
+        guarded_places,
     }
 }
 

@@ -407,8 +407,8 @@ impl Pipeline<'_> {
             .flat_map(|p| p.chunks.iter())
             .map(|c| embed_text(titles.get(&c.doc_id).map(String::as_str).unwrap_or(""), &c.text))
             .collect();
-        let chunk_vecs = self.embedder.embed(&chunk_texts, EmbedKind::Passage)?;
         let chunk_ids: Vec<&Chunk> = items.iter().flat_map(|p| p.chunks.iter()).collect();
+        let (chunk_vecs, sentence_vecs) = embed_chunks(self.embedder, &chunk_ids, &chunk_texts)?;
         let mut by_chunk: HashMap<&str, &Vec<f32>> = HashMap::new();
         for (c, v) in chunk_ids.iter().zip(&chunk_vecs) {
             by_chunk.insert(c.id.as_str(), v);
@@ -443,6 +443,7 @@ impl Pipeline<'_> {
         for (c, v) in chunk_ids.iter().zip(chunk_vecs) {
             batch.vectors.push((VectorKind::Chunk, c.id.clone(), v));
         }
+        batch.vectors.extend(sentence_vecs.into_iter().map(|(id, v)| (VectorKind::Sentence, id, v)));
         self.embed_graph(store, &mut batch, merge, report)?;
         report.time("embed", t);
 
@@ -537,6 +538,40 @@ struct Part<'d> {
     end: usize,
     /// Progress units (bytes of text) this part accounts for.
     advance: u64,
+}
+
+/// Vectors of the chunks (`texts[i]` is what is embedded for `chunks[i]`, see
+/// [`embed_text`]) and, when the embedder pools spans from the same forward pass, of each
+/// distinct sentence of each chunk: `(sentence id, vector)`, for the extractive answer
+/// (which otherwise embeds them per query). Same chunk vectors either way.
+fn embed_chunks(embedder: &dyn Embedder, chunks: &[&Chunk], texts: &[String])
+    -> Result<(Vec<Vec<f32>>, Vec<(String, Vec<f32>)>)> {
+    let mut ids: Vec<Vec<String>> = Vec::with_capacity(chunks.len());
+    let mut spans: Vec<Vec<std::ops::Range<usize>>> = Vec::with_capacity(chunks.len());
+    for (c, t) in chunks.iter().zip(texts) {
+        // The chunk's text ends the embedded text (after its title, when there is one).
+        let at = t.len() - c.text.len();
+        let (mut seen, mut sp) = (Vec::new(), Vec::new());
+        for (off, sentence) in rhizome_core::text::sentences(&c.text) {
+            let id = rhizome_core::ids::sentence_id(&c.id, sentence);
+            if !sentence.is_empty() && !seen.contains(&id) {
+                seen.push(id);
+                sp.push(at + off..at + off + sentence.len());
+            }
+        }
+        ids.push(seen);
+        spans.push(sp);
+    }
+    let Some(pooled) = embedder.embed_spans(texts, &spans, EmbedKind::Passage)? else {
+        return Ok((embedder.embed(texts, EmbedKind::Passage)?, Vec::new()));
+    };
+    let mut chunk_vecs = Vec::with_capacity(pooled.len());
+    let mut sentence_vecs = Vec::new();
+    for (p, ids) in pooled.into_iter().zip(ids) {
+        chunk_vecs.push(p.text);
+        sentence_vecs.extend(ids.into_iter().zip(p.spans).filter_map(|(id, v)| v.map(|v| (id, v))));
+    }
+    Ok((chunk_vecs, sentence_vecs))
 }
 
 /// The text embedded for a chunk: its document's title, then the chunk.

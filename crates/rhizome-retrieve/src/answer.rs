@@ -1,8 +1,11 @@
 //! Extractive answers: the sentences of the retrieved contexts that best support the
 //! question, each cited by its context number. Used when no LLM is configured.
 
+use std::collections::HashMap;
+
+use rhizome_core::ids::sentence_id;
 use rhizome_core::text::{bm25_terms, sentences};
-use rhizome_core::{dot, EmbedKind, Embedder, Result};
+use rhizome_core::{dot, EmbedKind, Embedder, Result, StoreRead, VectorKind};
 
 use crate::Context;
 
@@ -21,9 +24,16 @@ pub const EMBEDDED_SENTENCES: usize = 10;
 
 /// Pick up to `n` sentences from the first `max_contexts` contexts, scored by cosine with
 /// the question plus the share of question terms they contain (only the
-/// [`EMBEDDED_SENTENCES`] best by the latter are embedded); cite each as `[k]`.
-pub fn extractive_answer(embedder: &dyn Embedder, question: &str, contexts: &[Context],
-    n: usize, max_contexts: usize) -> Result<String> {
+/// [`EMBEDDED_SENTENCES`] best by the latter are scored by cosine); cite each as `[k]`.
+///
+/// A sentence of a chunk has its vector in `store` when the index was built by an embedder
+/// that pools sentences from the chunk's own forward pass (`VectorKind::Sentence`, ids from
+/// [`sentence_id`]); only the others (other embedders, statements, reports, indexes made
+/// before) are embedded here, with their document's title. With stored vectors a query
+/// embeds nothing but the question: its work stays on one thread, which is what lets
+/// concurrent queries share the cores.
+pub fn extractive_answer(embedder: &dyn Embedder, store: Option<&dyn StoreRead>, question: &str,
+    contexts: &[Context], n: usize, max_contexts: usize) -> Result<String> {
     // Bonuses are on MiniLM's cosine scale (see `Embedder::cosine_scale`).
     let scale = embedder.cosine_scale();
     let mut cands: Vec<(usize, String)> = Vec::new();
@@ -69,17 +79,44 @@ pub fn extractive_answer(embedder: &dyn Embedder, question: &str, contexts: &[Co
     let mut order: Vec<usize> = (0..cands.len()).collect();
     order.sort_by(|&a, &b| lexical[b].total_cmp(&lexical[a]).then(a.cmp(&b)));
     order.truncate(EMBEDDED_SENTENCES.max(n));
-    // Each sentence is embedded with its document's title: "The current editor is X" is
-    // about the journal named in the title, not about editors in general.
-    let embedded: Vec<String> = order
+    // Stored sentence vectors of chunks (read in the context of their chunk and title).
+    let ids: Vec<Option<String>> = order
         .iter()
         .map(|&k| {
             let (i, s) = &cands[k];
+            (contexts[*i].kind == "chunk").then(|| sentence_id(&contexts[*i].id, s))
+        })
+        .collect();
+    let mut stored: HashMap<String, Vec<f32>> = HashMap::new();
+    if let Some(store) = store {
+        let wanted: Vec<String> = ids.iter().flatten().cloned().collect();
+        if !wanted.is_empty() {
+            stored = store.vectors(VectorKind::Sentence, &wanted)?.into_iter()
+                .filter(|(_, v)| v.len() == q.len())
+                .collect();
+        }
+    }
+    // The rest are embedded with their document's title: "The current editor is X" is
+    // about the journal named in the title, not about editors in general.
+    let missing: Vec<usize> =
+        (0..order.len()).filter(|&j| ids[j].as_ref().is_none_or(|id| !stored.contains_key(id))).collect();
+    let texts: Vec<String> = missing
+        .iter()
+        .map(|&j| {
+            let (i, s) = &cands[order[j]];
             let title = &contexts[*i].title;
             if title.is_empty() { s.clone() } else { format!("{title}: {s}") }
         })
         .collect();
-    let vecs = embedder.embed(&embedded, EmbedKind::Passage)?;
+    let mut fresh =
+        if texts.is_empty() { Vec::new() } else { embedder.embed(&texts, EmbedKind::Passage)? }.into_iter();
+    let mut vecs: Vec<Vec<f32>> = Vec::with_capacity(order.len());
+    for id in &ids {
+        match id.as_ref().and_then(|id| stored.remove(id)) {
+            Some(v) => vecs.push(v),
+            None => vecs.push(fresh.next().unwrap_or_default()),
+        }
+    }
     let mut scored: Vec<(f32, usize)> =
         order.iter().zip(&vecs).map(|(&k, v)| (dot(&q, v) + scale * lexical[k], k)).collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -147,12 +184,12 @@ mod tests {
         let mut text: String = (0..30).map(|i| format!("Filler sentence number {i} says little. ")).collect();
         text.push_str("The Eiffel Tower was designed by Gustave Eiffel's company.");
         let e = Counting(AtomicUsize::new(0));
-        let a = extractive_answer(&e, "Whose company designed the Eiffel Tower?", &[chunk(text)], 1, 3).unwrap();
+        let a = extractive_answer(&e, None, "Whose company designed the Eiffel Tower?", &[chunk(text)], 1, 3).unwrap();
         assert_eq!(e.0.load(Ordering::Relaxed), EMBEDDED_SENTENCES);
         assert_eq!(a, "The Eiffel Tower was designed by Gustave Eiffel's company. [1]");
         // Fewer sentences than that: every one is embedded.
         let e = Counting(AtomicUsize::new(0));
-        extractive_answer(&e, "Who?", &[chunk("One. Two. Three.".into())], 5, 3).unwrap();
+        extractive_answer(&e, None, "Who?", &[chunk("One. Two. Three.".into())], 5, 3).unwrap();
         assert_eq!(e.0.load(Ordering::Relaxed), 3);
     }
 

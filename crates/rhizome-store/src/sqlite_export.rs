@@ -34,6 +34,24 @@ fn push_vectors<'a>(conn: &Connection, batch: &mut WriteBatch, kind: VectorKind,
     Ok(())
 }
 
+/// The sentence vectors of `chunk_ids`, chunk by chunk, each chunk's by id.
+fn push_sentence_vectors(conn: &Connection, batch: &mut WriteBatch, chunk_ids: &[String]) -> Result<()> {
+    let mut stmt = conn
+        .prepare_cached("SELECT id, vec FROM vectors WHERE kind = 'sentence' AND id >= ?1 AND id < ?2 ORDER BY id")
+        .map_err(sql)?;
+    for chunk in chunk_ids {
+        let (lo, hi) = rhizome_core::ids::sentence_id_range(chunk);
+        let rows = stmt
+            .query_map(params![lo, hi], |r| Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?)))
+            .map_err(sql)?;
+        for row in rows {
+            let (id, blob) = row.map_err(sql)?;
+            batch.vectors.push((VectorKind::Sentence, id, decode(&blob)));
+        }
+    }
+    Ok(())
+}
+
 /// See [`rhizome_core::StoreRead::document_batch`].
 pub fn document_batch(conn: &Connection, doc_id: &str) -> Result<Option<WriteBatch>> {
     let doc: Option<Document> = conn
@@ -97,6 +115,7 @@ pub fn document_batch(conn: &Connection, doc_id: &str) -> Result<Option<WriteBat
     let fact_ids: BTreeSet<String> = b.facts.iter().map(|f| f.fact.id.clone()).collect();
     // Chunk vectors in chunk order, then entities and facts by id.
     push_vectors(conn, &mut b, VectorKind::Chunk, &chunk_ids)?;
+    push_sentence_vectors(conn, &mut b, &chunk_ids)?;
     push_vectors(conn, &mut b, VectorKind::Entity, &entity_ids)?;
     push_vectors(conn, &mut b, VectorKind::Fact, &fact_ids)?;
     b.documents.push(doc);

@@ -343,6 +343,9 @@ impl StoreWrite for SqliteStore {
         for (rowid, id) in &chunks {
             bm25::unindex_chunk(&tx, *rowid)?;
             tx.execute("DELETE FROM vectors WHERE kind = 'chunk' AND id = ?1", [id]).map_err(sql)?;
+            let (lo, hi) = rhizome_core::ids::sentence_id_range(id);
+            tx.execute("DELETE FROM vectors WHERE kind = 'sentence' AND id >= ?1 AND id < ?2", [lo, hi])
+                .map_err(sql)?;
         }
         report.chunks = tx.execute("DELETE FROM chunks WHERE doc_id = ?1", [doc_id]).map_err(sql)? as u64;
         tx.execute("DELETE FROM partial_documents WHERE doc_id = ?1", [doc_id]).map_err(sql)?;

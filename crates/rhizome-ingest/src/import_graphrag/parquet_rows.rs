@@ -154,9 +154,46 @@ fn parquet_error(path: &Path, e: impl std::fmt::Display) -> Error {
 }
 
 /// Read the columns `cols` of the parquet file at `path`.
+///
+/// The `parquet` crate asserts (panics) on some damaged files where it should return an
+/// error (a column chunk with a negative offset, a dictionary-encoded page without its
+/// dictionary: both found by rhizome-fuzz). Column chunk ranges are checked against the
+/// file first, with a message that says what is wrong; the rest runs under
+/// [`rhizome_core::panic_guard`], so a damaged file is an error naming it, never a crash.
 pub fn read_table(path: &Path, cols: &[Col]) -> Result<Table> {
+    match rhizome_core::panic_guard::catch(|| read_table_unguarded(path, cols)) {
+        Ok(r) => r,
+        Err(panic) => Err(parquet_error(path, format!("damaged: {panic}"))),
+    }
+}
+
+/// Every column chunk's byte range must lie inside the file.
+fn check_ranges(path: &Path, reader: &SerializedFileReader<std::fs::File>, file_len: u64) -> Result<()> {
+    for (g, rg) in reader.metadata().row_groups().iter().enumerate() {
+        for c in rg.columns() {
+            let start = c.dictionary_page_offset().unwrap_or_else(|| c.data_page_offset());
+            let len = c.compressed_size();
+            let end = start.checked_add(len);
+            if start < 0 || len < 0 || end.is_none_or(|e| e as u64 > file_len) {
+                return Err(parquet_error(
+                    path,
+                    format!(
+                        "damaged or truncated: column `{}` of row group {g} claims bytes {start}..+{len} \
+                         of a {file_len}-byte file",
+                        c.column_path()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn read_table_unguarded(path: &Path, cols: &[Col]) -> Result<Table> {
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let file_len = file.metadata().map_err(|e| Error::io(path, e))?.len();
     let reader = SerializedFileReader::new(file).map_err(|e| parquet_error(path, e))?;
+    check_ranges(path, &reader, file_len)?;
     let schema = reader.metadata().file_metadata().schema();
     let fields = schema.get_fields();
     let mut found = Vec::with_capacity(cols.len());

@@ -4,7 +4,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use rhizome_core::{DeleteReport, FactRecord, MentionRecord, RelationRecord, Result, VectorKind};
 
-use super::keys::{cmd, vec_key, BM25_ID, BM25_LEN, COVARIATES, FAILURES, PARTIAL, PENDING};
+use super::keys::{cmd, sentences_key, vec_key, BM25_ID, BM25_LEN, COVARIATES, FAILURES, PARTIAL, PENDING};
 use super::support::Row;
 use super::write::s;
 use super::{Cell, FalkorStore};
@@ -48,6 +48,18 @@ impl FalkorStore {
         }
         for r in &chunks {
             cmds.push(cmd([b"HDEL".to_vec(), self.key(&vec_key(VectorKind::Chunk)), r[0].str().into_bytes()]));
+        }
+        // Sentence vectors of the chunks, by the set each chunk keeps of their ids.
+        let sets: Vec<Vec<u8>> = chunks.iter().map(|r| self.key(&sentences_key(&r[0].str()))).collect();
+        let members = self.pipe(sets.iter().map(|k| cmd([b"SMEMBERS".to_vec(), k.clone()])).collect())?;
+        for (set, ids) in sets.into_iter().zip(members) {
+            let ids = parse(&ids);
+            if !ids.is_empty() {
+                let mut c = vec![b"HDEL".to_vec(), self.key(&vec_key(VectorKind::Sentence))];
+                c.extend(ids);
+                cmds.push(c);
+            }
+            cmds.push(cmd([b"DEL".to_vec(), set]));
         }
         // Support rows.
         let (mut entities, mut rels, mut fact_ids) = (BTreeSet::new(), BTreeSet::new(), BTreeSet::new());

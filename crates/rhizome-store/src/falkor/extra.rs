@@ -145,7 +145,18 @@ impl FalkorStore {
         let entity_ids: Vec<String> =
             b.mentions.iter().map(|m| m.entity_id.clone()).collect::<BTreeSet<_>>().into_iter().collect();
         let fact_ids: Vec<String> = b.facts.iter().map(|f| f.fact.id.clone()).collect::<BTreeSet<_>>().into_iter().collect();
-        for (kind, ids) in [(VectorKind::Chunk, chunk_ids), (VectorKind::Entity, entity_ids), (VectorKind::Fact, fact_ids)] {
+        // Sentence vectors chunk by chunk, each chunk's by id.
+        let sets = self.pipe(chunk_ids.iter()
+            .map(|c| cmd([b"SMEMBERS".to_vec(), self.key(&super::keys::sentences_key(c))]))
+            .collect())?;
+        let mut sentence_ids = Vec::new();
+        for set in sets {
+            let mut ids: Vec<String> = set.into_array().into_iter().filter_map(|x| x.as_str()).collect();
+            ids.sort();
+            sentence_ids.extend(ids);
+        }
+        for (kind, ids) in [(VectorKind::Chunk, chunk_ids), (VectorKind::Sentence, sentence_ids),
+                            (VectorKind::Entity, entity_ids), (VectorKind::Fact, fact_ids)] {
             for (id, v) in rhizome_core::StoreRead::vectors(self, kind, &ids)? {
                 b.vectors.push((kind, id, v));
             }

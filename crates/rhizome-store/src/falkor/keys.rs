@@ -36,6 +36,12 @@ pub(crate) const BM25_ID: &str = "bm25:id";
 /// sorted sets of the relations an entity is the source / target of, by creation.
 pub(crate) const REL: &str = "rel";
 
+/// The set of a chunk's sentence vector ids (`vec:sentence` holds the vectors): what
+/// deleting or copying the chunk reads.
+pub(crate) fn sentences_key(chunk_id: &str) -> String {
+    format!("sv:{chunk_id}")
+}
+
 pub(crate) fn vec_key(kind: rhizome_core::VectorKind) -> String {
     format!("vec:{}", kind.as_str())
 }

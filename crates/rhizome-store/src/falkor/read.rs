@@ -325,7 +325,7 @@ impl StoreRead for FalkorStore {
             VectorKind::Chunk => "Chunk",
             VectorKind::Entity => "__Entity__",
             VectorKind::Fact => "Fact",
-            VectorKind::Report => return Ok(m.search(query, k)),
+            VectorKind::Report | VectorKind::Sentence => return Ok(m.search(query, k)),
         };
         // Small sets, or a query of another dimension: exact search is cheaper (and exact).
         let want = (k * 4).max(k + 64);

@@ -10,7 +10,7 @@ use rhizome_core::{
     VectorKind, WriteBatch,
 };
 
-use super::keys::{cmd, vec_key, BM25_ID, BM25_LEN, COVARIATES, FAILURES, PARTIAL, PENDING, SUMMARIES};
+use super::keys::{cmd, sentences_key, vec_key, BM25_ID, BM25_LEN, COVARIATES, FAILURES, PARTIAL, PENDING, SUMMARIES};
 use super::support::Row;
 use super::{FalkorStore, Lit};
 use crate::vectors::encode;
@@ -75,12 +75,16 @@ impl FalkorStore {
             // vector index would skip it silently): only good ones are kept here.
             if dim.is_none_or(|d| d == v.len()) {
                 cmds.push(cmd([b"HSET".to_vec(), self.key(&vec_key(*kind)), id.clone().into_bytes(), encode(v)]));
+                if *kind == VectorKind::Sentence {
+                    let chunk = id.split('#').next().unwrap_or(id);
+                    cmds.push(cmd([b"SADD".to_vec(), self.key(&sentences_key(chunk)), id.clone().into_bytes()]));
+                }
             }
             let label = match kind {
                 VectorKind::Chunk => "Chunk",
                 VectorKind::Entity => "__Entity__",
                 VectorKind::Fact => "Fact",
-                VectorKind::Report => continue,
+                VectorKind::Report | VectorKind::Sentence => continue,
             };
             by_label.entry(label).or_default().push(Lit::Map(vec![("id", s(id)), ("v", Lit::Floats(v.clone()))]));
         }

@@ -195,6 +195,10 @@ fn estimates() -> &'static Mutex<HashMap<(String, VectorKind), usize>> {
 /// reached [`hnsw_min`] vectors and has none yet (inside the writer's transaction).
 pub fn maybe_build_hnsw(c: &mut impl GenericClient, url: &str, written: &[(VectorKind, usize)]) -> PgResult<()> {
     for &(kind, n_new) in written {
+        // Sentence vectors are read by id, never searched: no index to build or keep.
+        if kind == VectorKind::Sentence {
+            continue;
+        }
         let key = (url.to_string(), kind);
         let bound = estimates().lock().unwrap_or_else(|p| p.into_inner()).get(&key).copied();
         match bound {

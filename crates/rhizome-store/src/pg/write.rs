@@ -254,6 +254,9 @@ fn delete_document(c: &mut impl GenericClient, doc_id: &str) -> PgResult<DeleteR
         "DELETE FROM bm25_postings WHERE chunk_rowid IN (SELECT rowid FROM chunks WHERE doc_id = $1)",
         "DELETE FROM bm25_docs WHERE chunk_rowid IN (SELECT rowid FROM chunks WHERE doc_id = $1)",
         "DELETE FROM vectors WHERE kind = 'chunk' AND id IN (SELECT id FROM chunks WHERE doc_id = $1)",
+        // Sentence ids are the chunk's id, '#', a hash: bytewise between `id#` and `id$`.
+        "DELETE FROM vectors v USING chunks c WHERE c.doc_id = $1 AND v.kind = 'sentence'
+         AND v.id >= c.id || '#' AND v.id < c.id || '$'",
     ] {
         c.execute(q, &[&doc_id])?;
     }

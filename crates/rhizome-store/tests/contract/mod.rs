@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use rhizome_core::ids::{chunk_id, document_id, entity_id, fact_id, relation_id};
+use rhizome_core::ids::{chunk_id, document_id, entity_id, fact_id, relation_id, sentence_id};
 use rhizome_core::*;
 
 pub fn unit(v: &[f32]) -> Vec<f32> {
@@ -24,6 +24,10 @@ pub fn batch(title: &str, texts: &[&str], ents: &[&str]) -> WriteBatch {
     for (i, t) in texts.iter().enumerate() {
         let c = Chunk { id: chunk_id(&doc.id, i as u32, t), doc_id: doc.id.clone(), ordinal: i as u32, text: t.to_string(), tokens: 3 };
         b.vectors.push((VectorKind::Chunk, c.id.clone(), unit(&[1.0, i as f32, title.len() as f32])));
+        // Two sentence vectors per chunk (their ids sort apart from the chunk's).
+        for (k, s) in ["first", "second"].iter().enumerate() {
+            b.vectors.push((VectorKind::Sentence, sentence_id(&c.id, &format!("{t} {s}")), unit(&[0.5, k as f32, 1.0])));
+        }
         for e in ents {
             b.mentions.push(MentionRecord {
                 entity_id: entity_id(e), name: e.to_string(), entity_type: "ENTITY".into(),
@@ -146,6 +150,12 @@ pub fn contract<S: StoreWrite>(open: &dyn Fn(&Path) -> S) {
     assert_eq!(s.vector_search(VectorKind::Chunk, &v, 5).unwrap(), vs_a);
     assert!(s.bm25("OpenAI投资", 5).unwrap().is_empty());
     assert_eq!(s.entities(&[entity_id("aage bohr")]).unwrap()[0].description, "Aage Bohr in alpha");
+    // Sentence vectors go with their chunks; the other document's stay.
+    let sentence_ids = |b: &WriteBatch| -> Vec<String> {
+        b.vectors.iter().filter(|v| v.0 == VectorKind::Sentence).map(|v| v.1.clone()).collect()
+    };
+    assert!(s.vectors(VectorKind::Sentence, &sentence_ids(&b)).unwrap().is_empty(), "deleted with their chunks");
+    assert_eq!(s.vectors(VectorKind::Sentence, &sentence_ids(&a)).unwrap().len(), 4);
     drop(s);
 
     // Reopening keeps everything.
@@ -186,6 +196,8 @@ pub fn copy_contract<S: StoreWrite>(open: &dyn Fn(&Path) -> S) {
     dst.set_synonyms(&src.graph_data().unwrap().synonyms).unwrap();
     assert!(!dst.synonyms_dirty().unwrap());
     assert_eq!(dst.stats().unwrap(), src.stats().unwrap());
+    let sentences = |b: &WriteBatch| b.vectors.iter().filter(|v| v.0 == VectorKind::Sentence).count();
+    assert_eq!(sentences(&src.document_batch(&a.documents[0].id).unwrap().unwrap()), 4, "sentence vectors are copied");
     assert_eq!(dst.graph_data().unwrap(), src.graph_data().unwrap());
     assert_eq!(dst.entity_summaries().unwrap(), src.entity_summaries().unwrap());
     assert_eq!(dst.extraction_failures().unwrap(), src.extraction_failures().unwrap());
