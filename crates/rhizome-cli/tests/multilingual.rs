@@ -62,6 +62,22 @@ fn chinese_question_and_entities() {
     for want in ["OpenAI", "Microsoft", "Sam Altman"] {
         assert!(names.iter().any(|n| n == want), "{want} is not an Entity node: {names:?}");
     }
+
+    // e5 pools a vector for every sentence of every chunk while embedding it: the
+    // extractive answer reads them instead of embedding sentences per query.
+    let store = SqliteStore::open(&idx, false).unwrap();
+    let ids: Vec<String> = store.graph_data().unwrap().chunks.into_iter().map(|c| c.id).collect();
+    let mut wanted = Vec::new();
+    for c in store.chunks(&ids).unwrap() {
+        for (_, s) in rhizome_core::text::sentences(&c.chunk.text) {
+            wanted.push(rhizome_core::ids::sentence_id(&c.chunk.id, s));
+        }
+    }
+    wanted.sort();
+    wanted.dedup();
+    assert!(wanted.len() > ids.len(), "{} sentences in {} chunks", wanted.len(), ids.len());
+    let got = store.vectors(rhizome_core::VectorKind::Sentence, &wanted).unwrap();
+    assert_eq!(got.len(), wanted.len(), "every sentence of every chunk has its vector");
 }
 
 #[test]
