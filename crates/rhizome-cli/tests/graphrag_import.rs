@@ -142,3 +142,31 @@ fn malformed_folders_are_refused_with_the_file_named() {
     fails_naming(&idx, &tmp.path().join("nowhere"), &["not a directory"]);
     assert!(!idx.join("rhizome.sqlite").exists(), "nothing written for a refused folder");
 }
+
+/// A damaged table on which the `parquet` crate panics (found by rhizome-fuzz: its saved
+/// input is byte 0 = which table, then the table's bytes) is an error naming the file,
+/// with nothing of a panic on stderr, and no index is made.
+#[test]
+fn a_table_the_parquet_reader_panics_on_is_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let idx = tmp.path().join("idx");
+    let dir = tmp.path().join("graphrag");
+    std::fs::create_dir(&dir).unwrap();
+    let saved = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../rhizome-fuzz/regressions/import_graphrag_parquet/panic-dict-decoder-unset.bin");
+    let input = std::fs::read(&saved).unwrap();
+    let tables = ["documents", "text_units", "entities", "relationships", "communities", "community_reports", "covariates"];
+    let damaged = tables[input[0] as usize % tables.len()];
+    for t in tables {
+        std::fs::copy(fixture().join(format!("{t}.parquet")), dir.join(format!("{t}.parquet"))).unwrap();
+    }
+    std::fs::write(dir.join(format!("{damaged}.parquet")), &input[1..]).unwrap();
+    let mut c = rz(&idx);
+    c.args(["import", "graphrag-parquet"]).arg(&dir);
+    let out = run(c);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "should fail: {err}");
+    assert!(err.contains(&format!("{damaged}.parquet: not a readable parquet file (damaged")), "{err}");
+    assert!(!err.contains("panicked"), "a guarded panic prints nothing of its own: {err}");
+    assert!(!idx.join("rhizome.sqlite").exists(), "nothing written for a refused folder");
+}
