@@ -13,6 +13,8 @@ use crate::app::App;
 /// The engine on the index, writing as `command`; with `--no-wait` a write refuses at
 /// once when another process holds the index, else it waits up to a minute.
 pub fn engine(app: &App, command: &str) -> Result<Arc<Engine>> {
+    // Before any server or engine thread allocates (see rhizome_server::memory).
+    rhizome_server::memory::limit_arenas();
     let wait = if app.no_wait { LockWait::No } else { LockWait::Up(Some(std::time::Duration::from_secs(60))) };
     let index = app.store.clone();
     let on_wait = Box::new(move |h: &rhizome_store::Holder| {

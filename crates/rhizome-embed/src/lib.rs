@@ -28,6 +28,7 @@ pub mod e5;
 pub mod e5_file;
 pub mod minilm;
 pub mod models;
+mod fetch;
 mod attention;
 mod ops;
 mod spans;

@@ -326,5 +326,6 @@ pub async fn worker(engine: Arc<Engine>, mut rx: mpsc::Receiver<WriteJob>, cance
             eprintln!("error: write job {} did not finish: {e}", handle.borrow().id);
             fail(&handle, &ApiError::join(e));
         }
+        crate::memory::trim();
     }
 }

@@ -14,6 +14,7 @@ mod error;
 mod jobs;
 mod limits;
 mod listen;
+pub mod memory;
 mod ollama;
 mod openai;
 mod openapi;
