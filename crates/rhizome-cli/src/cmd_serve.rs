@@ -15,7 +15,9 @@ use crate::app::App;
 pub fn engine(app: &App, command: &str) -> Result<Arc<Engine>> {
     // Before any server or engine thread allocates (see rhizome_server::memory).
     rhizome_server::memory::limit_arenas();
-    let wait = if app.no_wait { LockWait::No } else { LockWait::Up(Some(std::time::Duration::from_secs(60))) };
+    // A write job waits its turn in attempts of 10 s (rhizome_server's `in_writer_turn`
+    // tries again until the lock is free or the server stops).
+    let wait = if app.no_wait { LockWait::No } else { LockWait::Up(Some(std::time::Duration::from_secs(10))) };
     let index = app.store.clone();
     let on_wait = Box::new(move |h: &rhizome_store::Holder| {
         eprintln!("waiting: index {index} is being written by {h}; the write job goes on when it finishes");

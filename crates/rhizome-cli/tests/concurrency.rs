@@ -123,6 +123,38 @@ fn server_and_cli_write_one_index_in_turn() {
     }
 }
 
+/// An accepted upload waits for a writer that holds the index longer than one attempt of
+/// the server's lock wait (10 s), saying so in its stage, and is indexed once the writer
+/// is gone: it is not failed as busy.
+#[test]
+fn an_upload_waits_out_a_long_writer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = musique_docs(&tmp.path().join("a"), 430, 3);
+    let idx = tmp.path().join("idx");
+    let s = start(&idx, &[], &[]);
+    s.wait_job(s.upload(&files_of(&musique_docs(&tmp.path().join("seed"), 440, 2))));
+    // Another process's writer: the lock held by this test, with a holder line.
+    let lock = std::fs::OpenOptions::new().read(true).write(true).open(idx.join("rhizome.lock")).unwrap();
+    lock.lock().unwrap();
+    std::fs::write(idx.join("rhizome.lock"), "999999\n0\nrhizome index (a test)\n").unwrap();
+    let job = s.upload(&files_of(&a));
+    let t = Instant::now();
+    let mut said = String::new();
+    while t.elapsed() < Duration::from_secs(16) {
+        let v = s.get_json(&format!("/jobs/{job}"));
+        assert_ne!(v["state"], "failed", "the upload failed while it waited: {v:#}");
+        if let Some(stage) = v["stage"].as_str().filter(|x| x.contains("waiting for the writer lock")) {
+            said = stage.to_string();
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(said.contains("rhizome index (a test)"), "the job's stage should name the holder: {said:?}");
+    lock.unlock().unwrap();
+    let done = s.wait_job(job);
+    assert_eq!(done["outcome"]["report"]["documents_indexed"], 3, "{done:#}");
+    assert_eq!(s.get_json("/health")["documents"], 5);
+}
+
 fn pg_count(url: &str, sql: &str) -> String {
     rhizome_testdb::postgres::psql(url, sql).unwrap_or_else(|e| panic!("{sql}: {e}"))
 }

@@ -325,10 +325,11 @@ pub fn load_default(dir: &Path) -> Result<MiniLmEmbedder> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn scratch(tag: &str) -> PathBuf {
+    /// An empty scratch folder for one test (also used by `fetch.rs`'s tests).
+    pub(crate) fn scratch(tag: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("rhizome-models-{tag}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&d);
         fs::create_dir_all(&d).unwrap();

@@ -27,6 +27,7 @@ pub struct Skip {
 }
 
 /// What to index.
+#[derive(Debug, Clone)]
 pub enum IndexInput {
     /// Files and folders (recursively), read by the loaders.
     Paths(Vec<PathBuf>),

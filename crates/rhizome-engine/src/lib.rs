@@ -167,6 +167,11 @@ impl Engine {
         Ok(built)
     }
 
+    /// Whether a write waits for another writer (false: `--no-wait`, refused at once).
+    pub fn waits_for_writers(&self) -> bool {
+        !matches!(self.write.wait, LockWait::No)
+    }
+
     /// The graph cache shared by this engine's queries.
     pub fn graph(&self) -> &GraphCache {
         &self.graph

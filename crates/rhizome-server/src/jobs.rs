@@ -207,6 +207,29 @@ fn succeed<T: Serialize>(job: &watch::Sender<JobView>, outcome: &T) {
     });
 }
 
+/// Run `write` until another writer's lock stops refusing it: an accepted job waits its
+/// turn however long a CLI run (`rhizome index` of a large folder) holds the index, saying
+/// so in its stage; the engine waits a while each time (`cmd_serve::engine`), and between
+/// attempts the shutdown flag is looked at, so a stop ends the wait as a cancellation
+/// (an upload's files stay spooled for the next start). Nothing is written before the
+/// lock is taken, so a refused attempt leaves nothing to undo.
+/// With `--no-wait` (the engine does not wait for writers) a refusal fails the job at once.
+fn in_writer_turn<T>(engine: &Engine, job: &watch::Sender<JobView>, cancel: &AtomicBool,
+    mut write: impl FnMut() -> rhizome_core::Result<T>) -> rhizome_core::Result<T> {
+    loop {
+        match write() {
+            Err(rhizome_core::Error::Busy { msg, .. }) if engine.waits_for_writers() => {
+                if cancel.load(Ordering::Relaxed) {
+                    return Err(rhizome_core::Error::Cancelled);
+                }
+                job.send_modify(|v| v.stage = format!("waiting for the writer lock ({msg})"));
+                std::thread::sleep(std::time::Duration::from_millis(200));
+            }
+            r => return r,
+        }
+    }
+}
+
 /// Run one job to its end (on a blocking thread).
 fn run(engine: &Engine, job: WriteJob, cancel: &AtomicBool) {
     let WriteJob { job, work } = job;
@@ -217,7 +240,7 @@ fn run(engine: &Engine, job: WriteJob, cancel: &AtomicBool) {
     let progress = JobProgress(&job);
     match work {
         Work::Delete { doc, reply } => {
-            let r = engine.delete(&doc, cancel).map_err(ApiError::from);
+            let r = in_writer_turn(engine, &job, cancel, || engine.delete(&doc, cancel)).map_err(ApiError::from);
             match &r {
                 Ok(o) => succeed(&job, o),
                 Err(e) => fail(&job, e),
@@ -242,7 +265,7 @@ fn run(engine: &Engine, job: WriteJob, cancel: &AtomicBool) {
             runs.extend(edges.into_iter().map(IndexInput::EdgesUpload));
             let mut outcomes = Vec::new();
             for input in runs {
-                match engine.index(input, &progress, cancel) {
+                match in_writer_turn(engine, &job, cancel, || engine.index(input.clone(), &progress, cancel)) {
                     Ok(o) => outcomes.push(o),
                     Err(e) => {
                         if matches!(e, rhizome_core::Error::Cancelled) {
@@ -259,7 +282,7 @@ fn run(engine: &Engine, job: WriteJob, cancel: &AtomicBool) {
                 _ => succeed(&job, &outcomes),
             }
         }
-        Work::Texts(docs, mut dir) => match engine.index(IndexInput::Documents(docs), &progress, cancel) {
+        Work::Texts(docs, mut dir) => match in_writer_turn(engine, &job, cancel, || engine.index(IndexInput::Documents(docs.clone()), &progress, cancel)) {
             Ok(o) => succeed(&job, &o),
             Err(e) => {
                 if matches!(e, rhizome_core::Error::Cancelled) {
