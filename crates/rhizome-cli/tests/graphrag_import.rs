@@ -113,15 +113,17 @@ fn partial_folder(dir: &Path) {
     }
 }
 
-fn fails_naming(index: &Path, dir: &Path, needles: &[&str]) {
+/// The import of `dir` fails and its error says every one of `needles`; returns stderr.
+fn fails_naming(index: &Path, dir: &Path, needles: &[&str]) -> String {
     let mut c = rz(index);
     c.args(["import", "graphrag-parquet"]).arg(dir);
     let out = run(c);
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(!out.status.success(), "should fail: {err}");
     for n in needles {
         assert!(err.contains(n), "error should say {n:?}: {err}");
     }
+    err
 }
 
 #[test]
@@ -161,12 +163,7 @@ fn a_table_the_parquet_reader_panics_on_is_an_error() {
         std::fs::copy(fixture().join(format!("{t}.parquet")), dir.join(format!("{t}.parquet"))).unwrap();
     }
     std::fs::write(dir.join(format!("{damaged}.parquet")), &input[1..]).unwrap();
-    let mut c = rz(&idx);
-    c.args(["import", "graphrag-parquet"]).arg(&dir);
-    let out = run(c);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "should fail: {err}");
-    assert!(err.contains(&format!("{damaged}.parquet: not a readable parquet file (damaged")), "{err}");
+    let err = fails_naming(&idx, &dir, &[&format!("{damaged}.parquet: not a readable parquet file (damaged")]);
     assert!(!err.contains("panicked"), "a guarded panic prints nothing of its own: {err}");
     assert!(!idx.join("rhizome.sqlite").exists(), "nothing written for a refused folder");
 }
