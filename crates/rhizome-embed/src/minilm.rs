@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use rhizome_core::text::clip;
 use rhizome_core::{l2_normalize, EmbedKind, Embedder, Error, Result};
 use tokenizers::{Tokenizer, TruncationParams};
 
@@ -159,7 +160,11 @@ impl MiniLmEmbedder {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        // Only the first `max_tokens` tokens are kept; the tokenizer would still make (and
+        // hold, as overflow) the tokens of the whole text: a huge text (a 40 KB title put
+        // before each of a document's chunks) took ~1 GB. A BERT word-piece token covers
+        // at least one byte and rarely 32, so the tokens kept come from the first bytes.
+        let refs: Vec<&str> = texts.iter().map(|t| clip(t, 32 * self.max_tokens)).collect();
         let ids = self.tokenize_batch(&refs)?;
         self.embed_token_ids(&ids)
     }

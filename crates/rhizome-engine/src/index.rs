@@ -107,7 +107,10 @@ impl Engine {
     /// The configured extractor, and whether it is the LLM's.
     fn extractor(&self) -> Result<Box<dyn Extractor>> {
         match self.config.extract.extractor.as_str() {
-            "nlp" => Ok(Box::new(NlpExtractor::new(self.config.extract.max_entities_per_chunk))),
+            "nlp" => {
+                rhizome_ingest::extract::en_pos::check_installed()?;
+                Ok(Box::new(NlpExtractor::new(self.config.extract.max_entities_per_chunk)))
+            }
             "llm" => {
                 let Some(llm) = self.llm()? else {
                     return Err(Error::Config(
@@ -421,6 +424,7 @@ mod graphrag {
             store.set_embedding_model(embedder.model_id(), embedder.dim())?;
             let config = self.config.calibrated(embedder.cosine_scale());
             let chunker = TokenChunker { size: config.chunk.size, overlap: config.chunk.overlap };
+            rhizome_ingest::extract::en_pos::check_installed()?;
             let extractor = NlpExtractor::new(config.extract.max_entities_per_chunk);
             let pipeline = Pipeline {
                 chunker: &chunker,

@@ -29,6 +29,9 @@ const RO_KEY: &str = "fuzz-ro-key-0123456789";
 /// which may hold uploads being indexed (up to 64 jobs): on a loaded machine that takes
 /// seconds, so the bound is generous; a handler that never answers still fails it.
 const ANSWER_WITHIN: Duration = Duration::from_secs(30);
+/// How long the write jobs an accepted request started may take (an upload of up to
+/// 64 KiB of documents, indexed with MiniLM).
+const JOBS_WITHIN: Duration = Duration::from_secs(30);
 
 struct Servers {
     open: SocketAddr,
@@ -244,6 +247,12 @@ fn http(input: &[u8]) -> Result<(), String> {
         }
         return Err(format!("an answer that is not HTTP/1.x: {:?}", String::from_utf8_lossy(&reply[..reply.len().min(80)])));
     };
+    // An accepted upload or deletion runs as a background job: wait for every job to end,
+    // so that the indexing's time and memory are charged to the request that caused it,
+    // not to whichever input runs next (a deletion queued behind it, a query).
+    if status == 202 {
+        wait_for_jobs(s)?;
+    }
     if status == 500 {
         let body = find(&reply, b"\r\n\r\n").map(|i| String::from_utf8_lossy(&reply[i + 4..]).into_owned()).unwrap_or_default();
         return Err(format!("HTTP 500 for {method} {path}: {}", body.chars().take(300).collect::<String>()));
@@ -251,6 +260,34 @@ fn http(input: &[u8]) -> Result<(), String> {
     let reads = matches!(method.as_str(), "GET" | "HEAD") || matches!(path.as_str(), "/query" | "/v1/chat/completions" | "/api/chat");
     if keyed && flags & 2 == 0 && (200..300).contains(&status) && !reads {
         return Err(format!("the keyed server answered {status} to {method} {path} without the read-write key"));
+    }
+    Ok(())
+}
+
+/// Wait until neither server has a queued or running job (within [`JOBS_WITHIN`]).
+fn wait_for_jobs(s: &Servers) -> Result<(), String> {
+    let t = std::time::Instant::now();
+    for (addr, auth) in [(s.open, String::new()), (s.keyed, format!("Authorization: Bearer {RW_KEY}\r\n"))] {
+        loop {
+            let req = format!("GET /jobs HTTP/1.1\r\nHost: x\r\n{auth}Connection: close\r\n\r\n");
+            let mut conn = TcpStream::connect_timeout(&addr, ANSWER_WITHIN).map_err(|e| format!("GET /jobs: {e}"))?;
+            conn.set_read_timeout(Some(ANSWER_WITHIN)).map_err(|e| e.to_string())?;
+            conn.write_all(req.as_bytes()).map_err(|e| format!("GET /jobs: {e}"))?;
+            let mut reply = Vec::new();
+            conn.read_to_end(&mut reply).map_err(|e| format!("GET /jobs: {e}"))?;
+            let body = find(&reply, b"\r\n\r\n").map_or(&[][..], |i| &reply[i + 4..]);
+            let busy = find(body, b"\"state\":\"queued\"").is_some() || find(body, b"\"state\":\"running\"").is_some();
+            if !reply.starts_with(b"HTTP/1.1 200") {
+                return Err(format!("GET /jobs answered {:?}", String::from_utf8_lossy(&reply[..reply.len().min(80)])));
+            }
+            if !busy {
+                break;
+            }
+            if t.elapsed() > JOBS_WITHIN {
+                return Err(format!("write jobs still running after {JOBS_WITHIN:?}"));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
     Ok(())
 }

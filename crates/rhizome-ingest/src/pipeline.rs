@@ -574,14 +574,21 @@ fn embed_chunks(embedder: &dyn Embedder, chunks: &[&Chunk], texts: &[String])
     Ok((chunk_vecs, sentence_vecs))
 }
 
-/// The text embedded for a chunk: its document's title, then the chunk.
+/// The text embedded for a chunk: its document's title (its first [`TITLE_BYTES`] bytes),
+/// then the chunk.
 pub fn embed_text(title: &str, text: &str) -> String {
+    let title = rhizome_core::text::clip(title, TITLE_BYTES);
     if title.is_empty() || text.starts_with(title) {
         text.to_string()
     } else {
         format!("{title}\n{text}")
     }
 }
+
+/// Most of a title put before each chunk of its document when embedding: a title is a
+/// line, not a text (a file whose "title" is 40 KB would otherwise have it embedded again
+/// with each of its chunks).
+pub const TITLE_BYTES: usize = 300;
 
 /// Entity ids with the text embedded for each (the normalised name: the same entity
 /// always gets the same vector, whichever document introduced it).
@@ -612,4 +619,22 @@ fn fact_texts(batch: &WriteBatch) -> Vec<(String, String)> {
             (x.id.clone(), t)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embed_text_puts_at_most_the_title_line_before_the_chunk() {
+        assert_eq!(embed_text("Aage Bohr", "He was a physicist."), "Aage Bohr\nHe was a physicist.");
+        assert_eq!(embed_text("Aage Bohr", "Aage Bohr was a physicist."), "Aage Bohr was a physicist.");
+        assert_eq!(embed_text("", "Text."), "Text.");
+        // A "title" of 40 KB (an HTML upload the fuzzer made) is not repeated before every
+        // chunk of its document.
+        let huge = ", ".repeat(20_000);
+        let t = embed_text(&huge, "Chunk.");
+        assert!(t.len() <= TITLE_BYTES + "\nChunk.".len(), "{} bytes", t.len());
+        assert!(t.ends_with("\nChunk."));
+    }
 }

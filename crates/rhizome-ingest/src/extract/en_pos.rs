@@ -289,6 +289,21 @@ pub fn installed() -> Option<&'static PosTagger> {
     installed_result().as_ref().ok()
 }
 
+/// Err when the tagger model is installed but cannot be read (truncated, overwritten):
+/// indexing with it would silently drop English noun phrases, so the index would differ
+/// from one made with the model, and the fix is known. A model that is not installed at
+/// all is Ok here (noun phrases are skipped with [`unavailable_note`]).
+pub fn check_installed() -> Result<()> {
+    let path = model_dir().join(WEIGHTS_FILE);
+    match installed_result() {
+        Err(why) if path.is_file() => Err(Error::Model(format!(
+            "{}: {why}; the English POS tagger model is damaged: run `rhizome models fetch` to install it again",
+            path.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Why English noun phrases are skipped, with the command that fixes it; None when the
 /// installed tagger loaded.
 pub fn unavailable_note() -> Option<String> {
