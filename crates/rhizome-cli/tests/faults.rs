@@ -142,6 +142,80 @@ fn disk_full_keeps_committed_batches_and_the_rerun_completes() {
     eprintln!("disk full: tmpfs of {size} bytes, {n} of 48 documents committed before it filled");
 }
 
+/// Bytes in use on the filesystem mounted at `dir`.
+fn used_bytes(dir: &Path) -> u64 {
+    let out = Command::new("df").args(["-B1", "--output=used"]).arg(dir).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).lines().nth(1).and_then(|l| l.trim().parse().ok()).unwrap()
+}
+
+/// A PostgreSQL index whose data directory fills up during indexing (the server's data on
+/// a small tmpfs, its write-ahead log elsewhere): the run fails in a batch with the full
+/// disk named and the fix, the database holds whole batches only and answers queries,
+/// and after the disk is made larger the same command completes to what an unhindered run
+/// makes.
+#[test]
+fn postgres_disk_full_keeps_committed_batches_and_the_rerun_completes() {
+    if !root() {
+        eprintln!("skipped: mounting a small tmpfs needs root (CI runs as root)");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let docs = musique_docs(&tmp.path().join("docs"), 0, 48);
+    let first: Vec<PathBuf> = (0..8).map(|i| docs.join(format!("{i:04}.txt"))).collect();
+    // Under the test servers' folder (the server's user can reach it; a tempdir is root's).
+    let base = rhizome_testdb::root().join("postgres").join(format!("diskfull-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let fs = Tmpfs::mount(&base.join("mnt"), 512 << 20);
+    let server = rhizome_testdb::postgres::start_in(&fs.0.join("pg"), Some(&base.join("wal")));
+    let db = |name: &str| {
+        rhizome_testdb::postgres::psql(&server.url, &format!("CREATE DATABASE {name}")).unwrap();
+        rhizome_testdb::postgres::with_database(&server.url, name)
+    };
+    let batch = ["--set", "embed.docs_per_batch=4"];
+    let index = |url: &str, files: &[PathBuf]| -> (Output, String) {
+        let mut c = rz(Path::new(url));
+        c.args(batch).arg("index").args(files);
+        run(&mut c)
+    };
+    let (clean, idx) = (db("clean"), db("idx"));
+    for url in [&clean, &idx] {
+        let (out, err) = index(url, &first);
+        assert!(out.status.success(), "{err}");
+    }
+    let before = used_bytes(&fs.0);
+    let (out, err) = index(&clean, std::slice::from_ref(&docs));
+    assert!(out.status.success(), "{err}");
+    let grown = used_bytes(&fs.0) - before;
+    // Room for about half of what the run adds.
+    let size = (used_bytes(&fs.0) + grown / 2).div_ceil(4096) * 4096;
+    fs.resize(size);
+
+    let (out, err) = index(&idx, std::slice::from_ref(&docs));
+    assert!(!out.status.success(), "the run fit in {size} bytes: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    for want in ["disk is full", "free space", "run the same command again"] {
+        assert!(err.contains(want), "the message lacks {want:?}: {err}");
+    }
+    // Still full: the database answers.
+    let mut c = rz(Path::new(&idx));
+    c.args(["query", "Who founded the company?"]);
+    ok(c);
+    let n = stats(Path::new(&idx))["nodes"]["Document"].as_u64().unwrap() as usize;
+    assert!(n > 8 && n < 48, "the disk filled mid-run: {n} of 48 documents committed");
+    assert_eq!((n - 8) % 4, 0, "whole batches only: {n}");
+
+    fs.resize(512 << 20);
+    let mut c = rz(Path::new(&idx));
+    c.args(batch).arg("index").arg(&docs);
+    let r = json(c);
+    assert_eq!(r["report"]["documents_indexed"].as_u64(), Some(48 - n as u64), "{r}");
+    assert_eq!(stats(Path::new(&idx)), stats(Path::new(&clean)), "the rerun after freeing space differs from an unhindered run");
+    drop(server);
+    drop(fs);
+    let _ = std::fs::remove_dir_all(&base);
+    eprintln!("postgres disk full: data on a tmpfs of {size} bytes, {n} of 48 documents committed before it filled");
+}
+
 /// `rhizome serve` on an index whose disk fills during an upload: the job fails saying
 /// the disk is full and what to do, queries go on being answered, and the index holds
 /// whole batches only; after the disk is made larger the same upload completes.

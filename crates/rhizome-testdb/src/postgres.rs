@@ -77,23 +77,35 @@ fn remove_stale(dir: &Path) {
 
 /// Start a server of our own (see the module documentation).
 pub fn start() -> Server {
-    let bin = bin_dir();
-    let user = server_user();
     let base = root().join("postgres");
     std::fs::create_dir_all(&base).unwrap();
     remove_stale(&base);
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
-    let dir = base.join(format!("pg-{}-{nanos}", std::process::id()));
+    start_in(&base.join(format!("pg-{}-{nanos}", std::process::id())), None)
+}
+
+/// Start a server of our own with its data directory in `dir` (made, and given to the
+/// server's user) and its write-ahead log in `wal` when given (e.g. the data on a small
+/// filesystem that is to fill up, the log elsewhere: PostgreSQL stops the whole server
+/// when it cannot write its log, but fails just the statement when a data file cannot grow).
+pub fn start_in(dir: &Path, wal: Option<&Path>) -> Server {
+    let bin = bin_dir();
+    let user = server_user();
     let (data, sock) = (dir.join("data"), dir.join("sock"));
     std::fs::create_dir_all(&sock).unwrap();
-    for p in [&dir, &sock] {
+    for p in [dir, &sock] {
         chown(p, user);
     }
-    let out = as_user(&mut Command::new(bin.join("initdb")), user)
+    let mut initdb = Command::new(bin.join("initdb"));
+    as_user(&mut initdb, user)
         .arg("-D").arg(&data)
-        .args(["-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-locale", "--no-sync"])
-        .output()
-        .expect("run initdb");
+        .args(["-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-locale", "--no-sync"]);
+    if let Some(w) = wal {
+        std::fs::create_dir_all(w).unwrap();
+        chown(w, user);
+        initdb.arg("--waldir").arg(w.join("pg_wal"));
+    }
+    let out = initdb.output().expect("run initdb");
     assert!(out.status.success(), "initdb failed:\n{}{}", String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr));
     let port = free_port();
@@ -122,7 +134,7 @@ pub fn start() -> Server {
     as_user(&mut stop, user).arg("stop").arg("-D").arg(&data).args(["-m", "fast", "-w"])
         .stdout(Stdio::null()).stderr(Stdio::null());
     let pid = child.id();
-    Server::new(pid, url, port, dir, Some(child), Some(stop))
+    Server::new(pid, url, port, dir.to_path_buf(), Some(child), Some(stop))
 }
 
 /// Run one SQL command with the wheel's psql; Err(stderr) when it fails.

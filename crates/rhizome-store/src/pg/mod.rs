@@ -88,6 +88,11 @@ pub(crate) fn pg_err(url: &PgUrl, e: postgres::Error) -> Error {
         }
         None => e.to_string(),
     };
+    // 53100 disk_full: a data file could not be extended. The statement's transaction is
+    // rolled back, so the database holds what was committed before it.
+    if e.code() == Some(&postgres::error::SqlState::DISK_FULL) || msg.contains("No space left on device") {
+        return Error::DiskFull(format!("{}: {msg}", url.display()));
+    }
     if e.is_closed() || msg.contains("connection closed") || msg.contains("error communicating") {
         return Error::Store(format!(
             "{}: the connection to the server was lost ({msg}); is the server running? run the command again",
