@@ -73,6 +73,29 @@ fn split(d: &BTreeMap<String, Vec<String>>) -> (BTreeMap<String, Vec<String>>, B
     (batches, global)
 }
 
+/// For the disk-full tests (root only: they mount a tmpfs): a temporary folder, 48 MuSiQue
+/// passages as files in it, and the first 8 of them.
+fn disk_full_corpus() -> Option<(tempfile::TempDir, PathBuf, Vec<PathBuf>)> {
+    if !root() {
+        eprintln!("skipped: mounting a small tmpfs needs root (CI runs as root)");
+        return None;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let docs = musique_docs(&tmp.path().join("docs"), 0, 48);
+    let first: Vec<PathBuf> = (0..8).map(|i| docs.join(format!("{i:04}.txt"))).collect();
+    Some((tmp, docs, first))
+}
+
+/// The run failed without a panic, saying the disk is full, naming `index`, free space and
+/// running the same command again.
+fn assert_says_disk_full(out: &Output, err: &str, index: &str) {
+    assert!(!out.status.success(), "the run fit on the disk: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    for want in ["disk is full", index, "free space", "run the same command again"] {
+        assert!(err.contains(want), "the message lacks {want:?}: {err}");
+    }
+}
+
 /// The index lives on a tmpfs too small for the whole run: the run fails in a batch with
 /// a message naming the full disk, the index and the fix; the index is exactly what the
 /// batches before committed (and the global steps as they were before the run), opens
@@ -80,13 +103,7 @@ fn split(d: &BTreeMap<String, Vec<String>>) -> (BTreeMap<String, Vec<String>>, B
 /// an unhindered run makes.
 #[test]
 fn disk_full_keeps_committed_batches_and_the_rerun_completes() {
-    if !root() {
-        eprintln!("skipped: mounting a small tmpfs needs root (CI runs as root)");
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let docs = musique_docs(&tmp.path().join("docs"), 0, 48);
-    let first: Vec<PathBuf> = (0..8).map(|i| docs.join(format!("{i:04}.txt"))).collect();
+    let Some((tmp, docs, first)) = disk_full_corpus() else { return };
     let batch = ["--set", "embed.docs_per_batch=4"];
     let index_files = |idx: &Path, files: &[PathBuf]| {
         let mut c = rz(idx);
@@ -108,11 +125,7 @@ fn disk_full_keeps_committed_batches_and_the_rerun_completes() {
     let mut c = rz(&idx);
     c.args(batch).arg("index").arg(&docs);
     let (out, err) = run(&mut c);
-    assert!(!out.status.success(), "the run fit on {size} bytes: {err}");
-    assert!(!err.contains("panicked"), "{err}");
-    for want in ["disk is full", &idx.display().to_string(), "free space", "run the same command again"] {
-        assert!(err.contains(want), "the message lacks {want:?}: {err}");
-    }
+    assert_says_disk_full(&out, &err, &idx.display().to_string());
     // Still full: the index opens and answers.
     let mut c = rz(&idx);
     c.args(["query", "Who founded the company?"]);
@@ -155,13 +168,7 @@ fn used_bytes(dir: &Path) -> u64 {
 /// makes.
 #[test]
 fn postgres_disk_full_keeps_committed_batches_and_the_rerun_completes() {
-    if !root() {
-        eprintln!("skipped: mounting a small tmpfs needs root (CI runs as root)");
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let docs = musique_docs(&tmp.path().join("docs"), 0, 48);
-    let first: Vec<PathBuf> = (0..8).map(|i| docs.join(format!("{i:04}.txt"))).collect();
+    let Some((_tmp, docs, first)) = disk_full_corpus() else { return };
     // Under the test servers' folder (the server's user can reach it; a tempdir is root's).
     let base = rhizome_testdb::root().join("postgres").join(format!("diskfull-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&base);
@@ -191,11 +198,7 @@ fn postgres_disk_full_keeps_committed_batches_and_the_rerun_completes() {
     fs.resize(size);
 
     let (out, err) = index(&idx, std::slice::from_ref(&docs));
-    assert!(!out.status.success(), "the run fit in {size} bytes: {err}");
-    assert!(!err.contains("panicked"), "{err}");
-    for want in ["disk is full", "free space", "run the same command again"] {
-        assert!(err.contains(want), "the message lacks {want:?}: {err}");
-    }
+    assert_says_disk_full(&out, &err, "idx");
     // Still full: the database answers.
     let mut c = rz(Path::new(&idx));
     c.args(["query", "Who founded the company?"]);

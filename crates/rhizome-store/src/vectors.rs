@@ -25,29 +25,30 @@ pub fn decode(b: &[u8]) -> Vec<f32> {
 /// Rows per matrix product in all-pairs kNN.
 const BLOCK: usize = 256;
 
-/// Keeps the best `k` (score, index) pairs seen.
+/// Keeps the best `k` (score, index) pairs seen: higher score first, then lower index, so
+/// the result does not depend on the order of the pushes.
 struct TopK {
     k: usize,
     items: Vec<(f32, usize)>,
-    floor: f32,
+    /// The worst item kept, once `k` are.
+    floor: (f32, usize),
 }
 
 impl TopK {
     fn new(k: usize) -> Self {
-        TopK { k, items: Vec::with_capacity(k + 1), floor: f32::NEG_INFINITY }
+        TopK { k, items: Vec::with_capacity(k + 1), floor: (f32::NEG_INFINITY, usize::MAX) }
     }
     #[inline]
     fn push(&mut self, score: f32, i: usize) {
-        if self.k == 0 || (self.items.len() == self.k && score <= self.floor) {
+        let worse = score < self.floor.0 || (score == self.floor.0 && i > self.floor.1);
+        if self.k == 0 || (self.items.len() == self.k && worse) {
             return;
         }
         self.items.push((score, i));
-        if self.items.len() > self.k {
+        if self.items.len() >= self.k {
             self.sort();
             self.items.truncate(self.k);
-        }
-        if self.items.len() == self.k {
-            self.floor = self.items.iter().map(|x| x.0).fold(f32::INFINITY, f32::min);
+            self.floor = self.items[self.k - 1];
         }
     }
     fn sort(&mut self) {
@@ -84,13 +85,6 @@ impl VectorMatrix {
             .into_iter()
             .map(|(s, i)| Scored { id: self.ids[i].clone(), score: s })
             .collect()
-    }
-
-    /// Cosines of rows `first..first + rows` against every row, into `out` (rows x len),
-    /// as one matrix product.
-    fn block_scores(&self, first: usize, rows: usize, out: &mut [f32]) {
-        let d = self.dim;
-        self.scores_against(&self.data[first * d..(first + rows) * d], rows, out);
     }
 
     /// Cosines of the `rows` vectors in `lhs` (row-major, `rows x dim`) against every row,
@@ -146,51 +140,90 @@ impl VectorMatrix {
 
     /// For every row, its `top_k` nearest other rows with cosine >= `threshold`, as
     /// undirected pairs (i < j) with their score, sorted. Returns `None` if cancelled.
+    ///
+    /// Each pair's cosine is computed once (row block `i` against the columns from the
+    /// block's first row on: the upper triangle, half the products of the full square) and
+    /// offered to both rows' top lists. Blocks are dealt to the threads in turn, so the
+    /// triangle's long and short rows are shared evenly.
     pub fn knn_pairs(&self, top_k: usize, threshold: f32, cancel: &AtomicBool)
         -> Option<Vec<(usize, usize, f32)>> {
         let n = self.len();
-        let threads = std::thread::available_parallelism().map(|x| x.get()).unwrap_or(1);
-        let per = n.div_ceil(threads.max(1)).max(1);
-        let results: Vec<Option<Vec<(usize, usize, f32)>>> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..n)
-                .step_by(per)
-                .map(|start| {
+        let threads = std::thread::available_parallelism().map(|x| x.get()).unwrap_or(1).max(1);
+        let blocks: Vec<usize> = (0..n).step_by(BLOCK).collect();
+        // Per thread: each row's best `top_k` among the pairs it scored (memory bounded by
+        // rows x top_k, whatever the threshold).
+        let found: Vec<Option<Vec<Option<TopK>>>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    let blocks = &blocks;
                     s.spawn(move || {
-                        let mut out = Vec::new();
-                        let end = (start + per).min(n);
+                        let mut tops: Vec<Option<TopK>> = (0..n).map(|_| None).collect();
+                        let mut offer = |i: usize, j: usize, sc: f32| {
+                            tops[i].get_or_insert_with(|| TopK::new(top_k)).push(sc, j);
+                        };
                         let mut scores = vec![0f32; BLOCK * n];
-                        for b0 in (start..end).step_by(BLOCK) {
+                        for &b0 in blocks.iter().skip(t).step_by(threads) {
                             if cancel.load(Ordering::Relaxed) {
                                 return None;
                             }
-                            let rows = BLOCK.min(end - b0);
-                            self.block_scores(b0, rows, &mut scores[..rows * n]);
+                            let rows = BLOCK.min(n - b0);
+                            let cols = n - b0;
+                            self.triangle_scores(b0, rows, &mut scores[..rows * cols]);
                             for r in 0..rows {
                                 let i = b0 + r;
-                                let mut top = TopK::new(top_k);
-                                for (j, &sc) in scores[r * n..(r + 1) * n].iter().enumerate() {
-                                    if j != i && sc >= threshold {
-                                        top.push(sc, j);
+                                // Columns b0.. : j = b0 + c; only j > i (each pair once).
+                                for (c, &sc) in scores[r * cols..(r + 1) * cols].iter().enumerate().skip(r + 1) {
+                                    if sc >= threshold {
+                                        offer(i, b0 + c, sc);
+                                        offer(b0 + c, i, sc);
                                     }
-                                }
-                                for (sc, j) in top.into_sorted() {
-                                    out.push((i.min(j), i.max(j), sc));
                                 }
                             }
                         }
-                        Some(out)
+                        Some(tops)
                     })
                 })
                 .collect();
             handles.into_iter().map(|h| h.join().unwrap_or(None)).collect()
         });
+        let mut merged: Vec<Option<TopK>> = (0..n).map(|_| None).collect();
+        for tops in found {
+            for (i, top) in tops?.into_iter().enumerate() {
+                for (sc, j) in top.map(TopK::into_sorted).unwrap_or_default() {
+                    merged[i].get_or_insert_with(|| TopK::new(top_k)).push(sc, j);
+                }
+            }
+        }
         let mut pairs = Vec::new();
-        for r in results {
-            pairs.extend(r?);
+        for (i, top) in merged.into_iter().enumerate() {
+            for (sc, j) in top.map(TopK::into_sorted).unwrap_or_default() {
+                pairs.push((i.min(j), i.max(j), sc));
+            }
         }
         pairs.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
         pairs.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
         Some(pairs)
+    }
+
+    /// Cosines of rows `first..first + rows` against rows `first..`, into `out`
+    /// (rows x (len - first)), as one matrix product.
+    fn triangle_scores(&self, first: usize, rows: usize, out: &mut [f32]) {
+        let (n, d) = (self.len(), self.dim);
+        let cols = n - first;
+        assert!(out.len() >= rows * cols && first + rows <= n && self.data.len() >= n * d);
+        let lhs = &self.data[first * d..(first + rows) * d];
+        let rhs = &self.data[first * d..];
+        // SAFETY: dst is rows x cols row-major inside `out`; lhs is rows x d row-major; rhs
+        // is the transpose of rows first.. (d x cols, column stride d). Extents checked above.
+        unsafe {
+            gemm::gemm(
+                rows, cols, d,
+                out.as_mut_ptr(), 1, cols as isize, false,
+                lhs.as_ptr(), 1, d as isize,
+                rhs.as_ptr(), d as isize, 1,
+                0.0, 1.0, false, false, false, gemm::Parallelism::None,
+            );
+        }
     }
 }
 
@@ -223,5 +256,40 @@ mod tests {
             assert_eq!(got, &mat.search(q, 2));
         }
         assert!(many[2].is_empty());
+    }
+
+    /// All-pairs kNN against a plain double loop: 700 random vectors (blocks of 256: the
+    /// triangle crosses block and thread boundaries), several k and thresholds.
+    #[test]
+    fn knn_pairs_match_brute_force() {
+        let (n, d) = (700, 8);
+        let mut seed = 5u32;
+        let mut next = || {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (seed >> 8) as f32 / (1u32 << 24) as f32 - 0.5
+        };
+        let mut data: Vec<f32> = (0..n * d).map(|_| next()).collect();
+        for row in data.chunks_mut(d) {
+            rhizome_core::l2_normalize(row);
+        }
+        let mat = VectorMatrix { ids: (0..n).map(|i| format!("n{i}")).collect(), data, dim: d };
+        for (k, threshold) in [(3, 0.6f32), (10, 0.8), (1, 0.0)] {
+            let mut want = Vec::new();
+            for i in 0..n {
+                let mut top = TopK::new(k);
+                for j in 0..n {
+                    let sc = dot(mat.row(i), mat.row(j));
+                    if j != i && sc >= threshold {
+                        top.push(sc, j);
+                    }
+                }
+                want.extend(top.into_sorted().into_iter().map(|(_, j)| (i.min(j), i.max(j))));
+            }
+            want.sort();
+            want.dedup();
+            let got: Vec<(usize, usize)> =
+                mat.knn_pairs(k, threshold, &AtomicBool::new(false)).unwrap().iter().map(|p| (p.0, p.1)).collect();
+            assert_eq!(got, want, "k {k}, threshold {threshold}");
+        }
     }
 }
