@@ -15,7 +15,7 @@ pub mod rng;
 pub mod runner;
 pub mod seeds;
 mod t_config;
-mod t_http;
+pub mod t_http;
 mod t_loaders;
 mod t_replies;
 mod t_text;

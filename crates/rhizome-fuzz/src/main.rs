@@ -65,6 +65,7 @@ fn main() -> Result<()> {
                 }
             }
         }
+        rhizome_fuzz::t_http::remove_temp_dir();
         if failed > 0 {
             bail!("{failed} replays failed");
         }
@@ -104,6 +105,7 @@ fn main() -> Result<()> {
             println!("    {} x{}: {head}{saved}", f.kind.as_str(), f.count);
         }
     }
+    rhizome_fuzz::t_http::remove_temp_dir();
     if total_failures > 0 {
         bail!("{total_failures} distinct failures");
     }

@@ -49,6 +49,7 @@ const DOCS: [(&str, &str); 3] = [
 
 fn start() -> Result<Servers, String> {
     let dir = tempfile::Builder::new().prefix("rhizome-fuzz-http-").tempdir().map_err(|e| e.to_string())?;
+    let _ = TEMP_DIR.set(dir.path().to_path_buf());
     let index = dir.path().join("index");
     let config = Config::load(None, Vec::new(), &["embed.model=all-MiniLM-L6-v2".to_string()]).map_err(|e| e.to_string())?;
     let url = index.to_str().ok_or("temporary folder is not UTF-8")?.to_string();
@@ -82,6 +83,17 @@ fn start() -> Result<Servers, String> {
         Ok::<_, String>((addrs[0], addrs[1]))
     })?;
     Ok(Servers { open, keyed, doc_ids, _runtime: runtime, _dir: dir })
+}
+
+/// The servers' temporary folder, for [`remove_temp_dir`].
+static TEMP_DIR: OnceLock<std::path::PathBuf> = OnceLock::new();
+
+/// Remove the servers' temporary folder (their index): the servers live in a static and
+/// are never dropped, so the folder would outlive the process. Call it last.
+pub fn remove_temp_dir() {
+    if let Some(dir) = TEMP_DIR.get() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }
 
 fn servers() -> Result<&'static Servers, String> {
