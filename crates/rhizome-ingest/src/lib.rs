@@ -2,6 +2,7 @@
 //! pipeline that runs them into a store, plus importers of other tools' outputs.
 
 pub mod chunk;
+mod embed_texts;
 pub mod extract;
 pub mod load;
 pub mod pipeline;
