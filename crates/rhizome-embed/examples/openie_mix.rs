@@ -7,14 +7,9 @@
 use std::collections::HashSet;
 use std::time::Instant;
 
+use rhizome_core::ids::normalize_name as norm;
 use rhizome_core::{EmbedKind, Embedder};
 use rhizome_embed::{models, E5Embedder};
-
-fn norm(s: &str) -> String {
-    let l = s.to_lowercase();
-    let c = l.split_whitespace().collect::<Vec<_>>().join(" ");
-    c.trim_matches(|c: char| !c.is_alphanumeric()).to_string()
-}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args().nth(1).ok_or("usage: openie_mix OPENIE.json")?;

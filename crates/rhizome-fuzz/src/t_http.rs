@@ -38,7 +38,7 @@ struct Servers {
     keyed: SocketAddr,
     doc_ids: Vec<String>,
     _runtime: tokio::runtime::Runtime,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 const DOCS: [(&str, &str); 3] = [
@@ -49,7 +49,6 @@ const DOCS: [(&str, &str); 3] = [
 
 fn start() -> Result<Servers, String> {
     let dir = tempfile::Builder::new().prefix("rhizome-fuzz-http-").tempdir().map_err(|e| e.to_string())?;
-    let _ = TEMP_DIR.set(dir.path().to_path_buf());
     let index = dir.path().join("index");
     let config = Config::load(None, Vec::new(), &["embed.model=all-MiniLM-L6-v2".to_string()]).map_err(|e| e.to_string())?;
     let url = index.to_str().ok_or("temporary folder is not UTF-8")?.to_string();
@@ -82,23 +81,22 @@ fn start() -> Result<Servers, String> {
         }
         Ok::<_, String>((addrs[0], addrs[1]))
     })?;
-    Ok(Servers { open, keyed, doc_ids, _runtime: runtime, _dir: dir })
+    Ok(Servers { open, keyed, doc_ids, _runtime: runtime, dir })
 }
 
-/// The servers' temporary folder, for [`remove_temp_dir`].
-static TEMP_DIR: OnceLock<std::path::PathBuf> = OnceLock::new();
+/// The two servers, started on first use.
+static SERVERS: OnceLock<Result<Servers, String>> = OnceLock::new();
 
 /// Remove the servers' temporary folder (their index): the servers live in a static and
 /// are never dropped, so the folder would outlive the process. Call it last.
 pub fn remove_temp_dir() {
-    if let Some(dir) = TEMP_DIR.get() {
-        let _ = std::fs::remove_dir_all(dir);
+    if let Some(Ok(s)) = SERVERS.get() {
+        let _ = std::fs::remove_dir_all(s.dir.path());
     }
 }
 
 fn servers() -> Result<&'static Servers, String> {
-    static S: OnceLock<Result<Servers, String>> = OnceLock::new();
-    S.get_or_init(start).as_ref().map_err(|e| format!("starting the fuzz servers: {e}"))
+    SERVERS.get_or_init(start).as_ref().map_err(|e| format!("starting the fuzz servers: {e}"))
 }
 
 const DICT: &[&str] = &[
