@@ -3,7 +3,9 @@
 //! `cargo run --release -p rhizome-embed --example openie_mix -- OPENIE.json [KIND] [--compare]`
 //! KIND: passages, entities or facts (default: all three). `--compare` also times the
 //! previous attention path (two gemm calls per head, see `attention::set_fused`) right after
-//! each, and prints the ratio; CPU-seconds of the process beside the wall time.
+//! each, and prints the ratio; `--compare-bf16` likewise the f32 fused kernel for long
+//! sequences against the bf16 one (`attention::set_bf16`). CPU-seconds of the process
+//! beside the wall time.
 use std::collections::HashSet;
 use std::time::Instant;
 
@@ -38,7 +40,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("facts", facts.into_iter().collect()),
     ];
     let compare = std::env::args().any(|a| a == "--compare");
-    let only = std::env::args().skip(2).find(|a| a != "--compare");
+    let compare_bf16 = std::env::args().any(|a| a == "--compare-bf16");
+    let only = std::env::args().skip(2).find(|a| !a.starts_with("--"));
     for (name, texts) in &sets {
         if only.as_deref().is_some_and(|o| o != *name) {
             continue;
@@ -46,21 +49,38 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let toks: Vec<usize> = texts.iter().map(|t| e.tokenize(t, EmbedKind::Passage).len()).collect();
         let sum: usize = toks.iter().sum();
         let sq: usize = toks.iter().map(|l| l * l).sum();
-        let run = |fused: bool| -> Result<(f64, f64), Box<dyn std::error::Error>> {
+        let vectors = std::cell::RefCell::new(Vec::new());
+        let run = |fused: bool, bf16: bool| -> Result<(f64, f64), Box<dyn std::error::Error>> {
             rhizome_embed::attention::set_fused(fused);
+            rhizome_embed::attention::set_bf16(bf16);
             let (t0, c0) = (Instant::now(), cpu_seconds());
+            let mut out = Vec::with_capacity(texts.len());
             for part in texts.chunks(4096) {
-                e.embed(part, EmbedKind::Passage)?;
+                out.extend(e.embed(part, EmbedKind::Passage)?);
             }
-            Ok((t0.elapsed().as_secs_f64(), cpu_seconds() - c0))
+            let took = (t0.elapsed().as_secs_f64(), cpu_seconds() - c0);
+            vectors.borrow_mut().push(out);
+            Ok(took)
         };
-        let (wall, cpu) = run(true)?;
+        // Cosines between the vectors of the first run and of the last: (mean, lowest).
+        let agreement = || {
+            let v = vectors.borrow();
+            let cos: Vec<f32> = v[0].iter().zip(v.last().unwrap()).map(|(a, b)| rhizome_core::dot(a, b)).collect();
+            (cos.iter().sum::<f32>() / cos.len().max(1) as f32, cos.iter().copied().fold(1.0f32, f32::min))
+        };
+        let (wall, cpu) = run(true, true)?;
         let n = texts.len();
         println!("{name}: {n} strings, {sum} tokens ({:.1}/string), sum len^2 {sq}, embed {wall:.2} s ({cpu:.1} CPU-s)",
             sum as f64 / n as f64);
         if compare {
-            let (w0, c0) = run(false)?;
+            let (w0, c0) = run(false, false)?;
             println!("  previous attention: {w0:.2} s ({c0:.1} CPU-s): fused is {:.3}x wall, {:.3}x CPU", w0 / wall, c0 / cpu);
+        }
+        if compare_bf16 {
+            let (w0, c0) = run(true, false)?;
+            let (mean, low) = agreement();
+            println!("  f32 fused attention: {w0:.2} s ({c0:.1} CPU-s): with bf16 {:.3}x wall, {:.3}x CPU; cosine of the two vectors: mean {mean:.6}, lowest {low:.6}",
+                w0 / wall, c0 / cpu);
         }
     }
     Ok(())

@@ -40,6 +40,16 @@ pub fn set_fused(on: bool) {
     FUSED.store(on, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// Whether sequences of [`crate::attention_bf16::FROM_TOKENS`] tokens or more take the
+/// bf16 kernel where the CPU has AVX-512 BF16 (the default).
+static BF16: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+/// Benchmarks only: `false` keeps long sequences on the f32 fused kernel, for the whole
+/// process, so that both can be timed in one run.
+pub fn set_bf16(on: bool) {
+    BF16.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// From this many sequences in a batch on, attention runs one task per sequence (all its
 /// heads) instead of one per (sequence, head): enough tasks to keep the threads busy.
 const SEQUENCE_TASKS_FROM: usize = 8;
@@ -67,10 +77,21 @@ pub(crate) fn attention(qkv: &[f32], lens: &[usize], heads: usize, head_dim: usi
     let fused = dh == crate::attention_fused::HEAD_DIM
         && crate::attention_fused::available()
         && FUSED.load(std::sync::atomic::Ordering::Relaxed);
+    let bf16 = fused && crate::attention_bf16::available() && BF16.load(std::sync::atomic::Ordering::Relaxed);
     let run = |seq: usize, head: usize, scores: &mut Vec<f32>| {
         let n = lens[seq];
         let base = starts[seq] * 3 * h + head * dh;
         let (q, k, v) = (&qkv[base..], &qkv[base + h..], &qkv[base + 2 * h..]);
+        #[cfg(target_arch = "x86_64")]
+        if bf16 && n >= crate::attention_bf16::FROM_TOKENS {
+            scores.resize(crate::attention_bf16::scratch_len(n), 0.0);
+            // SAFETY: as below; `bf16` checked the CPU's BF16 support too.
+            unsafe {
+                let out_p = out_ptr.get().add(starts[seq] * h + head * dh);
+                crate::attention_bf16::head(q.as_ptr(), k.as_ptr(), v.as_ptr(), 3 * h, n, out_p, h, scores);
+            }
+            return;
+        }
         #[cfg(target_arch = "x86_64")]
         if fused {
             scores.resize(crate::attention_fused::scratch_len(n), 0.0);

@@ -108,7 +108,31 @@ unsafe fn block<const R: usize>(q: *const f32, v: *const f32, stride: usize, n: 
             _mm512_storeu_ps(s.as_mut_ptr().add(r * np + c * 16), acc[r]);
         }
     }
-    // Softmax numerators in place (padding columns 0), and each row's 1 / sum.
+    let inv = softmax_rows::<R>(s, n, np);
+    // Weighted sums of the value rows: each value row (two registers) feeds 2R multiply-adds.
+    let mut acc = [[_mm512_setzero_ps(); 2]; R];
+    for j in 0..n {
+        let (v0, v1) = (_mm512_loadu_ps(v.add(j * stride)), _mm512_loadu_ps(v.add(j * stride + 16)));
+        for r in 0..R {
+            let p = _mm512_set1_ps(*s.get_unchecked(r * np + j));
+            acc[r][0] = _mm512_fmadd_ps(p, v0, acc[r][0]);
+            acc[r][1] = _mm512_fmadd_ps(p, v1, acc[r][1]);
+        }
+    }
+    for r in 0..R {
+        let f = _mm512_set1_ps(inv[r]);
+        _mm512_storeu_ps(out.add(r * out_stride), _mm512_mul_ps(acc[r][0], f));
+        _mm512_storeu_ps(out.add(r * out_stride + 16), _mm512_mul_ps(acc[r][1], f));
+    }
+}
+
+/// Softmax numerators in place for `R` score rows of `np` columns (`n` valid; the padding
+/// columns become 0), and each row's `1 / sum`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+#[allow(clippy::needless_range_loop)] // row r of `s` and `inv` alike
+pub(crate) unsafe fn softmax_rows<const R: usize>(s: &mut [f32], n: usize, np: usize) -> [f32; R] {
     let last = n - (np - 16); // valid lanes of the last 16
     let last_mask: __mmask16 = if last == 16 { 0xffff } else { (1u16 << last) - 1 };
     let mut inv = [0f32; R];
@@ -129,28 +153,14 @@ unsafe fn block<const R: usize>(q: *const f32, v: *const f32, stride: usize, n: 
         }
         inv[r] = 1.0 / _mm512_reduce_add_ps(sum);
     }
-    // Weighted sums of the value rows: each value row (two registers) feeds 2R multiply-adds.
-    let mut acc = [[_mm512_setzero_ps(); 2]; R];
-    for j in 0..n {
-        let (v0, v1) = (_mm512_loadu_ps(v.add(j * stride)), _mm512_loadu_ps(v.add(j * stride + 16)));
-        for r in 0..R {
-            let p = _mm512_set1_ps(*s.get_unchecked(r * np + j));
-            acc[r][0] = _mm512_fmadd_ps(p, v0, acc[r][0]);
-            acc[r][1] = _mm512_fmadd_ps(p, v1, acc[r][1]);
-        }
-    }
-    for r in 0..R {
-        let f = _mm512_set1_ps(inv[r]);
-        _mm512_storeu_ps(out.add(r * out_stride), _mm512_mul_ps(acc[r][0], f));
-        _mm512_storeu_ps(out.add(r * out_stride + 16), _mm512_mul_ps(acc[r][1], f));
-    }
+    inv
 }
 
 /// Transpose 16 rows of 16 floats in registers: afterwards `r[c]` holds column `c`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 #[inline]
-unsafe fn transpose16(r: &mut [__m512; 16]) {
+pub(crate) unsafe fn transpose16(r: &mut [__m512; 16]) {
     // Within each 128-bit lane L: pairs of rows interleaved, then 4 rows' column 4L + m
     // gathered into u[4i + m]; last, the 4 x 4 blocks of 128-bit lanes transposed.
     let mut t = [_mm512_setzero_ps(); 16];
@@ -185,7 +195,7 @@ unsafe fn transpose16(r: &mut [__m512; 16]) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 #[inline]
-unsafe fn exp512(x_in: __m512) -> __m512 {
+pub(crate) unsafe fn exp512(x_in: __m512) -> __m512 {
     const LOG2E: f32 = std::f32::consts::LOG2_E;
     const LN2_HI: f32 = 0.693_145_75;
     const LN2_LO: f32 = 1.428_606_8e-6;

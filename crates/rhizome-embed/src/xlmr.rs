@@ -4,11 +4,13 @@
 //! The forward pass is the one of [`crate::bert`]: packed batches (no padding), a fused QKV
 //! projection with `1/sqrt(head_dim)` folded into the query weights, and the fused kernels of
 //! `ops` (bias+GELU, bias+residual+LayerNorm, per-sequence attention). The dense layers run
-//! either as f32 gemm on weights dequantised once at load time, or as int8 x int4 matmuls on
-//! the 4-bit weights ([`crate::q8q4`], AVX-512 VNNI); see [`crate::e5::E5Matmul`].
+//! either as f32 gemm on weights dequantised once at load time, or as int8 matmuls on the
+//! weights re-expressed as int8 at load ([`crate::q8i8`], AVX-512 VNNI); see
+//! [`crate::e5::E5Matmul`]. Attention of sequences from 32 tokens on runs in bf16 where the
+//! CPU has AVX-512 BF16 ([`crate::attention_bf16`]).
 //!
 //! The word-embedding table (250k rows, 3/4 of the file) stays 4-bit: rows are dequantised
-//! as tokens are looked up, which keeps the resident model at ~70 MB (int8 matmuls) or
+//! as tokens are looked up, which keeps the resident model at ~80 MB (int8 matmuls) or
 //! ~140 MB (f32) instead of ~470 MB.
 //! Positions follow XLM-R (ids start at `padding_idx + 1 = 2`; the file's table already
 //! starts there) and the single token type 0 is added to every token.
@@ -18,7 +20,7 @@ use rayon::prelude::*;
 use crate::attention::attention;
 use crate::e5_file::{dequantize_q4, E5File, E5Header, Q4_BLOCK, Q4_BLOCK_BYTES};
 use crate::ops::{bias_add, bias_gelu, bias_residual_norm, mean_pool_rows, NormParams};
-use crate::q8q4::{Q4Matrix, Q8};
+use crate::q8i8::{I8Matrix, Q8};
 
 /// Fewest tokens in a forward pass for it to fan out over rayon; smaller calls (one question
 /// is ~15-40 tokens, a few short names) run every step on the calling thread alone.
@@ -35,7 +37,7 @@ pub const PAR_MIN_TOKENS: usize = 128;
 /// A dense layer without bias: f32 `[in, out]` weights (gemm), or 4-bit ones (int8 kernel).
 enum Linear {
     F32 { w: Vec<f32>, nin: usize, nout: usize },
-    Q4(Q4Matrix),
+    Q4(I8Matrix),
 }
 
 impl Linear {
@@ -47,7 +49,7 @@ impl Linear {
                 .iter()
                 .map(|&(name, n_out, s)| Ok((f.q4_tensor(name, n_out, n_in)?, n_out, s)))
                 .collect::<Result<_, String>>()?;
-            return Ok(Linear::Q4(Q4Matrix::from_q4(&blocks, n_in)?));
+            return Ok(Linear::Q4(I8Matrix::from_q4(&blocks, n_in)?));
         }
         // Each part is `[n_out_i, in]`; the result is `[in, sum n_out_i]`, row-major.
         let nout: usize = parts.iter().map(|p| p.1).sum();
@@ -147,11 +149,11 @@ struct Tile {
 }
 
 impl XlmrEncoder {
-    /// Build the encoder from a parsed file: with int8 x int4 matmuls on the 4-bit weights
-    /// if `int8` (the caller checks [`Q4Matrix::available`]), else f32 matmuls on dequantised
+    /// Build the encoder from a parsed file: with int8 matmuls on weights re-expressed as
+    /// int8 if `int8` (the caller checks [`I8Matrix::available`]), else f32 matmuls on dequantised
     /// weights.
     pub fn from_file(f: &E5File, int8: bool) -> Result<Self, String> {
-        if int8 && !Q4Matrix::available() {
+        if int8 && !I8Matrix::available() {
             return Err("int8 matmuls need a CPU with AVX-512 VNNI".into());
         }
         let hd = f.header.clone();
@@ -196,7 +198,7 @@ impl XlmrEncoder {
         Ok(XlmrEncoder { header: hd, word_q4, pos_type, emb_gamma, emb_beta, layers, int8 })
     }
 
-    /// Whether the matmuls are int8 x int4 (else f32 on dequantised weights).
+    /// Whether the matmuls are int8 (else f32 on dequantised weights).
     pub fn int8(&self) -> bool {
         self.int8
     }

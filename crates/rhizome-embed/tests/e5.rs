@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 
 use rhizome_core::{dot, EmbedKind, Embedder, Error};
 use rhizome_embed::e5::{E5Embedder, E5Matmul, E5_MODEL_FILE};
-use rhizome_embed::q8q4::Q4Matrix;
+use rhizome_embed::q8i8::I8Matrix;
 use rhizome_embed::models::{self, E5_SMALL};
 
 fn model_dir() -> PathBuf {
@@ -229,7 +229,7 @@ fn reference_run(texts: &[String], kind: EmbedKind, vectors: bool) -> Vec<(Vec<u
 /// Both matmul paths where the CPU runs both.
 fn matmuls() -> Vec<E5Matmul> {
     let mut v = vec![E5Matmul::F32];
-    if Q4Matrix::available() {
+    if I8Matrix::available() {
         v.push(E5Matmul::Int8);
     }
     v
