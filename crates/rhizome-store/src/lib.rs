@@ -116,6 +116,8 @@ impl SqliteStore {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
         let conn = Connection::open(&db).map_err(|e| index_err(dir, e))?;
+        // Room for every statement a batch write runs (see `sqlite_write::exec`).
+        conn.set_prepared_statement_cache_capacity(64);
         schema::prepare(&conn).map_err(|e| match e {
             // Another writer holds the database: busy, never "corrupt".
             Error::Busy { msg, .. } => Error::Busy { path: dir.to_path_buf(), msg },

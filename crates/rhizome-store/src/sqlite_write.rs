@@ -13,6 +13,13 @@ use crate::aggregate::{descriptions, entity_description, majority, relation_row}
 use crate::vectors::encode;
 use crate::{bm25, schema, sql, SqliteStore};
 
+/// Run one statement through the connection's statement cache: a batch runs the same few
+/// statements once per record, and preparing each anew (parsing, planning) was a large
+/// part of a write.
+fn exec(conn: &Connection, statement: &str, params: impl rusqlite::Params) -> rusqlite::Result<usize> {
+    conn.prepare_cached(statement)?.execute(params)
+}
+
 /// How a refresh of an aggregated node or edge ended.
 #[derive(PartialEq)]
 enum Refreshed {
@@ -55,10 +62,10 @@ fn refresh_entity(conn: &Connection, id: &str) -> Result<Refreshed> {
         .map_err(sql)?
         .is_some();
     if rows.is_empty() {
-        conn.execute("DELETE FROM entities WHERE id = ?1", [id]).map_err(sql)?;
-        conn.execute("DELETE FROM vectors WHERE kind = 'entity' AND id = ?1", [id]).map_err(sql)?;
-        conn.execute("DELETE FROM synonyms WHERE a = ?1 OR b = ?1", [id]).map_err(sql)?;
-        conn.execute("DELETE FROM entity_summaries WHERE entity_id = ?1", [id]).map_err(sql)?;
+        exec(conn, "DELETE FROM entities WHERE id = ?1", [id]).map_err(sql)?;
+        exec(conn, "DELETE FROM vectors WHERE kind = 'entity' AND id = ?1", [id]).map_err(sql)?;
+        exec(conn, "DELETE FROM synonyms WHERE a = ?1 OR b = ?1", [id]).map_err(sql)?;
+        exec(conn, "DELETE FROM entity_summaries WHERE entity_id = ?1", [id]).map_err(sql)?;
         return Ok(if existed { Refreshed::Removed } else { Refreshed::Kept });
     }
     let (mut names, mut types) = (BTreeMap::new(), BTreeMap::new());
@@ -84,7 +91,7 @@ fn refresh_entity(conn: &Connection, id: &str) -> Result<Refreshed> {
             |r| r.get(0),
         )
         .map_err(sql)?;
-    conn.execute(
+    exec(conn, 
         "INSERT INTO entities(id, name, entity_type, description, importance) VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT(id) DO UPDATE SET name = excluded.name, entity_type = excluded.entity_type,
          description = excluded.description, importance = excluded.importance",
@@ -107,11 +114,11 @@ fn refresh_relation(conn: &Connection, id: &str) -> Result<Refreshed> {
         .collect::<Result<_, _>>()
         .map_err(sql)?;
     let Some(first) = rows.first() else {
-        let n = conn.execute("DELETE FROM relations WHERE id = ?1", [id]).map_err(sql)?;
+        let n = exec(conn, "DELETE FROM relations WHERE id = ?1", [id]).map_err(sql)?;
         return Ok(if n > 0 { Refreshed::Removed } else { Refreshed::Kept });
     };
     let (weight, description) = relation_row(rows.iter().map(|r| (r.3.as_str(), r.4)));
-    conn.execute(
+    exec(conn, 
         "INSERT INTO relations(id, source_id, target_id, rel_type, description, weight)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT(id) DO UPDATE SET description = excluded.description, weight = excluded.weight",
@@ -132,11 +139,11 @@ fn refresh_fact(conn: &Connection, id: &str) -> Result<Refreshed> {
         .optional()
         .map_err(sql)?;
     let Some((s, p, o, sid, oid)) = row else {
-        conn.execute("DELETE FROM vectors WHERE kind = 'fact' AND id = ?1", [id]).map_err(sql)?;
-        let n = conn.execute("DELETE FROM facts WHERE id = ?1", [id]).map_err(sql)?;
+        exec(conn, "DELETE FROM vectors WHERE kind = 'fact' AND id = ?1", [id]).map_err(sql)?;
+        let n = exec(conn, "DELETE FROM facts WHERE id = ?1", [id]).map_err(sql)?;
         return Ok(if n > 0 { Refreshed::Removed } else { Refreshed::Kept });
     };
-    conn.execute(
+    exec(conn, 
         "INSERT INTO facts(id, subject, predicate, object, subject_id, object_id)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT(id) DO UPDATE SET subject = excluded.subject, predicate = excluded.predicate,
@@ -199,7 +206,7 @@ impl StoreWrite for SqliteStore {
                 let now = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |t| t.as_secs() as i64);
-                tx.execute(
+                exec(&tx, 
                     "UPDATE documents SET language = ?2, indexed_at = ?3 WHERE id = ?1",
                     params![d.id, lang.code(), now],
                 )
@@ -222,7 +229,7 @@ impl StoreWrite for SqliteStore {
         }
         let mut entities = BTreeSet::new();
         for m in batch.mentions.iter().filter(|m| !skip.contains(m.doc_id.as_str())) {
-            tx.execute(
+            exec(&tx, 
                 "INSERT INTO entity_support(entity_id, doc_id, chunk_id, name, entity_type,
                  description, count, importance) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![m.entity_id, m.doc_id, m.chunk_id, m.name, m.entity_type, m.description, m.count,
@@ -234,7 +241,7 @@ impl StoreWrite for SqliteStore {
         let mut relations = BTreeSet::new();
         for r in batch.relations.iter().filter(|r| !skip.contains(r.doc_id.as_str())) {
             let x = &r.relation;
-            tx.execute(
+            exec(&tx, 
                 "INSERT INTO relation_support(relation_id, doc_id, chunk_id, source_id, target_id,
                  rel_type, description, weight) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![x.id, r.doc_id, r.chunk_id, x.source_id, x.target_id, x.rel_type,
@@ -246,7 +253,7 @@ impl StoreWrite for SqliteStore {
         let mut facts = BTreeSet::new();
         for f in batch.facts.iter().filter(|f| !skip.contains(f.doc_id.as_str())) {
             let x = &f.fact;
-            tx.execute(
+            exec(&tx, 
                 "INSERT INTO fact_support(fact_id, doc_id, chunk_id, subject, predicate, object,
                  subject_id, object_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![x.id, f.doc_id, f.chunk_id, x.subject, x.predicate, x.object,
@@ -256,7 +263,7 @@ impl StoreWrite for SqliteStore {
             facts.insert(x.id.as_str());
         }
         for (a, b, score) in &batch.similar {
-            tx.execute(
+            exec(&tx, 
                 "INSERT OR REPLACE INTO similar(a, b, score, doc_id)
                  SELECT ?1, ?2, ?3, doc_id FROM chunks WHERE id = ?1",
                 params![a, b, *score as f64],
@@ -264,14 +271,14 @@ impl StoreWrite for SqliteStore {
             .map_err(sql)?;
         }
         for (kind, id, v) in &batch.vectors {
-            tx.execute(
+            exec(&tx, 
                 "INSERT OR REPLACE INTO vectors(kind, id, vec) VALUES (?1, ?2, ?3)",
                 params![kind.as_str(), id, encode(v)],
             )
             .map_err(sql)?;
         }
         for f in batch.failures.iter().filter(|f| !skip.contains(f.doc_id.as_str())) {
-            tx.execute(
+            exec(&tx, 
                 "INSERT INTO extraction_failures(chunk_id, doc_id, error, attempts)
                  VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT(chunk_id) DO UPDATE SET error = excluded.error,
@@ -285,17 +292,17 @@ impl StoreWrite for SqliteStore {
         crate::communities::insert_covariates(&tx, &covariates)?;
         for (doc_id, done) in batch.doc_progress.iter().filter(|(d, _)| !skip.contains(d.as_str())) {
             match done {
-                Some(n) => tx.execute(
+                Some(n) => exec(&tx, 
                     "INSERT INTO partial_documents(doc_id, chunks_done) VALUES (?1, ?2)
                      ON CONFLICT(doc_id) DO UPDATE SET chunks_done = excluded.chunks_done",
                     params![doc_id, n],
                 ),
-                None => tx.execute("DELETE FROM partial_documents WHERE doc_id = ?1", [doc_id]),
+                None => exec(&tx, "DELETE FROM partial_documents WHERE doc_id = ?1", [doc_id]),
             }
             .map_err(sql)?;
         }
         for chunk_id in &batch.resolved_failures {
-            tx.execute("DELETE FROM extraction_failures WHERE chunk_id = ?1", [chunk_id]).map_err(sql)?;
+            exec(&tx, "DELETE FROM extraction_failures WHERE chunk_id = ?1", [chunk_id]).map_err(sql)?;
         }
         let mut created = false;
         for id in entities {
@@ -342,16 +349,16 @@ impl StoreWrite for SqliteStore {
         };
         for (rowid, id) in &chunks {
             bm25::unindex_chunk(&tx, *rowid)?;
-            tx.execute("DELETE FROM vectors WHERE kind = 'chunk' AND id = ?1", [id]).map_err(sql)?;
+            exec(&tx, "DELETE FROM vectors WHERE kind = 'chunk' AND id = ?1", [id]).map_err(sql)?;
             let (lo, hi) = rhizome_core::ids::sentence_id_range(id);
-            tx.execute("DELETE FROM vectors WHERE kind = 'sentence' AND id >= ?1 AND id < ?2", [lo, hi])
+            exec(&tx, "DELETE FROM vectors WHERE kind = 'sentence' AND id >= ?1 AND id < ?2", [lo, hi])
                 .map_err(sql)?;
         }
-        report.chunks = tx.execute("DELETE FROM chunks WHERE doc_id = ?1", [doc_id]).map_err(sql)? as u64;
-        tx.execute("DELETE FROM partial_documents WHERE doc_id = ?1", [doc_id]).map_err(sql)?;
+        report.chunks = exec(&tx, "DELETE FROM chunks WHERE doc_id = ?1", [doc_id]).map_err(sql)? as u64;
+        exec(&tx, "DELETE FROM partial_documents WHERE doc_id = ?1", [doc_id]).map_err(sql)?;
         for table in ["entity_support", "relation_support", "fact_support", "similar", "extraction_failures",
                       "covariates"] {
-            tx.execute(&format!("DELETE FROM {table} WHERE doc_id = ?1"), [doc_id]).map_err(sql)?;
+            exec(&tx, &format!("DELETE FROM {table} WHERE doc_id = ?1"), [doc_id]).map_err(sql)?;
         }
         for id in &entity_ids {
             if refresh_entity(&tx, id)? == Refreshed::Removed {
@@ -369,7 +376,7 @@ impl StoreWrite for SqliteStore {
             }
         }
         report.documents =
-            tx.execute("DELETE FROM documents WHERE id = ?1", [doc_id]).map_err(sql)? as u64;
+            exec(&tx, "DELETE FROM documents WHERE id = ?1", [doc_id]).map_err(sql)? as u64;
         if report.entities > 0 {
             schema::set_meta(&tx, "synonyms_dirty", "1")?;
         }
@@ -400,7 +407,7 @@ impl StoreWrite for SqliteStore {
     fn set_entity_summary(&mut self, entity_id: &str, fingerprint: &str, summary: &str)
         -> Result<()> {
         let tx = self.conn.transaction().map_err(sql)?;
-        tx.execute(
+        exec(&tx, 
             "INSERT OR REPLACE INTO entity_summaries(entity_id, fingerprint, summary)
              VALUES (?1, ?2, ?3)",
             params![entity_id, fingerprint, summary],
@@ -428,7 +435,7 @@ impl StoreWrite for SqliteStore {
         // Entities written since the matrix was read (only possible without the writer
         // lock) keep the flag set, so the next run redoes synonymy.
         let now: u64 = schema::get_meta(&tx, "graph_version")?.and_then(|v| v.parse().ok()).unwrap_or(0);
-        tx.execute("DELETE FROM synonyms", []).map_err(sql)?;
+        exec(&tx, "DELETE FROM synonyms", []).map_err(sql)?;
         {
             let mut ins = tx
                 .prepare("INSERT OR IGNORE INTO synonyms(a, b, score) VALUES (?1, ?2, ?3)")
