@@ -179,23 +179,7 @@ unsafe fn block<const R: usize>(q: *const f32, stride: usize, n: usize, out: *mu
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
     use super::*;
-
-    /// Plain f64 attention of one head, for comparison.
-    fn reference(q: &[f32], k: &[f32], v: &[f32], stride: usize, n: usize) -> Vec<f32> {
-        let mut out = vec![0f32; n * HEAD_DIM];
-        for i in 0..n {
-            let s: Vec<f64> = (0..n)
-                .map(|j| (0..HEAD_DIM).map(|d| q[i * stride + d] as f64 * k[j * stride + d] as f64).sum())
-                .collect();
-            let m = s.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-            let e: Vec<f64> = s.iter().map(|x| (x - m).exp()).collect();
-            let z: f64 = e.iter().sum();
-            for d in 0..HEAD_DIM {
-                out[i * HEAD_DIM + d] = ((0..n).map(|j| e[j] * v[j * stride + d] as f64).sum::<f64>() / z) as f32;
-            }
-        }
-        out
-    }
+    use crate::attention_fused::tests::{reference, uniform};
 
     /// Within bf16 rounding of the f64 result at lengths around every padding boundary
     /// (odd and even, 16 and 32 multiples), and the scratch beyond its length untouched.
@@ -205,11 +189,7 @@ mod tests {
             eprintln!("no AVX-512 BF16: skipped");
             return;
         }
-        let mut seed = 5u32;
-        let mut next = || {
-            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (seed >> 8) as f32 / (1u32 << 24) as f32 * 4.0 - 2.0
-        };
+        let mut next = uniform(5);
         let stride = 3 * 64;
         for n in [1, 2, 3, 15, 16, 17, 31, 32, 33, 47, 48, 63, 64, 65, 120, 130] {
             // Queries scaled by 1/sqrt(32) as the encoder's are: scores of a few units.

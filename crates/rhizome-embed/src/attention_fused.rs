@@ -216,11 +216,11 @@ pub(crate) unsafe fn exp512(x_in: __m512) -> __m512 {
 }
 
 #[cfg(all(test, target_arch = "x86_64"))]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Plain f64 attention of one head, for comparison.
-    fn reference(q: &[f32], k: &[f32], v: &[f32], stride: usize, n: usize) -> Vec<f32> {
+    pub(crate) fn reference(q: &[f32], k: &[f32], v: &[f32], stride: usize, n: usize) -> Vec<f32> {
         let mut out = vec![0f32; n * HEAD_DIM];
         for i in 0..n {
             let s: Vec<f64> = (0..n)
@@ -236,17 +236,21 @@ mod tests {
         out
     }
 
+    /// Deterministic values in [-2, 2).
+    pub(crate) fn uniform(mut seed: u32) -> impl FnMut() -> f32 {
+        move || {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (seed >> 8) as f32 / (1u32 << 24) as f32 * 4.0 - 2.0
+        }
+    }
+
     #[test]
     fn matches_plain_attention_at_every_length() {
         if !available() {
             eprintln!("no AVX-512: skipped");
             return;
         }
-        let mut seed = 11u32;
-        let mut next = || {
-            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (seed >> 8) as f32 / (1u32 << 24) as f32 * 4.0 - 2.0
-        };
+        let mut next = uniform(11);
         let stride = 3 * 64; // rows wider than a head, as in the fused QKV buffer
         for n in [1, 2, 3, 4, 5, 7, 15, 16, 17, 31, 33, 64, 130] {
             let data: Vec<f32> = (0..n * stride).map(|_| next()).collect();
