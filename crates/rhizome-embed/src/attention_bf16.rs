@@ -17,8 +17,9 @@
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::*;
 
+use crate::attention_fused::HEAD_DIM;
 #[cfg(target_arch = "x86_64")]
-use crate::attention_fused::{softmax_rows, transpose16, HEAD_DIM};
+use crate::attention_fused::{softmax_rows, transpose16};
 
 /// Sequences from this many tokens on take the bf16 path.
 pub(crate) const FROM_TOKENS: usize = 32;

@@ -71,6 +71,14 @@ fn samples() -> Vec<String> {
         "\u{1}\u{7f}\u{200b}\u{feff} controls",
         "Москва — столица России. 東京は日本の首都です。서울은 한국의 수도입니다. دمشق عاصمة سوريا",
         "<s> literal </s> specials <unk> <mask>",
+        // Long enough (32 tokens and more) for the bf16 attention path.
+        "Aage Niels Bohr was a Danish nuclear physicist who shared the Nobel Prize in Physics in \
+         1975 with Ben Roy Mottelson and James Rainwater for the discovery of the connection \
+         between collective motion and particle motion in atomic nuclei and the development of \
+         the theory of the structure of the atomic nucleus based on this connection. He was the \
+         son of Niels Bohr and worked at the institute his father had founded in Copenhagen.",
+        "Sông Hồng bắt nguồn từ tỉnh Vân Nam, Trung Quốc, chảy qua miền Bắc Việt Nam và đổ ra \
+         vịnh Bắc Bộ; đồng bằng sông Hồng là một trong những vùng trồng lúa lâu đời nhất.",
     ])
 }
 
