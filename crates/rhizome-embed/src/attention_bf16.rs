@@ -50,7 +50,7 @@ fn widths(n: usize) -> (usize, usize) {
 pub(crate) fn scratch_len(n: usize) -> usize {
     let (np, npp) = widths(n);
     // keys, values (as many pairs as keys, rounded up), scores, numerator pairs, query pairs
-    16 * np + HEAD_DIM * (npp / 2) + ROWS * npp + ROWS * npp / 2 + ROWS * 16
+    16 * np + HEAD_DIM * (npp / 2) + ROWS * np + ROWS * npp / 2 + ROWS * 16
 }
 
 /// `out = softmax(Q Kᵀ) V` for one head of one sequence of `n >= 1` tokens, with the same
@@ -68,7 +68,7 @@ pub(crate) unsafe fn head(q: *const f32, k: *const f32, v: *const f32, stride: u
     assert!(n >= 1 && scratch.len() >= scratch_len(n), "attention: scratch too small");
     let (kt, rest) = scratch.split_at_mut(16 * np);
     let (vt, rest) = rest.split_at_mut(HEAD_DIM * (npp / 2));
-    let (s, rest) = rest.split_at_mut(ROWS * npp);
+    let (s, rest) = rest.split_at_mut(ROWS * np);
     let (p2, qp) = rest.split_at_mut(ROWS * npp / 2);
     // Keys: each row as 16 pairs, 16 rows transposed at a time; padding keys are zero.
     for kb in 0..np / 16 {

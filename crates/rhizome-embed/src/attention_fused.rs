@@ -195,7 +195,7 @@ pub(crate) unsafe fn transpose16(r: &mut [__m512; 16]) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 #[inline]
-pub(crate) unsafe fn exp512(x_in: __m512) -> __m512 {
+unsafe fn exp512(x_in: __m512) -> __m512 {
     const LOG2E: f32 = std::f32::consts::LOG2_E;
     const LN2_HI: f32 = 0.693_145_75;
     const LN2_LO: f32 = 1.428_606_8e-6;

@@ -42,8 +42,9 @@ const TASK_TOKENS: usize = 64;
 /// An `[out, in]` matrix of int8 weights with one f32 scale per output row and [`SEG`]
 /// inputs, laid out for VNNI: per group of 16 rows, per block of 32 inputs, 8 chunks of 64
 /// bytes whose 32-bit lane `r` holds row `r`'s 4 weights of that chunk (inputs `4k..4k+4` of
-/// the block); per group and block the 16 rows' `-128 * sum(weights)`; per group and
-/// segment the 16 rows' scales.
+/// the block); per group and activation block ([`AB`] inputs) the 16 rows'
+/// `-128 * sum(weights)`, the integer sums' starting value; per group and segment the 16
+/// rows' scales.
 ///
 /// Re-expressing the 4-bit weights: each segment of a row is rounded to the nearest multiple
 /// of `max|segment| / 127`, an added error of at most half a step, a sixteenth of the Q4_0
@@ -79,8 +80,9 @@ impl I8Matrix {
 
     /// Re-express `parts` (Q4_0 blocks of `[nout, nin]` matrices stacked along the output
     /// dimension, each with a factor applied to its weights) as one int8 matrix with a scale
-    /// per row: each row is dequantised, then rounded to the nearest multiple of
-    /// `max|row| / 127`. `nout` in total must be a multiple of 16 and `nin` of 32.
+    /// per row and [`SEG`] inputs: each row is dequantised, then each segment rounded to the
+    /// nearest multiple of `max|segment| / 127`. `nout` in total must be a multiple of 16 and
+    /// `nin` of [`SEG`].
     pub fn from_q4(parts: &[(&[u8], usize, f32)], nin: usize) -> Result<Self, String> {
         let nout: usize = parts.iter().map(|p| p.1).sum();
         let nb = nin / Q4_BLOCK;
@@ -98,7 +100,7 @@ impl I8Matrix {
         let segs = nin / SEG;
         let mut q = vec![0i8; nout * nin];
         let mut d = vec![0f32; nout * segs];
-        let mut corr = vec![0i32; nout * nb];
+        let mut corr = vec![0i32; nout * (nin / AB)];
         let mut w = vec![0f32; nin];
         for (row, (blocks, scale)) in rows.iter().enumerate() {
             let (g, r) = (row / ROWS, row % ROWS);
@@ -113,7 +115,7 @@ impl I8Matrix {
                     let (b, k, m) = (i / Q4_BLOCK, i % Q4_BLOCK / 4, i % 4);
                     let v = (v * inv).round().clamp(-127.0, 127.0) as i8;
                     q[((g * nb + b) * 8 + k) * 64 + r * 4 + m] = v;
-                    corr[(g * nb + b) * ROWS + r] -= 128 * v as i32;
+                    corr[(g * (nin / AB) + i / AB) * ROWS + r] -= 128 * v as i32;
                 }
             }
         }
@@ -326,11 +328,7 @@ unsafe fn tile<const G: usize, const N: usize>(
         for ab in sg * SEG / AB..(sg + 1) * SEG / AB {
             let b0 = ab * AB / Q4_BLOCK;
             let mut isum: [[__m512i; N]; G] = std::array::from_fn(|r| {
-                let mut c = _mm512_loadu_si512(w.corr.as_ptr().add(((g + r) * nb + b0) * ROWS) as *const _);
-                for b in b0 + 1..b0 + AB / Q4_BLOCK {
-                    c = _mm512_add_epi32(c, _mm512_loadu_si512(w.corr.as_ptr().add(((g + r) * nb + b) * ROWS) as *const _));
-                }
-                [c; N]
+                [_mm512_loadu_si512(w.corr.as_ptr().add(((g + r) * na + ab) * ROWS) as *const _); N]
             });
             for k in 0..AB / 4 {
                 let wv: [__m512i; G] = std::array::from_fn(|r| {

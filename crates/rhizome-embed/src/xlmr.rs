@@ -34,10 +34,10 @@ use crate::q8i8::{I8Matrix, Q8};
 /// tasks of 64, so a fan-out has real work for each thread.
 pub const PAR_MIN_TOKENS: usize = 128;
 
-/// A dense layer without bias: f32 `[in, out]` weights (gemm), or 4-bit ones (int8 kernel).
+/// A dense layer without bias: f32 `[in, out]` weights (gemm), or int8 ones (VNNI kernel).
 enum Linear {
     F32 { w: Vec<f32>, nin: usize, nout: usize },
-    Q4(I8Matrix),
+    Int8(I8Matrix),
 }
 
 impl Linear {
@@ -49,7 +49,7 @@ impl Linear {
                 .iter()
                 .map(|&(name, n_out, s)| Ok((f.q4_tensor(name, n_out, n_in)?, n_out, s)))
                 .collect::<Result<_, String>>()?;
-            return Ok(Linear::Q4(I8Matrix::from_q4(&blocks, n_in)?));
+            return Ok(Linear::Int8(I8Matrix::from_q4(&blocks, n_in)?));
         }
         // Each part is `[n_out_i, in]`; the result is `[in, sum n_out_i]`, row-major.
         let nout: usize = parts.iter().map(|p| p.1).sum();
@@ -70,14 +70,14 @@ impl Linear {
     fn nout(&self) -> usize {
         match self {
             Linear::F32 { nout, .. } => *nout,
-            Linear::Q4(m) => m.nout(),
+            Linear::Int8(m) => m.nout(),
         }
     }
 
     /// `y = x W (+ bias)` for `x` row-major `[tokens, in]` into `y` (`[tokens, out]`).
     fn forward_into(&self, x: &[f32], bias: Option<&[f32]>, y: &mut [f32], q8: &mut Q8, par: bool) {
         match self {
-            Linear::Q4(m) => m.matmul_into(x, bias, y, q8, par),
+            Linear::Int8(m) => m.matmul_into(x, bias, y, q8, par),
             Linear::F32 { w, nin, nout } => {
                 let tokens = x.len() / nin;
                 assert!(x.len() == tokens * nin && y.len() == tokens * nout, "linear: bad shapes");

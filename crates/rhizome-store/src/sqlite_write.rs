@@ -91,7 +91,7 @@ fn refresh_entity(conn: &Connection, id: &str) -> Result<Refreshed> {
             |r| r.get(0),
         )
         .map_err(sql)?;
-    exec(conn, 
+    exec(conn,
         "INSERT INTO entities(id, name, entity_type, description, importance) VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT(id) DO UPDATE SET name = excluded.name, entity_type = excluded.entity_type,
          description = excluded.description, importance = excluded.importance",
@@ -118,7 +118,7 @@ fn refresh_relation(conn: &Connection, id: &str) -> Result<Refreshed> {
         return Ok(if n > 0 { Refreshed::Removed } else { Refreshed::Kept });
     };
     let (weight, description) = relation_row(rows.iter().map(|r| (r.3.as_str(), r.4)));
-    exec(conn, 
+    exec(conn,
         "INSERT INTO relations(id, source_id, target_id, rel_type, description, weight)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT(id) DO UPDATE SET description = excluded.description, weight = excluded.weight",
@@ -143,7 +143,7 @@ fn refresh_fact(conn: &Connection, id: &str) -> Result<Refreshed> {
         let n = exec(conn, "DELETE FROM facts WHERE id = ?1", [id]).map_err(sql)?;
         return Ok(if n > 0 { Refreshed::Removed } else { Refreshed::Kept });
     };
-    exec(conn, 
+    exec(conn,
         "INSERT INTO facts(id, subject, predicate, object, subject_id, object_id)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT(id) DO UPDATE SET subject = excluded.subject, predicate = excluded.predicate,
@@ -206,7 +206,7 @@ impl StoreWrite for SqliteStore {
                 let now = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |t| t.as_secs() as i64);
-                exec(&tx, 
+                exec(&tx,
                     "UPDATE documents SET language = ?2, indexed_at = ?3 WHERE id = ?1",
                     params![d.id, lang.code(), now],
                 )
@@ -229,7 +229,7 @@ impl StoreWrite for SqliteStore {
         }
         let mut entities = BTreeSet::new();
         for m in batch.mentions.iter().filter(|m| !skip.contains(m.doc_id.as_str())) {
-            exec(&tx, 
+            exec(&tx,
                 "INSERT INTO entity_support(entity_id, doc_id, chunk_id, name, entity_type,
                  description, count, importance) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![m.entity_id, m.doc_id, m.chunk_id, m.name, m.entity_type, m.description, m.count,
@@ -241,7 +241,7 @@ impl StoreWrite for SqliteStore {
         let mut relations = BTreeSet::new();
         for r in batch.relations.iter().filter(|r| !skip.contains(r.doc_id.as_str())) {
             let x = &r.relation;
-            exec(&tx, 
+            exec(&tx,
                 "INSERT INTO relation_support(relation_id, doc_id, chunk_id, source_id, target_id,
                  rel_type, description, weight) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![x.id, r.doc_id, r.chunk_id, x.source_id, x.target_id, x.rel_type,
@@ -253,7 +253,7 @@ impl StoreWrite for SqliteStore {
         let mut facts = BTreeSet::new();
         for f in batch.facts.iter().filter(|f| !skip.contains(f.doc_id.as_str())) {
             let x = &f.fact;
-            exec(&tx, 
+            exec(&tx,
                 "INSERT INTO fact_support(fact_id, doc_id, chunk_id, subject, predicate, object,
                  subject_id, object_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![x.id, f.doc_id, f.chunk_id, x.subject, x.predicate, x.object,
@@ -263,7 +263,7 @@ impl StoreWrite for SqliteStore {
             facts.insert(x.id.as_str());
         }
         for (a, b, score) in &batch.similar {
-            exec(&tx, 
+            exec(&tx,
                 "INSERT OR REPLACE INTO similar(a, b, score, doc_id)
                  SELECT ?1, ?2, ?3, doc_id FROM chunks WHERE id = ?1",
                 params![a, b, *score as f64],
@@ -271,14 +271,14 @@ impl StoreWrite for SqliteStore {
             .map_err(sql)?;
         }
         for (kind, id, v) in &batch.vectors {
-            exec(&tx, 
+            exec(&tx,
                 "INSERT OR REPLACE INTO vectors(kind, id, vec) VALUES (?1, ?2, ?3)",
                 params![kind.as_str(), id, encode(v)],
             )
             .map_err(sql)?;
         }
         for f in batch.failures.iter().filter(|f| !skip.contains(f.doc_id.as_str())) {
-            exec(&tx, 
+            exec(&tx,
                 "INSERT INTO extraction_failures(chunk_id, doc_id, error, attempts)
                  VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT(chunk_id) DO UPDATE SET error = excluded.error,
@@ -292,7 +292,7 @@ impl StoreWrite for SqliteStore {
         crate::communities::insert_covariates(&tx, &covariates)?;
         for (doc_id, done) in batch.doc_progress.iter().filter(|(d, _)| !skip.contains(d.as_str())) {
             match done {
-                Some(n) => exec(&tx, 
+                Some(n) => exec(&tx,
                     "INSERT INTO partial_documents(doc_id, chunks_done) VALUES (?1, ?2)
                      ON CONFLICT(doc_id) DO UPDATE SET chunks_done = excluded.chunks_done",
                     params![doc_id, n],
@@ -407,7 +407,7 @@ impl StoreWrite for SqliteStore {
     fn set_entity_summary(&mut self, entity_id: &str, fingerprint: &str, summary: &str)
         -> Result<()> {
         let tx = self.conn.transaction().map_err(sql)?;
-        exec(&tx, 
+        exec(&tx,
             "INSERT OR REPLACE INTO entity_summaries(entity_id, fingerprint, summary)
              VALUES (?1, ?2, ?3)",
             params![entity_id, fingerprint, summary],
