@@ -1,7 +1,7 @@
 //! [`StoreWrite`] for [`SqliteStore`]: batches in one transaction each; deletion by
 //! support counting (a node or edge with no supporting document left is removed).
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashSet};
 use std::sync::atomic::AtomicBool;
 
 use rhizome_core::{
@@ -9,7 +9,7 @@ use rhizome_core::{
 };
 use rusqlite::{params, Connection, OptionalExtension};
 
-use crate::aggregate::{descriptions, entity_description, majority, relation_row};
+use crate::aggregate::{descriptions, entity_description, entity_row, relation_row, MentionVote};
 use crate::vectors::encode;
 use crate::{bm25, schema, sql, SqliteStore};
 
@@ -18,6 +18,12 @@ use crate::{bm25, schema, sql, SqliteStore};
 /// part of a write.
 fn exec(conn: &Connection, statement: &str, params: impl rusqlite::Params) -> rusqlite::Result<usize> {
     conn.prepare_cached(statement)?.execute(params)
+}
+
+/// The first row of a query, through the connection's statement cache (as [`exec`]).
+fn row<T>(conn: &Connection, statement: &str, params: impl rusqlite::Params,
+    f: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    conn.prepare_cached(statement)?.query_row(params, f)
 }
 
 /// How a refresh of an aggregated node or edge ended.
@@ -45,19 +51,20 @@ pub fn entity_descriptions(conn: &Connection, id: &str) -> Result<(Vec<String>, 
 }
 
 fn refresh_entity(conn: &Connection, id: &str) -> Result<Refreshed> {
+    // One read of the support rows gives name, type, descriptions and importance alike
+    // (`aggregate::entity_row`, as the PostgreSQL store does).
     let mut stmt = conn
         .prepare_cached(
-            "SELECT name, entity_type, count FROM entity_support
+            "SELECT name, entity_type, description, count, importance FROM entity_support
              WHERE entity_id = ?1 ORDER BY doc_id, coalesce(chunk_id, ''), name",
         )
         .map_err(sql)?;
-    let rows: Vec<(String, String, i64)> = stmt
-        .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+    let rows: Vec<(String, String, String, i64, Option<f64>)> = stmt
+        .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
         .map_err(sql)?
         .collect::<Result<_, _>>()
         .map_err(sql)?;
-    let existed: bool = conn
-        .query_row("SELECT 1 FROM entities WHERE id = ?1", [id], |_| Ok(()))
+    let existed: bool = row(conn, "SELECT 1 FROM entities WHERE id = ?1", [id], |_| Ok(()))
         .optional()
         .map_err(sql)?
         .is_some();
@@ -68,34 +75,31 @@ fn refresh_entity(conn: &Connection, id: &str) -> Result<Refreshed> {
         exec(conn, "DELETE FROM entity_summaries WHERE entity_id = ?1", [id]).map_err(sql)?;
         return Ok(if existed { Refreshed::Removed } else { Refreshed::Kept });
     }
-    let (mut names, mut types) = (BTreeMap::new(), BTreeMap::new());
-    for (name, ty, n) in &rows {
-        *names.entry(name.clone()).or_insert(0) += (*n).max(1) as u64;
-        *types.entry(ty.clone()).or_insert(0) += (*n).max(1) as u64;
-    }
+    let votes: Vec<MentionVote<'_>> = rows
+        .iter()
+        .map(|(name, entity_type, description, count, importance)| MentionVote {
+            name,
+            entity_type,
+            description,
+            count: *count,
+            importance: *importance,
+        })
+        .collect();
+    let (name, entity_type, descriptions, fp, importance) = entity_row(&votes);
     // A summary stands in for the descriptions it was made from, and only for those.
-    let (descriptions, fp) = entity_descriptions(conn, id)?;
-    let summary: Option<String> = conn
-        .query_row(
-            "SELECT summary FROM entity_summaries WHERE entity_id = ?1 AND fingerprint = ?2",
-            params![id, fp],
-            |r| r.get(0),
-        )
-        .optional()
-        .map_err(sql)?;
+    let summary: Option<String> = row(conn,
+        "SELECT summary FROM entity_summaries WHERE entity_id = ?1 AND fingerprint = ?2",
+        params![id, fp],
+        |r| r.get(0),
+    )
+    .optional()
+    .map_err(sql)?;
     let description = entity_description(&descriptions, summary);
-    let importance: Option<f64> = conn
-        .query_row(
-            "SELECT AVG(importance) FROM entity_support WHERE entity_id = ?1 AND importance IS NOT NULL",
-            [id],
-            |r| r.get(0),
-        )
-        .map_err(sql)?;
     exec(conn,
         "INSERT INTO entities(id, name, entity_type, description, importance) VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT(id) DO UPDATE SET name = excluded.name, entity_type = excluded.entity_type,
          description = excluded.description, importance = excluded.importance",
-        params![id, majority(&names), majority(&types), description, importance],
+        params![id, name, entity_type, description, importance],
     )
     .map_err(sql)?;
     Ok(if existed { Refreshed::Kept } else { Refreshed::Created })
@@ -129,16 +133,15 @@ fn refresh_relation(conn: &Connection, id: &str) -> Result<Refreshed> {
 }
 
 fn refresh_fact(conn: &Connection, id: &str) -> Result<Refreshed> {
-    let row: Option<(String, String, String, String, String)> = conn
-        .query_row(
-            "SELECT subject, predicate, object, subject_id, object_id FROM fact_support
-             WHERE fact_id = ?1 ORDER BY doc_id, coalesce(chunk_id, '') LIMIT 1",
-            [id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
-        )
-        .optional()
-        .map_err(sql)?;
-    let Some((s, p, o, sid, oid)) = row else {
+    let first: Option<(String, String, String, String, String)> = row(conn,
+        "SELECT subject, predicate, object, subject_id, object_id FROM fact_support
+         WHERE fact_id = ?1 ORDER BY doc_id, coalesce(chunk_id, '') LIMIT 1",
+        [id],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+    )
+    .optional()
+    .map_err(sql)?;
+    let Some((s, p, o, sid, oid)) = first else {
         exec(conn, "DELETE FROM vectors WHERE kind = 'fact' AND id = ?1", [id]).map_err(sql)?;
         let n = exec(conn, "DELETE FROM facts WHERE id = ?1", [id]).map_err(sql)?;
         return Ok(if n > 0 { Refreshed::Removed } else { Refreshed::Kept });
@@ -155,7 +158,7 @@ fn refresh_fact(conn: &Connection, id: &str) -> Result<Refreshed> {
 }
 
 fn is_partial(conn: &Connection, doc_id: &str) -> Result<bool> {
-    conn.query_row("SELECT 1 FROM partial_documents WHERE doc_id = ?1", [doc_id], |_| Ok(()))
+    row(conn, "SELECT 1 FROM partial_documents WHERE doc_id = ?1", [doc_id], |_| Ok(()))
         .optional()
         .map(|o| o.is_some())
         .map_err(sql)
