@@ -67,6 +67,7 @@ static RULES: &[Rule] = &[
     int("embed.batch_size", 1, 1024),
     int("embed.docs_per_batch", 1, 100_000),
     int("embed.chunks_per_batch", 1, 1_000_000_000),
+    int("embed.import_docs_per_batch", 1, 100_000),
     one_of("extract.extractor", &["nlp", "llm"]),
     one_of("embed.fact_vectors", &["auto", "always", "never"]),
     int("extract.max_entities_per_chunk", 1, 1000),

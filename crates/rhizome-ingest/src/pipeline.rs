@@ -196,7 +196,7 @@ impl Pipeline<'_> {
             .collect();
         let items: Vec<Prepared> = items.into_iter().filter(|p| ids.contains(&p.doc.id)).collect();
         self.progress.start("indexing", items.len() as u64);
-        let per = self.config.embed.docs_per_batch.max(1);
+        let per = self.config.embed.import_docs_per_batch.max(1);
         let mut it = items.into_iter().peekable();
         while it.peek().is_some() {
             self.check_cancel()?;
@@ -342,7 +342,21 @@ impl Pipeline<'_> {
     /// facts.
     fn embed_graph(&self, store: &dyn StoreWrite, batch: &mut WriteBatch, merge: bool,
         report: &mut IndexReport) -> Result<()> {
-        let mut entity_vecs = self.embed_missing(store, VectorKind::Entity, entity_texts(batch))?;
+        let entities = self.missing(store, VectorKind::Entity, entity_texts(batch))?;
+        // `merge` is true exactly when this pipeline's extractor made the batch's facts.
+        let facts = if self.embeds_facts(merge) {
+            self.missing(store, VectorKind::Fact, fact_texts(batch))?
+        } else {
+            Vec::new()
+        };
+        // One call for both: short strings of similar lengths share forward passes, and a
+        // batch has one partly filled pass instead of two.
+        let inputs: Vec<String> = entities.iter().chain(&facts).map(|(_, t)| t.clone()).collect();
+        let vecs = if inputs.is_empty() { Vec::new() } else { self.embedder.embed(&inputs, EmbedKind::Passage)? };
+        let mut vecs = vecs.into_iter();
+        let mut entity_vecs: Vec<(String, Vec<f32>)> =
+            entities.into_iter().map(|(id, _)| id).zip(vecs.by_ref()).collect();
+        let fact_vecs: Vec<(String, Vec<f32>)> = facts.into_iter().map(|(id, _)| id).zip(vecs).collect();
         let threshold = self.config.extract.resolve_similarity;
         if merge && threshold > 0.0 {
             let aliases = crate::resolve::merge_similar(store, batch, &mut entity_vecs, threshold)?;
@@ -351,11 +365,8 @@ impl Pipeline<'_> {
         for (id, v) in entity_vecs {
             batch.vectors.push((VectorKind::Entity, id, v));
         }
-        // `merge` is true exactly when this pipeline's extractor made the batch's facts.
-        if self.embeds_facts(merge) {
-            for (id, v) in self.embed_missing(store, VectorKind::Fact, fact_texts(batch))? {
-                batch.vectors.push((VectorKind::Fact, id, v));
-            }
+        for (id, v) in fact_vecs {
+            batch.vectors.push((VectorKind::Fact, id, v));
         }
         Ok(())
     }
@@ -469,19 +480,12 @@ impl Pipeline<'_> {
         Ok(())
     }
 
-    /// Vectors for the `(id, text)` pairs whose id has no vector of `kind` in the store.
-    fn embed_missing(&self, store: &dyn StoreWrite, kind: VectorKind,
-        texts: Vec<(String, String)>) -> Result<Vec<(String, Vec<f32>)>> {
+    /// The `(id, text)` pairs whose id has no vector of `kind` in the store.
+    fn missing(&self, store: &dyn StoreWrite, kind: VectorKind, texts: Vec<(String, String)>)
+        -> Result<Vec<(String, String)>> {
         let ids: Vec<String> = texts.iter().map(|(id, _)| id.clone()).collect();
         let missing: HashSet<String> = store.missing_vectors(kind, &ids)?.into_iter().collect();
-        let todo: Vec<(String, String)> =
-            texts.into_iter().filter(|(id, _)| missing.contains(id)).collect();
-        if todo.is_empty() {
-            return Ok(Vec::new());
-        }
-        let inputs: Vec<String> = todo.iter().map(|(_, t)| t.clone()).collect();
-        let vecs = self.embedder.embed(&inputs, EmbedKind::Passage)?;
-        Ok(todo.into_iter().map(|(id, _)| id).zip(vecs).collect())
+        Ok(texts.into_iter().filter(|(id, _)| missing.contains(id)).collect())
     }
 
     /// After all batches: summarise entities described in many chunks (failures are
