@@ -177,13 +177,17 @@ pub fn rank(lengths: &DocLengths, postings: &[Vec<(i64, u32)>], k: usize) -> Vec
     out
 }
 
-/// Map rowids to chunk ids, keeping order.
+/// Map rowids to chunk ids, keeping order. A chunk deleted since its postings were read
+/// (another process's delete committed between the two reads) is left out, not an error:
+/// under 16 clients uploading and deleting, the "no rows" error reached a query as a 500.
 pub fn to_scored(conn: &Connection, hits: Vec<(i64, f32)>) -> Result<Vec<Scored>> {
+    use rusqlite::OptionalExtension;
     let mut stmt = conn.prepare_cached("SELECT id FROM chunks WHERE rowid = ?1").map_err(sql)?;
     let mut out = Vec::with_capacity(hits.len());
     for (rowid, score) in hits {
-        let id: String = stmt.query_row([rowid], |r| r.get(0)).map_err(sql)?;
-        out.push(Scored { id, score });
+        if let Some(id) = stmt.query_row([rowid], |r| r.get::<_, String>(0)).optional().map_err(sql)? {
+            out.push(Scored { id, score });
+        }
     }
     Ok(out)
 }
