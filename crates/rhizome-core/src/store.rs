@@ -265,7 +265,7 @@ pub trait StoreRead {
 }
 
 /// Write side: ingestion. Every method is atomic.
-pub trait StoreWrite: StoreRead {
+pub trait StoreWrite: StoreRead + Send {
     /// Record the embedding model; an index holding vectors of another model refuses.
     fn set_embedding_model(&mut self, model_id: &str, dim: usize) -> Result<()>;
     /// Write a free-form metadata value.

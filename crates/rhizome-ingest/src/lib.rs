@@ -5,8 +5,10 @@ pub mod chunk;
 mod embed_texts;
 pub mod extract;
 pub mod load;
+mod overlap;
 pub mod pipeline;
 pub mod resolve;
+mod stage;
 pub mod import;
 #[cfg(feature = "graphrag-parquet")]
 pub mod import_graphrag;

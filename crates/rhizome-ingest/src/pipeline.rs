@@ -10,12 +10,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use rhizome_core::{
-    Chunk, Chunker, Config, Document, EmbedKind, Embedder, Error, Extraction, ExtractionFailure,
-    Extractor, Result, StoreWrite, Summarizer, VectorKind, WriteBatch,
+    Chunk, Chunker, Config, Document, Embedder, Error, Extraction, ExtractionFailure,
+    Extractor, Result, StoreRead, StoreWrite, Summarizer, WriteBatch,
 };
 
 pub use crate::embed_texts::{embed_text, TITLE_BYTES};
-use crate::embed_texts::{embed_chunks, entity_texts, fact_texts};
+use crate::overlap::{alongside, Pending};
+use crate::stage::Unwritten;
 pub use crate::resolve::resolve;
 use serde::Serialize;
 
@@ -85,12 +86,20 @@ pub struct IndexReport {
     /// Documents indexed in this run per language (`en`, `vi`, `zh`), by
     /// [`rhizome_core::lang::detect_language`].
     pub languages: BTreeMap<String, u64>,
+    /// Milliseconds per stage. Imports write each batch while the next one is embedded
+    /// (where the OS lets the writer run at idle priority, see `overlap`): their `write` is
+    /// then the writer's CPU time, inside `embed`'s wall time, and `write_wait` the time the
+    /// pipeline still waited for it.
     pub timings_ms: BTreeMap<String, f64>,
 }
 
 impl IndexReport {
-    fn time(&mut self, stage: &str, since: Instant) {
-        *self.timings_ms.entry(stage.to_string()).or_default() += since.elapsed().as_secs_f64() * 1e3;
+    pub(crate) fn time(&mut self, stage: &str, since: Instant) {
+        self.add_time(stage, since.elapsed());
+    }
+
+    pub(crate) fn add_time(&mut self, stage: &str, took: std::time::Duration) {
+        *self.timings_ms.entry(stage.to_string()).or_default() += took.as_secs_f64() * 1e3;
     }
 }
 
@@ -198,14 +207,39 @@ impl Pipeline<'_> {
         self.progress.start("indexing", items.len() as u64);
         let per = self.config.embed.import_docs_per_batch.max(1);
         let mut it = items.into_iter().peekable();
-        while it.peek().is_some() {
-            self.check_cancel()?;
-            let batch: Vec<Prepared> = it.by_ref().take(per).collect();
-            let n = batch.len() as u64;
-            // Imported graphs are taken as given: no merging by similarity.
-            self.write_prepared(store, batch, false, &mut report)?;
+        // Batch k is embedded while batch k-1 is written (`overlap`).
+        let mut pending: Option<Pending> = None;
+        let mut run = || -> Result<()> {
+            while it.peek().is_some() {
+                self.check_cancel()?;
+                let batch: Vec<Prepared> = it.by_ref().take(per).collect();
+                let n = batch.len();
+                let unwritten = pending.as_ref().map(|(b, _)| Unwritten::of(b)).unwrap_or_default();
+                // Imported graphs are taken as given: no merging by similarity.
+                let staged = self.stage(store, batch, vec![None; n], &[], false, &unwritten, &mut report)?;
+                let t = Instant::now();
+                let (embedded, written) = alongside(store, pending.take(), || self.embed_staged(staged));
+                report.time("embed", t);
+                if let Some(written) = written {
+                    let w = written?;
+                    report.add_time("write", w.took);
+                    report.add_time("write_wait", w.waited);
+                    self.progress.advance(w.units);
+                }
+                pending = Some((self.complete(None, embedded?, &mut report)?, n as u64));
+            }
+            Ok(())
+        };
+        let result = run();
+        // A batch embedded is written whatever stopped the loop (cancel, a later batch's
+        // error): no work done is thrown away.
+        if let Some((batch, n)) = pending.take() {
+            let t = Instant::now();
+            store.write_batch(&batch)?;
+            report.time("write", t);
             self.progress.advance(n);
         }
+        result?;
         self.progress.finish();
         self.finish(store, &mut report)?;
         Ok(report)
@@ -331,43 +365,12 @@ impl Pipeline<'_> {
             }
         }
         self.progress.advance(refs.len() as u64);
-        self.embed_graph(store, &mut batch, true, report)?;
+        let staged = self.stage_resolved(store, batch, Vec::new(), Vec::new(), &[], true, &Unwritten::default(), report)?;
+        let embedded = self.embed_staged(staged)?;
+        let (batch, _, _) = self.vectors_in(Some(&*store as &dyn StoreRead), embedded, report)?;
         store.write_batch(&batch)?;
         self.progress.finish();
         report.time("retry", t);
-        Ok(())
-    }
-
-    /// Embed the batch's new entities (merging near-duplicates first when `merge`) and new
-    /// facts.
-    fn embed_graph(&self, store: &dyn StoreWrite, batch: &mut WriteBatch, merge: bool,
-        report: &mut IndexReport) -> Result<()> {
-        let entities = self.missing(store, VectorKind::Entity, entity_texts(batch))?;
-        // `merge` is true exactly when this pipeline's extractor made the batch's facts.
-        let facts = if self.embeds_facts(merge) {
-            self.missing(store, VectorKind::Fact, fact_texts(batch))?
-        } else {
-            Vec::new()
-        };
-        // One call for both: short strings of similar lengths share forward passes, and a
-        // batch has one partly filled pass instead of two.
-        let inputs: Vec<String> = entities.iter().chain(&facts).map(|(_, t)| t.clone()).collect();
-        let vecs = if inputs.is_empty() { Vec::new() } else { self.embedder.embed(&inputs, EmbedKind::Passage)? };
-        let mut vecs = vecs.into_iter();
-        let mut entity_vecs: Vec<(String, Vec<f32>)> =
-            entities.into_iter().map(|(id, _)| id).zip(vecs.by_ref()).collect();
-        let fact_vecs: Vec<(String, Vec<f32>)> = facts.into_iter().map(|(id, _)| id).zip(vecs).collect();
-        let threshold = self.config.extract.resolve_similarity;
-        if merge && threshold > 0.0 {
-            let aliases = crate::resolve::merge_similar(store, batch, &mut entity_vecs, threshold)?;
-            report.entities_merged += aliases.len() as u64;
-        }
-        for (id, v) in entity_vecs {
-            batch.vectors.push((VectorKind::Entity, id, v));
-        }
-        for (id, v) in fact_vecs {
-            batch.vectors.push((VectorKind::Fact, id, v));
-        }
         Ok(())
     }
 
@@ -377,19 +380,12 @@ impl Pipeline<'_> {
     /// on MuSiQue hippo and multipath score the same with or without them, while they are
     /// a third of the strings embedded. So `auto` embeds the facts of an LLM extractor and
     /// of imports (another tool's LLM triples), not those of `nlp`.
-    fn embeds_facts(&self, extracted_here: bool) -> bool {
+    pub(crate) fn embeds_facts(&self, extracted_here: bool) -> bool {
         match self.config.embed.fact_vectors.as_str() {
             "always" => true,
             "never" => false,
             _ => !(extracted_here && self.extractor.name() == "nlp"),
         }
-    }
-
-    /// Resolve, embed, link and write one batch of whole documents.
-    fn write_prepared(&self, store: &mut dyn StoreWrite, items: Vec<Prepared>, merge: bool,
-        report: &mut IndexReport) -> Result<()> {
-        let n = items.len();
-        self.write_prepared_parts(store, items, &vec![None; n], &vec![Vec::new(); n], merge, report)
     }
 
     /// Resolve, embed, link and write one batch of document parts. `progress[i]` is
@@ -399,93 +395,15 @@ impl Pipeline<'_> {
     fn write_prepared_parts(&self, store: &mut dyn StoreWrite, items: Vec<Prepared>,
         progress: &[Option<u32>], earlier: &[Vec<Chunk>], merge: bool, report: &mut IndexReport)
         -> Result<()> {
+        let staged = self.stage(store, items, progress.to_vec(), earlier, merge, &Unwritten::default(), report)?;
         let t = Instant::now();
-        let mut batch = WriteBatch::default();
-        let titles: HashMap<String, String> =
-            items.iter().map(|p| (p.doc.id.clone(), p.doc.title.clone())).collect();
-        for p in &items {
-            for (c, ex) in p.chunks.iter().zip(&p.extractions) {
-                resolve(ex, &p.doc.id, Some(&c.id), &mut batch);
-            }
-            resolve(&p.doc_extraction, &p.doc.id, None, &mut batch);
-            batch.failures.extend(p.failures.iter().cloned());
-        }
-        report.extraction_failures += batch.failures.len() as u64;
-        report.time("resolve", t);
-
-        let t = Instant::now();
-        let chunk_texts: Vec<String> = items
-            .iter()
-            .flat_map(|p| p.chunks.iter())
-            .map(|c| embed_text(titles.get(&c.doc_id).map(String::as_str).unwrap_or(""), &c.text))
-            .collect();
-        let chunk_ids: Vec<&Chunk> = items.iter().flat_map(|p| p.chunks.iter()).collect();
-        let (chunk_vecs, sentence_vecs) = embed_chunks(self.embedder, &chunk_ids, &chunk_texts)?;
-        let mut by_chunk: HashMap<&str, &Vec<f32>> = HashMap::new();
-        for (c, v) in chunk_ids.iter().zip(&chunk_vecs) {
-            by_chunk.insert(c.id.as_str(), v);
-        }
-        // SIMILAR_TO between chunks of one document at most SIMILAR_WINDOW apart.
-        for (p, before) in items.iter().zip(earlier) {
-            let ids: Vec<String> = before.iter().map(|c| c.id.clone()).collect();
-            let stored: HashMap<String, Vec<f32>> = if ids.is_empty() {
-                HashMap::new()
-            } else {
-                store.vectors(VectorKind::Chunk, &ids)?.into_iter().collect()
-            };
-            let known: Vec<(&Chunk, &Vec<f32>)> = before
-                .iter()
-                .filter_map(|c| stored.get(&c.id).map(|v| (c, v)))
-                .chain(p.chunks.iter().map(|c| (c, by_chunk[c.id.as_str()])))
-                .collect();
-            let first_new = known.len() - p.chunks.len();
-            for j in first_new..known.len() {
-                for i in (0..j).rev() {
-                    let (a, b) = (known[i].0, known[j].0);
-                    if b.ordinal - a.ordinal > SIMILAR_WINDOW as u32 {
-                        break;
-                    }
-                    let s = rhizome_core::dot(known[i].1, known[j].1);
-                    if s >= self.config.similar.threshold {
-                        batch.similar.push((a.id.clone(), b.id.clone(), s));
-                    }
-                }
-            }
-        }
-        for (c, v) in chunk_ids.iter().zip(chunk_vecs) {
-            batch.vectors.push((VectorKind::Chunk, c.id.clone(), v));
-        }
-        batch.vectors.extend(sentence_vecs.into_iter().map(|(id, v)| (VectorKind::Sentence, id, v)));
-        self.embed_graph(store, &mut batch, merge, report)?;
+        let embedded = self.embed_staged(staged)?;
         report.time("embed", t);
-
+        let batch = self.complete(Some(&*store as &dyn StoreRead), embedded, report)?;
         let t = Instant::now();
-        for (p, done) in items.iter().zip(progress) {
-            batch.doc_progress.push((p.doc.id.clone(), *done));
-            if done.is_none() {
-                report.documents_indexed += 1;
-                let lang = rhizome_core::lang::detect_language(&p.doc.text);
-                *report.languages.entry(lang.code().to_string()).or_default() += 1;
-            }
-        }
-        report.chunks += chunk_ids.len() as u64;
-        report.entities_mentioned += batch.mentions.len() as u64;
-        report.relations += batch.relations.len() as u64;
-        report.facts += batch.facts.len() as u64;
-        report.vectors += batch.vectors.len() as u64;
-        batch.chunks = chunk_ids.into_iter().cloned().collect();
-        batch.documents = items.into_iter().map(|p| p.doc).collect();
         store.write_batch(&batch)?;
         report.time("write", t);
         Ok(())
-    }
-
-    /// The `(id, text)` pairs whose id has no vector of `kind` in the store.
-    fn missing(&self, store: &dyn StoreWrite, kind: VectorKind, texts: Vec<(String, String)>)
-        -> Result<Vec<(String, String)>> {
-        let ids: Vec<String> = texts.iter().map(|(id, _)| id.clone()).collect();
-        let missing: HashSet<String> = store.missing_vectors(kind, &ids)?.into_iter().collect();
-        Ok(texts.into_iter().filter(|(id, _)| missing.contains(id)).collect())
     }
 
     /// After all batches: summarise entities described in many chunks (failures are
