@@ -7,6 +7,7 @@ pub mod build;
 pub mod context;
 pub mod hierarchy;
 pub mod leiden;
+mod material;
 pub mod report_extractive;
 pub mod report_llm;
 pub mod reports;

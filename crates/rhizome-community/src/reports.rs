@@ -10,19 +10,20 @@
 //! in for a failed LLM call) is replaced by an LLM one. LLM calls go
 //! through the configured stack, so a rerun pays for nothing it already did.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rhizome_core::config_sensemaking::CommunitiesConfig;
 use rhizome_core::llm::{PromptCall, PromptLlm};
 use rhizome_core::{
-    Community, CommunityReport, EmbedKind, Embedder, Error, GraphData, ReportKind, Result, StoreWrite,
+    Community, CommunityReport, EmbedKind, Embedder, Error, GraphData, ReportKind, Result, StoreRead, StoreWrite,
     VectorKind,
 };
 use serde::Serialize;
 
 use crate::build::compute;
 use crate::context::Material;
+use crate::material::MaterialReader;
 use crate::report_extractive::extractive_report;
 use crate::report_llm::parse_report;
 
@@ -117,6 +118,8 @@ pub fn refresh(
         None => store.graph_data()?,
     };
     let stats = GraphStats::new(&data, &communities);
+    let mut reader = MaterialReader::new(&*store)?;
+    let by_id: HashMap<&str, &Community> = communities.iter().map(|c| (c.id.as_str(), c)).collect();
     let max_level = communities.iter().map(|c| c.level).max().unwrap_or(0);
     // Input fingerprints of the reports done so far (children before parents).
     let mut fingerprints: HashMap<String, String> = HashMap::new();
@@ -133,8 +136,8 @@ pub fn refresh(
             let t = std::time::Instant::now();
             let mut todo = Vec::new();
             for &c in group {
-                let m = material(store, c, &communities, &current, &stats.degree)?;
-                let sentences = representative_sentences(store, c, &m, &stats)?;
+                let m = material(&mut reader, &*store, c, &by_id, &current, &stats.degree)?;
+                let sentences = representative_sentences(&mut reader, &*store, c, &m, &stats)?;
                 let children: Vec<&str> =
                     c.children.iter().filter_map(|id| fingerprints.get(id).map(String::as_str)).collect();
                 let fp = input_fingerprint(&m, &sentences, stats.rating(&c.id), &children);
@@ -267,31 +270,26 @@ pub fn input_fingerprint(m: &Material, sentences: &[String], rating: f32, childr
 }
 
 fn material<'a>(
-    store: &dyn StoreWrite,
+    reader: &mut MaterialReader,
+    store: &dyn StoreRead,
     c: &'a Community,
-    all: &'a [Community],
+    by_id: &HashMap<&str, &'a Community>,
     current: &'a HashMap<String, CommunityReport>,
     degree: &'a HashMap<String, u32>,
 ) -> Result<Material<'a>> {
-    let members: HashSet<&str> = c.entity_ids.iter().map(String::as_str).collect();
-    let relations = store
-        .relations_of(&c.entity_ids)?
-        .into_iter()
-        .filter(|r| members.contains(r.source_id.as_str()) && members.contains(r.target_id.as_str()))
-        .collect();
     let child_reports = c
         .children
         .iter()
         .filter_map(|id| {
-            let child = all.iter().find(|x| &x.id == id)?;
+            let child = *by_id.get(id.as_str())?;
             Some((current.get(id)?, child))
         })
         .collect();
     Ok(Material {
         community: c,
-        entities: store.entities(&c.entity_ids)?,
-        relations,
-        claims: store.covariates_of(&c.entity_ids)?,
+        entities: reader.entities(store, &c.entity_ids)?,
+        relations: reader.relations_among(store, &c.entity_ids)?,
+        claims: reader.claims(store, &c.entity_ids)?,
         degree,
         child_reports,
     })
@@ -341,8 +339,8 @@ impl GraphStats {
 
 /// Sentences of the chunks that mention the most members, ranked by how many member
 /// names they contain.
-fn representative_sentences(store: &dyn StoreWrite, c: &Community, m: &Material, stats: &GraphStats)
-    -> Result<Vec<String>> {
+fn representative_sentences(reader: &mut MaterialReader, store: &dyn StoreRead, c: &Community, m: &Material,
+    stats: &GraphStats) -> Result<Vec<String>> {
     let mut per_chunk: HashMap<&str, usize> = HashMap::new();
     for e in &c.entity_ids {
         for ch in stats.entity_chunks.get(e).into_iter().flatten() {
@@ -357,7 +355,7 @@ fn representative_sentences(store: &dyn StoreWrite, c: &Community, m: &Material,
     }
     let names: Vec<String> = m.entities.iter().map(|e| e.name.to_lowercase()).filter(|n| n.chars().count() > 1).collect();
     let mut scored: Vec<(usize, usize, String)> = Vec::new();
-    for (rank, ch) in store.chunks(&ids)?.iter().enumerate() {
+    for (rank, ch) in reader.chunks(store, &ids)?.iter().enumerate() {
         for (_, s) in rhizome_core::text::sentences(&ch.chunk.text) {
             let lower = s.to_lowercase();
             let hits = names.iter().filter(|n| lower.contains(n.as_str())).count();
