@@ -101,9 +101,10 @@ impl E5Embedder {
             E5Matmul::Int8 => true,
         };
         let file = E5File::open(path).map_err(Error::Model)?;
-        let encoder =
-            XlmrEncoder::from_file(&file, int8).map_err(|e| Error::Model(format!("{}: {e}", path.display())))?;
-        let tokenizer = SpmTokenizer::new(&file.vocab, &file.norm);
+        // The tokenizer's tables are built while the layers load.
+        let (encoder, tokenizer) =
+            rayon::join(|| XlmrEncoder::from_file(&file, int8), || SpmTokenizer::new(&file.vocab, &file.norm));
+        let encoder = encoder.map_err(|e| Error::Model(format!("{}: {e}", path.display())))?;
         let max_tokens = E5_DEFAULT_MAX_TOKENS.min(encoder.header().max_positions);
         Ok(E5Embedder { tokenizer, encoder, max_tokens, batch_size: E5_DEFAULT_BATCH_SIZE })
     }

@@ -176,25 +176,28 @@ impl XlmrEncoder {
         };
         // Fold 1/sqrt(head_dim) into the query projection (weights and bias).
         let scale = 1.0 / ((h / hd.heads) as f32).sqrt();
-        let mut layers = Vec::with_capacity(hd.layers);
-        for l in 0..hd.layers {
-            let p = |s: &str| format!("l{l}.{s}");
-            let (qn, kn, vn) = (p("q.w"), p("k.w"), p("v.w"));
-            let qkv = Linear::load(f, &[(&qn, h, scale), (&kn, h, 1.0), (&vn, h, 1.0)], h, int8)?;
-            let mut qkv_b: Vec<f32> = f.f32_tensor(&p("q.b"), h)?.iter().map(|b| b * scale).collect();
-            qkv_b.extend(f.f32_tensor(&p("k.b"), h)?);
-            qkv_b.extend(f.f32_tensor(&p("v.b"), h)?);
-            layers.push(Layer {
-                qkv,
-                qkv_b,
-                attn_out: Linear::load(f, &[(&p("ao.w"), h, 1.0)], h, int8)?,
-                attn_norm: norm("ao", "aln", l)?,
-                inter: Linear::load(f, &[(&p("fi.w"), ff, 1.0)], h, int8)?,
-                inter_b: f.f32_tensor(&p("fi.b"), ff)?,
-                out: Linear::load(f, &[(&p("fo.w"), h, 1.0)], ff, int8)?,
-                out_norm: norm("fo", "oln", l)?,
-            });
-        }
+        // Layers are re-expressed in parallel (~70 ms of the load on one core).
+        let layers = (0..hd.layers)
+            .into_par_iter()
+            .map(|l| -> Result<Layer, String> {
+                let p = |s: &str| format!("l{l}.{s}");
+                let (qn, kn, vn) = (p("q.w"), p("k.w"), p("v.w"));
+                let qkv = Linear::load(f, &[(&qn, h, scale), (&kn, h, 1.0), (&vn, h, 1.0)], h, int8)?;
+                let mut qkv_b: Vec<f32> = f.f32_tensor(&p("q.b"), h)?.iter().map(|b| b * scale).collect();
+                qkv_b.extend(f.f32_tensor(&p("k.b"), h)?);
+                qkv_b.extend(f.f32_tensor(&p("v.b"), h)?);
+                Ok(Layer {
+                    qkv,
+                    qkv_b,
+                    attn_out: Linear::load(f, &[(&p("ao.w"), h, 1.0)], h, int8)?,
+                    attn_norm: norm("ao", "aln", l)?,
+                    inter: Linear::load(f, &[(&p("fi.w"), ff, 1.0)], h, int8)?,
+                    inter_b: f.f32_tensor(&p("fi.b"), ff)?,
+                    out: Linear::load(f, &[(&p("fo.w"), h, 1.0)], ff, int8)?,
+                    out_norm: norm("fo", "oln", l)?,
+                })
+            })
+            .collect::<Result<Vec<Layer>, String>>()?;
         Ok(XlmrEncoder { header: hd, word_q4, pos_type, emb_gamma, emb_beta, layers, int8 })
     }
 
