@@ -7,6 +7,11 @@
 //! reader keeps what it read: each community asks the store, in one call per kind, only
 //! for the members no earlier community had.
 //!
+//! What it keeps is bounded (`communities.material_cache_mb`, about the text it holds):
+//! past that, members not read yet are read per community, as before. The OpenIE import's
+//! material is ~14 MB; the LLM-free MuSiQue index's (75k relations with their sentences)
+//! would be ~45 MB, of which the default keeps 32.
+//!
 //! The results are those of reading per community: entities in member order, relations
 //! among the members (each once; their order is not kept, and every consumer sorts them by
 //! a total order), chunks in the order asked. Claims are read per community as before (their
@@ -19,26 +24,46 @@ use rhizome_core::{ChunkWithDoc, Covariate, Entity, Relation, Result, StoreRead}
 /// What was read so far, by entity and chunk id.
 pub(crate) struct MaterialReader {
     claims: bool,
+    /// Text kept so far and at most (bytes, approximately).
+    bytes: usize,
+    limit: usize,
     entities: HashMap<String, Option<Entity>>,
-    /// Relations with the entity at either end.
-    relations: HashMap<String, Vec<Relation>>,
+    /// Every relation read, once.
+    relations: Vec<Relation>,
+    relation_ids: HashMap<String, u32>,
+    /// Per entity: the relations (indices into `relations`) with it at either end.
+    touching: HashMap<String, Vec<u32>>,
     chunks: HashMap<String, Option<ChunkWithDoc>>,
 }
 
 impl MaterialReader {
-    pub(crate) fn new(store: &dyn StoreRead) -> Result<Self> {
+    /// A reader keeping up to `limit_mb` megabytes.
+    pub(crate) fn new(store: &dyn StoreRead, limit_mb: usize) -> Result<Self> {
         // A store that does not count claims is read for them.
         let claims = store.stats()?.nodes.get("Covariate").is_none_or(|&n| n > 0);
-        Ok(MaterialReader { claims, entities: HashMap::new(), relations: HashMap::new(), chunks: HashMap::new() })
+        Ok(MaterialReader {
+            claims,
+            bytes: 0,
+            limit: limit_mb.saturating_mul(1 << 20),
+            entities: HashMap::new(),
+            relations: Vec::new(),
+            relation_ids: HashMap::new(),
+            touching: HashMap::new(),
+            chunks: HashMap::new(),
+        })
     }
 
     /// The entities of `ids` that exist, in `ids` order.
     pub(crate) fn entities(&mut self, store: &dyn StoreRead, ids: &[String]) -> Result<Vec<Entity>> {
+        if self.full() {
+            return self.entities_uncached(store, ids);
+        }
         let new: Vec<String> = ids.iter().filter(|id| !self.entities.contains_key(*id)).cloned().collect();
         if !new.is_empty() {
             let mut found: HashMap<String, Entity> = store.entities(&new)?.into_iter().map(|e| (e.id.clone(), e)).collect();
             for id in new {
                 let e = found.remove(&id);
+                self.bytes += id.len() + e.as_ref().map_or(0, |e| e.name.len() + e.description.len() + 64);
                 self.entities.insert(id, e);
             }
         }
@@ -47,31 +72,50 @@ impl MaterialReader {
 
     /// The relations with both ends among `ids`, each once.
     pub(crate) fn relations_among(&mut self, store: &dyn StoreRead, ids: &[String]) -> Result<Vec<Relation>> {
-        let new: Vec<String> = ids.iter().filter(|id| !self.relations.contains_key(*id)).cloned().collect();
+        if self.full() {
+            let members: HashSet<&str> = ids.iter().map(String::as_str).collect();
+            let mut rels = store.relations_of(ids)?;
+            rels.retain(|r| members.contains(r.source_id.as_str()) && members.contains(r.target_id.as_str()));
+            return Ok(rels);
+        }
+        let new: Vec<String> = ids.iter().filter(|id| !self.touching.contains_key(*id)).cloned().collect();
         if !new.is_empty() {
             let rels = store.relations_of(&new)?;
             for id in &new {
-                self.relations.insert(id.clone(), Vec::new());
+                self.touching.insert(id.clone(), Vec::new());
             }
             let new: HashSet<&str> = new.iter().map(String::as_str).collect();
             for r in rels {
-                if r.target_id != r.source_id && new.contains(r.target_id.as_str()) {
-                    self.relations.entry(r.target_id.clone()).or_default().push(r.clone());
-                }
-                if new.contains(r.source_id.as_str()) {
-                    self.relations.entry(r.source_id.clone()).or_default().push(r);
+                let at = match self.relation_ids.get(&r.id) {
+                    Some(&i) => i,
+                    None => {
+                        let i = self.relations.len() as u32;
+                        self.bytes += 2 * r.id.len() + r.source_id.len() + r.target_id.len() + r.rel_type.len()
+                            + r.description.len() + 128;
+                        self.relation_ids.insert(r.id.clone(), i);
+                        self.relations.push(r);
+                        i
+                    }
+                };
+                let r = &self.relations[at as usize];
+                for end in [&r.source_id, &r.target_id] {
+                    if new.contains(end.as_str()) {
+                        self.bytes += 4;
+                        let list = self.touching.entry(end.clone()).or_default();
+                        if list.last() != Some(&at) {
+                            list.push(at);
+                        }
+                    }
                 }
             }
         }
         let members: HashSet<&str> = ids.iter().map(String::as_str).collect();
-        let mut seen: HashSet<&str> = HashSet::new();
+        let mut seen: HashSet<u32> = HashSet::new();
         let mut out = Vec::new();
         for id in ids {
-            for r in self.relations.get(id).into_iter().flatten() {
-                if members.contains(r.source_id.as_str())
-                    && members.contains(r.target_id.as_str())
-                    && seen.insert(r.id.as_str())
-                {
+            for &i in self.touching.get(id).into_iter().flatten() {
+                let r = &self.relations[i as usize];
+                if members.contains(r.source_id.as_str()) && members.contains(r.target_id.as_str()) && seen.insert(i) {
                     out.push(r.clone());
                 }
             }
@@ -86,15 +130,37 @@ impl MaterialReader {
 
     /// The chunks of `ids` that exist, in `ids` order.
     pub(crate) fn chunks(&mut self, store: &dyn StoreRead, ids: &[String]) -> Result<Vec<ChunkWithDoc>> {
+        if self.full() {
+            return store.chunks(ids);
+        }
         let new: Vec<String> = ids.iter().filter(|id| !self.chunks.contains_key(*id)).cloned().collect();
         if !new.is_empty() {
             let mut found: HashMap<String, ChunkWithDoc> =
                 store.chunks(&new)?.into_iter().map(|c| (c.chunk.id.clone(), c)).collect();
             for id in new {
                 let c = found.remove(&id);
+                self.bytes += id.len() + c.as_ref().map_or(0, |c| c.chunk.text.len() + c.doc_title.len() + c.doc_source.len() + 128);
                 self.chunks.insert(id, c);
             }
         }
         Ok(ids.iter().filter_map(|id| self.chunks.get(id).cloned().flatten()).collect())
+    }
+
+    fn full(&self) -> bool {
+        self.bytes >= self.limit
+    }
+
+    /// [`entities`](Self::entities) once the reader is full: what is kept, the rest read.
+    fn entities_uncached(&self, store: &dyn StoreRead, ids: &[String]) -> Result<Vec<Entity>> {
+        let missing: Vec<String> = ids.iter().filter(|id| !self.entities.contains_key(*id)).cloned().collect();
+        let mut found: HashMap<String, Entity> =
+            if missing.is_empty() { HashMap::new() } else { store.entities(&missing)?.into_iter().map(|e| (e.id.clone(), e)).collect() };
+        Ok(ids
+            .iter()
+            .filter_map(|id| match self.entities.get(id) {
+                Some(e) => e.clone(),
+                None => found.remove(id),
+            })
+            .collect())
     }
 }

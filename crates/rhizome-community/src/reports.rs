@@ -118,7 +118,7 @@ pub fn refresh(
         None => store.graph_data()?,
     };
     let stats = GraphStats::new(&data, &communities);
-    let mut reader = MaterialReader::new(&*store)?;
+    let mut reader = MaterialReader::new(&*store, cfg.material_cache_mb)?;
     let by_id: HashMap<&str, &Community> = communities.iter().map(|c| (c.id.as_str(), c)).collect();
     let max_level = communities.iter().map(|c| c.level).max().unwrap_or(0);
     // Input fingerprints of the reports done so far (children before parents).

@@ -140,6 +140,25 @@ fn report_reply(req: &Value) -> String {
     .to_string()
 }
 
+/// Reports are the same whether the material of every community is read from the store
+/// (`material_cache_mb = 0`) or each entity's rows once for all levels (the default).
+#[test]
+fn reports_do_not_depend_on_the_material_cache() {
+    let (groups, bridges) = graph();
+    let reports = |cache_mb: usize| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = SqliteStore::open(dir.path(), true).unwrap();
+        write_graph(&mut s, "a", &groups, &bridges);
+        refresh(&mut s, None, &CommunitiesConfig { material_cache_mb: cache_mb, ..cfg() });
+        let mut r: Vec<String> = s.community_reports().unwrap().iter().map(|r| format!("{r:?}")).collect();
+        r.sort();
+        r
+    };
+    let (none, cached) = (reports(0), reports(128));
+    assert!(none.len() > 4);
+    assert_eq!(none, cached);
+}
+
 #[test]
 fn llm_reports_go_bottom_up_use_sub_reports_under_a_budget_and_are_not_paid_twice() {
     let dir = tempfile::tempdir().unwrap();

@@ -140,6 +140,7 @@ static RULES: &[Rule] = &[
     int("communities.extractive_entities", 1, 1000),
     int("communities.extractive_relations", 0, 1000),
     int("communities.extractive_sentences", 0, 1000),
+    int("communities.material_cache_mb", 0, 1_000_000),
     int("global.community_level", 0, 100),
     num("global.min_rating", 0.0, 10.0),
     int("global.map_max_tokens", 1, BUDGET),

@@ -33,6 +33,10 @@ pub struct CommunitiesConfig {
     pub extractive_relations: usize,
     /// Valid: an integer from 0 to 1000.
     pub extractive_sentences: usize,
+    /// Megabytes of entity rows, relations and chunk texts kept while reports are written
+    /// (each is then read once instead of once per level); past it, material is read per
+    /// community. Valid: an integer from 0 to 1000000.
+    pub material_cache_mb: usize,
 }
 
 impl Default for CommunitiesConfig {
@@ -47,6 +51,7 @@ impl Default for CommunitiesConfig {
             extractive_entities: 10,
             extractive_relations: 10,
             extractive_sentences: 5,
+            material_cache_mb: 32,
         }
     }
 }
