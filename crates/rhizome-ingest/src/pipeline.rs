@@ -3,7 +3,9 @@
 //!
 //! Work is committed in batches of documents (`embed.docs_per_batch`), one store
 //! transaction each. Documents already in the store (same content hash) are skipped, so a
-//! rerun after a crash, or after adding files, only processes what is new.
+//! rerun after a crash, or after adding files, only processes what is new. A batch goes
+//! through the steps of `stage.rs`; imports write each batch while the next one is
+//! embedded (`overlap.rs`).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -194,7 +196,9 @@ impl Pipeline<'_> {
     }
 
     /// Run the common stages on documents that were chunked and extracted elsewhere
-    /// (importers).
+    /// (importers), in batches of `embed.import_docs_per_batch` documents; batch k-1 is
+    /// written while batch k is embedded, by a writer thread at idle priority where the OS
+    /// lets the process set it back (see `overlap.rs`), else before it.
     pub fn index_prepared(&self, store: &mut dyn StoreWrite, items: Vec<Prepared>)
         -> Result<IndexReport> {
         let mut report = IndexReport::default();
