@@ -55,19 +55,10 @@ impl MaterialReader {
 
     /// The entities of `ids` that exist, in `ids` order.
     pub(crate) fn entities(&mut self, store: &dyn StoreRead, ids: &[String]) -> Result<Vec<Entity>> {
-        if self.full() {
-            return self.entities_uncached(store, ids);
-        }
-        let new: Vec<String> = ids.iter().filter(|id| !self.entities.contains_key(*id)).cloned().collect();
-        if !new.is_empty() {
-            let mut found: HashMap<String, Entity> = store.entities(&new)?.into_iter().map(|e| (e.id.clone(), e)).collect();
-            for id in new {
-                let e = found.remove(&id);
-                self.bytes += id.len() + e.as_ref().map_or(0, |e| e.name.len() + e.description.len() + 64);
-                self.entities.insert(id, e);
-            }
-        }
-        Ok(ids.iter().filter_map(|id| self.entities.get(id).cloned().flatten()).collect())
+        let keep = !self.full();
+        read_through(&mut self.entities, &mut self.bytes, keep, ids, |new| store.entities(new), |e| &e.id, |e| {
+            e.name.len() + e.description.len() + 64
+        })
     }
 
     /// The relations with both ends among `ids`, each once.
@@ -130,37 +121,43 @@ impl MaterialReader {
 
     /// The chunks of `ids` that exist, in `ids` order.
     pub(crate) fn chunks(&mut self, store: &dyn StoreRead, ids: &[String]) -> Result<Vec<ChunkWithDoc>> {
-        if self.full() {
-            return store.chunks(ids);
-        }
-        let new: Vec<String> = ids.iter().filter(|id| !self.chunks.contains_key(*id)).cloned().collect();
-        if !new.is_empty() {
-            let mut found: HashMap<String, ChunkWithDoc> =
-                store.chunks(&new)?.into_iter().map(|c| (c.chunk.id.clone(), c)).collect();
-            for id in new {
-                let c = found.remove(&id);
-                self.bytes += id.len() + c.as_ref().map_or(0, |c| c.chunk.text.len() + c.doc_title.len() + c.doc_source.len() + 128);
-                self.chunks.insert(id, c);
-            }
-        }
-        Ok(ids.iter().filter_map(|id| self.chunks.get(id).cloned().flatten()).collect())
+        let keep = !self.full();
+        read_through(&mut self.chunks, &mut self.bytes, keep, ids, |new| store.chunks(new), |c| &c.chunk.id, |c| {
+            c.chunk.text.len() + c.doc_title.len() + c.doc_source.len() + 128
+        })
     }
 
     fn full(&self) -> bool {
         self.bytes >= self.limit
     }
+}
 
-    /// [`entities`](Self::entities) once the reader is full: what is kept, the rest read.
-    fn entities_uncached(&self, store: &dyn StoreRead, ids: &[String]) -> Result<Vec<Entity>> {
-        let missing: Vec<String> = ids.iter().filter(|id| !self.entities.contains_key(*id)).cloned().collect();
-        let mut found: HashMap<String, Entity> =
-            if missing.is_empty() { HashMap::new() } else { store.entities(&missing)?.into_iter().map(|e| (e.id.clone(), e)).collect() };
-        Ok(ids
-            .iter()
-            .filter_map(|id| match self.entities.get(id) {
-                Some(e) => e.clone(),
-                None => found.remove(id),
-            })
-            .collect())
+/// The rows of `ids` that exist, in `ids` order: those in `cache` from it, the others read
+/// with one `fetch` and kept (with their size added to `bytes`) when `keep`.
+fn read_through<T: Clone>(
+    cache: &mut HashMap<String, Option<T>>,
+    bytes: &mut usize,
+    keep: bool,
+    ids: &[String],
+    fetch: impl FnOnce(&[String]) -> Result<Vec<T>>,
+    id_of: impl Fn(&T) -> &String,
+    size: impl Fn(&T) -> usize,
+) -> Result<Vec<T>> {
+    let new: Vec<String> = ids.iter().filter(|id| !cache.contains_key(*id)).cloned().collect();
+    let mut found: HashMap<String, T> =
+        if new.is_empty() { HashMap::new() } else { fetch(&new)?.into_iter().map(|x| (id_of(&x).clone(), x)).collect() };
+    if keep {
+        for id in new {
+            let x = found.remove(&id);
+            *bytes += id.len() + x.as_ref().map_or(0, &size);
+            cache.insert(id, x);
+        }
     }
+    Ok(ids
+        .iter()
+        .filter_map(|id| match cache.get(id) {
+            Some(x) => x.clone(),
+            None => found.remove(id),
+        })
+        .collect())
 }

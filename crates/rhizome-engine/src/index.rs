@@ -104,7 +104,6 @@ impl Engine {
         }
     }
 
-    /// The configured extractor, and whether it is the LLM's.
     /// The configured extractor. `will_extract` is false for imports, which bring their own
     /// extractions: the English POS tagger is then neither checked nor loaded (0.17 s).
     fn extractor(&self, will_extract: bool) -> Result<Box<dyn Extractor>> {

@@ -34,8 +34,8 @@ pub(crate) struct Written {
     /// The write's own time: the writer thread's CPU time when it ran alongside (its wall
     /// time then mostly waited for idle cores), else the wall time.
     pub took: Duration,
-    /// How long the caller waited for the writer after its own work was done (zero when the
-    /// write ran first).
+    /// How long the caller waited for the write: after its own work was done, or all of
+    /// the write when it ran first.
     pub waited: Duration,
 }
 
@@ -47,7 +47,7 @@ pub(crate) fn alongside<T>(store: &mut dyn StoreWrite, pending: Option<Pending>,
     let Some((batch, units)) = pending else { return (work(), None) };
     if !permitted() {
         let t = Instant::now();
-        let written = store.write_batch(&batch).map(|()| Written { units, took: t.elapsed(), waited: Duration::ZERO });
+        let written = store.write_batch(&batch).map(|()| Written { units, took: t.elapsed(), waited: t.elapsed() });
         drop(batch);
         return (work(), Some(written));
     }

@@ -90,8 +90,8 @@ pub struct IndexReport {
     pub languages: BTreeMap<String, u64>,
     /// Milliseconds per stage. Imports write each batch while the next one is embedded
     /// (where the OS lets the writer run at idle priority, see `overlap`): their `write` is
-    /// then the writer's CPU time, inside `embed`'s wall time, and `write_wait` the time the
-    /// pipeline still waited for it.
+    /// then the writer's CPU time, mostly hidden in `embed`'s wall time, and `write_wait` the
+    /// time the pipeline still waited for it (all of the write where it runs first).
     pub timings_ms: BTreeMap<String, f64>,
 }
 
@@ -223,12 +223,16 @@ impl Pipeline<'_> {
                 let staged = self.stage(store, batch, vec![None; n], &[], false, &unwritten, &mut report)?;
                 let t = Instant::now();
                 let (embedded, written) = alongside(store, pending.take(), || self.embed_staged(staged));
-                report.time("embed", t);
+                let took = t.elapsed();
                 if let Some(written) = written {
                     let w = written?;
+                    // `embed` is the embedding's wall time, without the wait for the writer.
+                    report.add_time("embed", took.saturating_sub(w.waited));
                     report.add_time("write", w.took);
                     report.add_time("write_wait", w.waited);
                     self.progress.advance(w.units);
+                } else {
+                    report.add_time("embed", took);
                 }
                 pending = Some((self.complete(None, embedded?, &mut report)?, n as u64));
             }

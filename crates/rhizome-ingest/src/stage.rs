@@ -20,7 +20,6 @@ use crate::embed_texts::{embed_chunks, embed_text, entity_texts, fact_texts};
 use crate::pipeline::{IndexReport, Pipeline, Prepared, SIMILAR_WINDOW};
 use crate::resolve::resolve;
 
-
 /// A batch resolved, with everything it needed from the store read.
 pub(crate) struct Staged {
     batch: WriteBatch,
@@ -50,16 +49,20 @@ pub(crate) struct Embedded {
 /// must not embed them again.
 #[derive(Default)]
 pub(crate) struct Unwritten {
-    ids: HashSet<(VectorKind, String)>,
+    ids: HashMap<VectorKind, HashSet<String>>,
 }
 
 impl Unwritten {
     pub(crate) fn of(batch: &WriteBatch) -> Self {
-        Unwritten { ids: batch.vectors.iter().map(|(k, id, _)| (*k, id.clone())).collect() }
+        let mut ids: HashMap<VectorKind, HashSet<String>> = HashMap::new();
+        for (kind, id, _) in &batch.vectors {
+            ids.entry(*kind).or_default().insert(id.clone());
+        }
+        Unwritten { ids }
     }
 
     fn has(&self, kind: VectorKind, id: &str) -> bool {
-        !self.ids.is_empty() && self.ids.contains(&(kind, id.to_string()))
+        self.ids.get(&kind).is_some_and(|s| s.contains(id))
     }
 }
 
@@ -165,8 +168,8 @@ impl Pipeline<'_> {
     }
 
     /// Step 3: merge the batch's new entities into near-duplicates already stored or in the
-    /// batch (only when the batch is the pipeline's own extraction; without a `store` nothing is merged) and fill in the
-    /// batch to write.
+    /// batch (only when the batch is the pipeline's own extraction; without a `store`
+    /// nothing is merged) and fill in the batch to write.
     pub(crate) fn complete(&self, store: Option<&dyn StoreRead>, e: Embedded, report: &mut IndexReport)
         -> Result<WriteBatch> {
         let (mut batch, items, progress) = self.vectors_in(store, e, report)?;
@@ -191,8 +194,7 @@ impl Pipeline<'_> {
     }
 
     /// The merging part of [`complete`](Self::complete): the batch with its entity and fact
-    /// vectors (after merging near-duplicates), its items and
-    /// their progress.
+    /// vectors (after merging near-duplicates), its items and their progress.
     pub(crate) fn vectors_in(&self, store: Option<&dyn StoreRead>, e: Embedded, report: &mut IndexReport)
         -> Result<(WriteBatch, Vec<Prepared>, Vec<Option<u32>>)> {
         let Embedded { mut batch, items, progress, mut entity_vecs, fact_vecs, merge } = e;
