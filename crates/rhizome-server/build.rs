@@ -1,7 +1,7 @@
 //! Builds the web UI (`web/`, TypeScript bundled by esbuild) into `OUT_DIR/ui`, where
 //! `src/ui.rs` embeds it: the binary serves the page with no Node.js at run time. The
 //! build needs Node.js and npm once; `npm ci` installs the packages pinned by
-//! `web/package-lock.json`.
+//! `web/package-lock.json`. Only with the `ui` feature (on by default).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -26,6 +26,11 @@ fn newer(a: &Path, b: &Path) -> bool {
 }
 
 fn main() {
+    // Without the `ui` feature the binary serves a note instead of the page (src/ui.rs),
+    // and neither Node.js nor npm is needed.
+    if std::env::var_os("CARGO_FEATURE_UI").is_none() {
+        return;
+    }
     let web = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("../../web");
     let web = web.canonicalize().unwrap_or(web);
     for f in ["src", "index.html", "style.css", "build.mjs", "package.json", "package-lock.json"] {

@@ -9,6 +9,7 @@ use rhizome_core::llm::{ChatProvider, LlmCache};
 use rhizome_core::{Config, Error, Result};
 use rhizome_llm::prompt::Prompts;
 use rhizome_llm::{BlockingLlm, Cached, Limited, Metered, OpenAiConfig, OpenAiProvider, Retry};
+#[cfg(feature = "local-llm")]
 use rhizome_llm_local::{LocalChat, LocalOptions};
 
 pub type Stack = Metered<Cached<Limited<Retry<Arc<dyn ChatProvider>>>>>;
@@ -47,6 +48,7 @@ fn runtime(threads: usize) -> Result<tokio::runtime::Runtime> {
 }
 
 /// Local GGUF model options from the settings.
+#[cfg(feature = "local-llm")]
 pub fn local_options(config: &Config) -> LocalOptions {
     LocalOptions {
         n_ctx: config.llm.context_tokens,
@@ -56,6 +58,7 @@ pub fn local_options(config: &Config) -> LocalOptions {
 }
 
 /// The local chat model named by `llm.model`.
+#[cfg(feature = "local-llm")]
 pub fn load_local(config: &Config) -> Result<LocalChat> {
     if config.llm.model.is_empty() {
         return Err(Error::Config(
@@ -86,7 +89,14 @@ pub fn base_provider(config: &Config) -> Result<Option<Arc<dyn ChatProvider>>> {
             })?;
             Ok(Some(Arc::new(p)))
         }
+        #[cfg(feature = "local-llm")]
         "local" => Ok(Some(Arc::new(load_local(config)?))),
+        #[cfg(not(feature = "local-llm"))]
+        "local" => Err(Error::Config(
+            "llm.provider = local: this build of rhizome has no local LLM (llama.cpp); build it with the \
+             `local-llm` feature (`cargo build --release --features local-llm`), or use llm.provider = openai"
+                .into(),
+        )),
         other => Err(Error::Config(format!("llm.provider = {other:?}: use none, openai or local"))),
     }
 }

@@ -1,12 +1,26 @@
 //! The web UI at `/`: a page, a script and a stylesheet, built from `web/` by `build.rs`
-//! and embedded in the binary, so that it works with no Node.js and no network.
+//! and embedded in the binary, so that it works with no Node.js and no network (feature
+//! `ui`; without it, `/` says how to get the page).
 
 use axum::http::header::{CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, X_CONTENT_TYPE_OPTIONS};
 use axum::response::IntoResponse;
 
+#[cfg(feature = "ui")]
 const INDEX: &str = include_str!(concat!(env!("OUT_DIR"), "/ui/index.html"));
+#[cfg(feature = "ui")]
 const APP_JS: &str = include_str!(concat!(env!("OUT_DIR"), "/ui/app.js"));
+#[cfg(feature = "ui")]
 const APP_CSS: &str = include_str!(concat!(env!("OUT_DIR"), "/ui/app.css"));
+
+/// A build without the `ui` feature serves this note in place of the page.
+#[cfg(not(feature = "ui"))]
+const INDEX: &str = "<!doctype html><meta charset=utf-8><title>Rhizome</title><p>This build of rhizome has \
+    no web UI: build it with the <code>ui</code> feature (on by default; it needs Node.js and npm). The HTTP \
+    API is described at <a href=\"/docs\">/docs</a>.</p>";
+#[cfg(not(feature = "ui"))]
+const APP_JS: &str = "";
+#[cfg(not(feature = "ui"))]
+const APP_CSS: &str = "";
 
 /// Only this server's own script and styles; the layout runs in a worker made from a blob.
 const CSP: &str = "default-src 'self'; script-src 'self'; worker-src 'self' blob:; style-src 'self' 'unsafe-inline'; \

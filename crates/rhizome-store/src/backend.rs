@@ -12,8 +12,10 @@ use std::sync::Arc;
 use rhizome_core::llm::LlmCache;
 use rhizome_core::{Error, Result, StoreRead, StoreWrite};
 
+#[cfg(feature = "falkordb")]
 use crate::falkor::{FalkorLlmCache, FalkorStore, FalkorUrl};
 use crate::lock::{Holder, LockWait};
+#[cfg(feature = "postgres")]
 use crate::pg::{PgLlmCache, PgStore};
 use crate::{SqliteLlmCache, SqliteStore, DB_FILE};
 
@@ -28,14 +30,25 @@ pub enum StoreUrl {
     /// The embedded SQLite index in this directory.
     Dir(PathBuf),
     /// A PostgreSQL database with pgvector (`postgres://user@host:port/db`).
+    #[cfg(feature = "postgres")]
     Postgres(String),
     /// A graph on a FalkorDB server, with Rhizome's other state in keys beside it.
+    #[cfg(feature = "falkordb")]
     Falkor(FalkorUrl),
 }
 
+/// The refusal of a URL whose backend this build leaves out.
+#[allow(dead_code)]
+fn not_built(url: &str, backend: &str, feature: &str) -> Error {
+    Error::Config(format!(
+        "store.url {url:?}: this build of rhizome has no {backend} backend; build it with the \
+         `{feature}` feature (`cargo build --release --features {feature}`), or use an index directory"
+    ))
+}
+
 impl StoreUrl {
-    /// A directory path, `sqlite://DIR`, `postgres://…` / `postgresql://…`; `falkordb://…`
-    /// is named and refused for now.
+    /// A directory path, `sqlite://DIR`, `postgres://…` / `postgresql://…` (feature
+    /// `postgres`) or `falkordb://…` / `redis://…` (feature `falkordb`).
     pub fn parse(url: &str) -> Result<StoreUrl> {
         let url = url.trim();
         if url.is_empty() {
@@ -45,10 +58,16 @@ impl StoreUrl {
             return Ok(StoreUrl::Dir(PathBuf::from(dir)));
         }
         if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            #[cfg(feature = "postgres")]
             return Ok(StoreUrl::Postgres(url.to_string()));
+            #[cfg(not(feature = "postgres"))]
+            return Err(not_built(url, "PostgreSQL", "postgres"));
         }
         if url.starts_with("falkordb://") || url.starts_with("redis://") {
+            #[cfg(feature = "falkordb")]
             return Ok(StoreUrl::Falkor(FalkorUrl::parse(url)?));
+            #[cfg(not(feature = "falkordb"))]
+            return Err(not_built(url, "FalkorDB", "falkordb"));
         }
         if url.contains("://") {
             return Err(Error::Config(format!(
@@ -59,11 +78,13 @@ impl StoreUrl {
         Ok(StoreUrl::Dir(PathBuf::from(url)))
     }
 
-    /// For messages: the directory or URL.
+    /// For messages: the directory or URL (without a password).
     pub fn display(&self) -> String {
         match self {
             StoreUrl::Dir(d) => d.display().to_string(),
+            #[cfg(feature = "postgres")]
             StoreUrl::Postgres(u) => crate::pg::redact(u),
+            #[cfg(feature = "falkordb")]
             StoreUrl::Falkor(u) => u.display(),
         }
     }
@@ -72,7 +93,9 @@ impl StoreUrl {
     pub fn exists(&self) -> bool {
         match self {
             StoreUrl::Dir(d) => d.join(DB_FILE).exists(),
+            #[cfg(feature = "postgres")]
             StoreUrl::Postgres(u) => PgStore::exists(u),
+            #[cfg(feature = "falkordb")]
             StoreUrl::Falkor(u) => FalkorStore::exists(u),
         }
     }
@@ -82,8 +105,8 @@ impl StoreUrl {
     pub fn dir(&self) -> Option<&Path> {
         match self {
             StoreUrl::Dir(d) => Some(d),
-            StoreUrl::Postgres(_) => None,
-            StoreUrl::Falkor(_) => None,
+            #[allow(unreachable_patterns)]
+            _ => None,
         }
     }
 
@@ -91,7 +114,9 @@ impl StoreUrl {
     pub fn open_reader(&self) -> Result<Reader> {
         match self {
             StoreUrl::Dir(d) => Ok(Box::new(SqliteStore::open(d, false)?)),
+            #[cfg(feature = "postgres")]
             StoreUrl::Postgres(u) => Ok(Box::new(PgStore::open(u, false)?)),
+            #[cfg(feature = "falkordb")]
             StoreUrl::Falkor(u) => Ok(Box::new(FalkorStore::open(u, false)?)),
         }
     }
@@ -102,7 +127,9 @@ impl StoreUrl {
         on_wait: &mut dyn FnMut(&Holder)) -> Result<Writer> {
         match self {
             StoreUrl::Dir(d) => Ok(Box::new(SqliteStore::open_writer(d, create, command, wait, on_wait)?)),
+            #[cfg(feature = "postgres")]
             StoreUrl::Postgres(u) => Ok(Box::new(PgStore::open_writer(u, create, command, wait, on_wait)?)),
+            #[cfg(feature = "falkordb")]
             StoreUrl::Falkor(u) => Ok(Box::new(FalkorStore::open_writer(u, create, command, wait, on_wait)?)),
         }
     }
@@ -111,7 +138,9 @@ impl StoreUrl {
     pub fn llm_cache(&self) -> Result<Arc<dyn LlmCache>> {
         match self {
             StoreUrl::Dir(d) => Ok(Arc::new(SqliteLlmCache::open(d)?)),
+            #[cfg(feature = "postgres")]
             StoreUrl::Postgres(u) => Ok(Arc::new(PgLlmCache::open(u)?)),
+            #[cfg(feature = "falkordb")]
             StoreUrl::Falkor(u) => Ok(Arc::new(FalkorLlmCache::open(u)?)),
         }
     }
@@ -125,11 +154,28 @@ mod tests {
     fn urls() {
         assert_eq!(StoreUrl::parse("./idx").unwrap(), StoreUrl::Dir("./idx".into()));
         assert_eq!(StoreUrl::parse("sqlite:///tmp/x").unwrap(), StoreUrl::Dir("/tmp/x".into()));
+        assert!(StoreUrl::parse("ftp://x").is_err());
+    }
+
+    #[cfg(feature = "postgres")]
+    #[test]
+    fn postgres_urls() {
         assert_eq!(StoreUrl::parse("postgres://u@h/db").unwrap(), StoreUrl::Postgres("postgres://u@h/db".into()));
         assert_eq!(StoreUrl::parse("postgresql://u:pw@h/db").unwrap().display(), "postgresql://u@h/db");
-        assert!(StoreUrl::parse("ftp://x").is_err());
+    }
+
+    #[cfg(feature = "falkordb")]
+    #[test]
+    fn falkordb_urls() {
         let f = StoreUrl::parse("falkordb://127.0.0.1:6390/g").unwrap();
         assert_eq!(f.display(), "falkordb://127.0.0.1:6390/g");
         assert!(f.dir().is_none());
+    }
+
+    #[cfg(not(feature = "postgres"))]
+    #[test]
+    fn a_backend_left_out_of_the_build_is_named_with_the_fix() {
+        let e = StoreUrl::parse("postgres://u@h/db").unwrap_err().to_string();
+        assert!(e.contains("no PostgreSQL backend") && e.contains("--features postgres"), "{e}");
     }
 }

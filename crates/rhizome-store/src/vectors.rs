@@ -68,6 +68,18 @@ impl VectorMatrix {
     pub fn is_empty(&self) -> bool {
         self.ids.is_empty()
     }
+    /// Add a row; a vector whose length differs from the first row's is left out (the
+    /// first row sets the dimension).
+    pub fn push(&mut self, id: String, v: &[f32]) {
+        if self.dim == 0 {
+            self.dim = v.len();
+        }
+        if v.len() == self.dim {
+            self.ids.push(id);
+            self.data.extend_from_slice(v);
+        }
+    }
+
     pub fn row(&self, i: usize) -> &[f32] {
         &self.data[i * self.dim..(i + 1) * self.dim]
     }

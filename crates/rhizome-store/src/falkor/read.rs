@@ -46,13 +46,7 @@ impl FalkorStore {
         rows.sort_by(|a, b| a.0.cmp(&b.0));
         let mut m = VectorMatrix::default();
         for (id, v) in rows {
-            if m.dim == 0 {
-                m.dim = v.len();
-            }
-            if v.len() == m.dim {
-                m.ids.push(id);
-                m.data.extend_from_slice(&v);
-            }
+            m.push(id, &v);
         }
         let m = Arc::new(m);
         self.fresh_cache()?.matrices.insert(kind, m.clone());

@@ -1,16 +1,14 @@
 //! One writer at a time per database: a session advisory lock, held on a connection of
 //! its own for the writer's life (it goes with the session, so a killed writer leaves
 //! none). The holder writes who it is (pid, host, command, start) into `writer_lock`, so
-//! that a second writer can say whom it waits for; the messages are those of
-//! crates/rhizome-store/src/lock.rs.
-
-use std::time::{Duration, Instant};
+//! that a second writer can say whom it waits for; the waiting and the messages are
+//! [`crate::lock`]'s.
 
 use postgres::Client;
-use rhizome_core::{Error, Result};
+use rhizome_core::Result;
 
 use super::{pg_err, pool, PgUrl};
-use crate::lock::{Holder, LockWait};
+use crate::lock::{self, hostname, Contended, Holder, LockWait};
 
 /// The lock's two keys (`pg_advisory_lock(int, int)`: pg_locks shows them as classid, objid).
 const KEY1: i32 = 0x7268_697a;
@@ -22,18 +20,6 @@ const HOLDER_TABLE: &str = "CREATE TABLE IF NOT EXISTS writer_lock(id INT PRIMAR
 /// The held writer lock; released when dropped (or when the process dies).
 pub struct PgWriterLock {
     client: Client,
-}
-
-fn now_secs() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
-}
-
-fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).unwrap_or_default()
-}
-
-fn one_line(s: &str) -> String {
-    s.chars().map(|c| if c.is_control() { ' ' } else { c }).take(200).collect()
 }
 
 /// Who holds the lock, as its row says (pid 0: unknown yet, or the row is stale).
@@ -74,51 +60,41 @@ impl PgWriterLock {
             tx.batch_execute(HOLDER_TABLE).map_err(e)?;
             tx.commit().map_err(e)?;
         }
-        if !try_lock(&mut client).map_err(e)? {
-            // The holder writes who it is just after it takes the lock: give it a moment.
-            let mut holder = read_holder(&mut client).map_err(e)?;
-            for _ in 0..40 {
-                if holder.pid != 0 {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(25));
-                holder = read_holder(&mut client).map_err(e)?;
-            }
-            let busy = |holder: &Holder| Error::Busy {
-                path: url.display().into(),
-                msg: format!(
-                    "{holder} is writing it; wait for it to finish (or run again without \
-                     --no-wait to wait), then run this command again"
-                ),
-            };
-            match wait {
-                LockWait::No => return Err(busy(&holder)),
-                LockWait::Up(None) => {
-                    on_wait(&holder);
-                    client.execute("SELECT pg_advisory_lock($1, $2)", &[&KEY1, &KEY2]).map_err(e)?;
-                }
-                LockWait::Up(Some(limit)) => {
-                    on_wait(&holder);
-                    let start = Instant::now();
-                    while !try_lock(&mut client).map_err(e)? {
-                        if start.elapsed() >= limit {
-                            return Err(busy(&read_holder(&mut client).map_err(e)?));
-                        }
-                        std::thread::sleep(Duration::from_millis(50));
-                    }
-                }
-            }
-        }
+        let mut contended = Advisory { client, url };
+        lock::acquire(&mut contended, url.display().into(), wait, on_wait)?;
+        let mut client = contended.client;
+        let me = Holder::me(command, hostname());
         client
             .execute(
                 "INSERT INTO writer_lock(id, backend_pid, pid, host, command, since)
                  VALUES (1, pg_backend_pid(), $1, $2, $3, $4)
                  ON CONFLICT (id) DO UPDATE SET backend_pid = excluded.backend_pid, pid = excluded.pid,
                  host = excluded.host, command = excluded.command, since = excluded.since",
-                &[&(std::process::id() as i64), &hostname(), &one_line(command), &(now_secs() as i64)],
+                &[&(me.pid as i64), &me.host, &me.command, &(me.since as i64)],
             )
             .map_err(e)?;
         Ok(PgWriterLock { client })
+    }
+}
+
+/// The advisory lock on the connection that will hold it.
+struct Advisory<'a> {
+    client: Client,
+    url: &'a PgUrl,
+}
+
+impl Contended for Advisory<'_> {
+    fn try_take(&mut self) -> Result<Option<Holder>> {
+        let e = |x| pg_err(self.url, x);
+        if try_lock(&mut self.client).map_err(e)? {
+            return Ok(None);
+        }
+        read_holder(&mut self.client).map(Some).map_err(e)
+    }
+
+    fn take(&mut self) -> Result<()> {
+        self.client.execute("SELECT pg_advisory_lock($1, $2)", &[&KEY1, &KEY2]).map_err(|x| pg_err(self.url, x))?;
+        Ok(())
     }
 }
 

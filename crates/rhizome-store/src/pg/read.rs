@@ -20,19 +20,6 @@ fn document_row(r: &Row) -> Document {
     Document { id: r.get(0), source: r.get(1), title: r.get(2), text: r.get(3) }
 }
 
-/// `%text%` for ILIKE, with `%`, `_` and `\` in `text` taken literally.
-fn like_pattern(text: &str) -> String {
-    let mut p = String::from("%");
-    for ch in text.chars() {
-        if matches!(ch, '%' | '_' | '\\') {
-            p.push('\\');
-        }
-        p.push(ch);
-    }
-    p.push('%');
-    p
-}
-
 /// Rows keyed by their first column, returned in the order of `ids` (unknown ids skipped);
 /// the first row `f` cannot read is the error.
 fn in_order<T: Clone>(ids: &[String], rows: Vec<Row>, f: impl Fn(&Row) -> PgResult<T>) -> PgResult<Vec<T>> {
@@ -224,7 +211,7 @@ impl StoreRead for PgStore {
     }
 
     fn documents(&self, search: Option<&str>, offset: usize, limit: usize) -> Result<Vec<DocumentSummary>> {
-        let pattern = search.map(like_pattern);
+        let pattern = search.map(crate::like_pattern);
         let (limit, offset) = (limit.min(i64::MAX as usize) as i64, offset.min(i64::MAX as usize) as i64);
         self.q(|c| {
             Ok(c.query(
@@ -244,7 +231,7 @@ impl StoreRead for PgStore {
     }
 
     fn document_count(&self, search: Option<&str>) -> Result<u64> {
-        let pattern = search.map(like_pattern);
+        let pattern = search.map(crate::like_pattern);
         self.q(|c| {
             Ok(c.query_one(&format!("SELECT count(*) FROM documents d WHERE {SEARCH}"), &[&pattern])?.get::<_, i64>(0)
                 as u64)

@@ -14,17 +14,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use postgres::GenericClient;
-use rhizome_core::{dot, text::bm25_terms, Scored, VectorKind};
+use rhizome_core::{dot, Scored, VectorKind};
 
 use super::pool::Conn;
 use super::vector::PgVector;
 use super::{schema, Snapshot};
+use crate::bm25::{query_terms, rank, DocLengths};
 use crate::vectors::VectorMatrix;
 
 type PgResult<T> = std::result::Result<T, postgres::Error>;
-
-const K1: f32 = 1.2;
-const B: f32 = 0.75;
 
 static HNSW_MIN: AtomicUsize = AtomicUsize::new(100_000);
 
@@ -39,12 +37,11 @@ pub fn set_hnsw_min(n: usize) {
     HNSW_MIN.store(n.max(1), Ordering::Relaxed);
 }
 
-/// Every indexed chunk's length and id (by chunk rowid), and the mean length.
+/// Every indexed chunk's length and id (by chunk rowid).
 #[derive(Debug, Default)]
 pub struct Lengths {
-    pub len: HashMap<i64, u32>,
+    pub docs: DocLengths,
     pub ids: HashMap<i64, String>,
-    pub avg: f32,
 }
 
 #[derive(Default)]
@@ -148,14 +145,7 @@ pub fn matrix(c: &mut impl GenericClient, url: &str, known: Option<u64>, kind: V
     }
     let mut m = VectorMatrix::default();
     for r in c.query("SELECT id, vec FROM vectors WHERE kind = $1 ORDER BY id", &[&kind.as_str()])? {
-        let v = r.try_get::<_, PgVector>(1)?.0;
-        if m.dim == 0 {
-            m.dim = v.len();
-        }
-        if v.len() == m.dim {
-            m.ids.push(r.get(0));
-            m.data.extend_from_slice(&v);
-        }
+        m.push(r.get(0), &r.try_get::<_, PgVector>(1)?.0);
     }
     let m = Arc::new(m);
     store(url, version, |e| {
@@ -300,9 +290,7 @@ fn lengths(c: &mut impl GenericClient, url: &str, known: Option<u64>) -> PgResul
         len.insert(rowid, r.get::<_, i32>(1).max(0) as u32);
         ids.insert(rowid, r.get(2));
     }
-    let total: u64 = len.values().map(|&x| x as u64).sum();
-    let avg = if len.is_empty() { 1.0 } else { total as f32 / len.len() as f32 };
-    let l = Arc::new(Lengths { len, ids, avg });
+    let l = Arc::new(Lengths { docs: DocLengths::from_map(len), ids });
     store(url, version, |e| e.lengths = Some(l.clone()));
     Ok(l)
 }
@@ -310,9 +298,7 @@ fn lengths(c: &mut impl GenericClient, url: &str, known: Option<u64>) -> PgResul
 /// BM25 over chunk text (+ title): the best `k` chunk ids. `known`: the data version the
 /// reader's loan read at its start.
 pub fn bm25(c: &mut Conn, url: &str, known: Option<u64>, query: &str, k: usize) -> PgResult<Vec<Scored>> {
-    let mut terms = bm25_terms(query);
-    terms.sort();
-    terms.dedup();
+    let terms = query_terms(query);
     if terms.is_empty() || k == 0 {
         return Ok(Vec::new());
     }
@@ -321,22 +307,8 @@ pub fn bm25(c: &mut Conn, url: &str, known: Option<u64>, query: &str, k: usize) 
     for r in c.query("SELECT term, chunk_rowid, tf FROM bm25_postings WHERE term = ANY($1)", &[&terms])? {
         postings.entry(r.get(0)).or_default().push((r.get(1), r.get::<_, i32>(2).max(0) as u32));
     }
-    let n = lengths.len.len() as f32;
-    let mut scores: HashMap<i64, f32> = HashMap::new();
-    for term in &terms {
-        let Some(list) = postings.get(term) else { continue };
-        let df = list.len() as f32;
-        let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-        for &(rowid, tf) in list {
-            let dl = *lengths.len.get(&rowid).unwrap_or(&0) as f32;
-            let tf = tf as f32;
-            let s = idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl / lengths.avg));
-            *scores.entry(rowid).or_default() += s;
-        }
-    }
-    let mut hits: Vec<(i64, f32)> = scores.into_iter().collect();
-    hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    hits.truncate(k);
+    let postings: Vec<Vec<(i64, u32)>> = terms.iter().map(|t| postings.remove(t).unwrap_or_default()).collect();
+    let hits = rank(&lengths.docs, &postings, k);
     Ok(hits.into_iter().filter_map(|(r, score)| lengths.ids.get(&r).map(|id| Scored { id: id.clone(), score })).collect())
 }
 

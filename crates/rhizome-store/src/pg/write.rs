@@ -11,22 +11,10 @@ use rhizome_core::{DeleteReport, Error, Result, StoreRead, StoreWrite, VectorKin
 
 use super::refresh::{self, copy_in, PgResult, STAGING};
 use super::{communities, schema, search, PgStore};
-use crate::bm25::chunk_text;
+use crate::bm25::{chunk_text, term_frequencies};
 
 const T: Type = Type::TEXT;
 const I4: Type = Type::INT4;
-
-/// Postings of one chunk: (term, tf) sorted by term, and its length in terms.
-fn postings(text: &str) -> (Vec<(String, i32)>, i32) {
-    let terms = rhizome_core::text::bm25_terms(text);
-    let mut tf: HashMap<&str, i32> = HashMap::new();
-    for t in &terms {
-        *tf.entry(t.as_str()).or_default() += 1;
-    }
-    let mut v: Vec<(String, i32)> = tf.into_iter().map(|(t, n)| (t.to_string(), n)).collect();
-    v.sort();
-    (v, terms.len() as i32)
-}
 
 fn now() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |t| t.as_secs() as i64)
@@ -98,9 +86,9 @@ fn write_batch(c: &mut impl GenericClient, url: &str, batch: &WriteBatch) -> PgR
         for (rowid, id) in &new {
             let Some(ch) = by_id.get(id.as_str()) else { continue };
             let title = titles.get(ch.doc_id.as_str()).copied().unwrap_or("");
-            let (p, len) = postings(&chunk_text(title, &ch.text));
-            posts.extend(p.into_iter().map(|(t, n)| (t, *rowid, n)));
-            lens.push((*rowid, len));
+            let (p, len) = term_frequencies(&chunk_text(title, &ch.text));
+            posts.extend(p.into_iter().map(|(t, n)| (t, *rowid, n as i32)));
+            lens.push((*rowid, len as i32));
         }
         copy_in(c, "bm25_postings(term, chunk_rowid, tf)", &[T, Type::INT8, I4], &posts, |p, w| w(&[&p.0, &p.1, &p.2]))?;
         copy_in(c, "bm25_docs(chunk_rowid, len)", &[Type::INT8, I4], &lens, |p, w| w(&[&p.0, &p.1]))?;

@@ -10,7 +10,7 @@ use rhizome_core::{
 };
 use rusqlite::{params, Connection, OptionalExtension};
 
-use crate::sql;
+use super::sql;
 use crate::vectors::decode;
 
 fn rows<T>(conn: &Connection, q: &str, doc_id: &str,
@@ -146,6 +146,6 @@ pub fn set_synonyms(conn: &Connection, edges: &[(String, String, f32)]) -> Resul
     for (a, b, s) in edges {
         ins.execute(params![a, b, *s as f64]).map_err(sql)?;
     }
-    crate::schema::set_meta(conn, "synonyms_dirty", "0")?;
-    crate::schema::bump_graph_version(conn)
+    super::meta::set_meta(conn, "synonyms_dirty", "0")?;
+    super::meta::bump_graph_version(conn)
 }

@@ -9,7 +9,7 @@ use rhizome_core::{
 use rusqlite::{params, OptionalExtension, Row};
 
 use crate::vectors::{decode, VectorMatrix};
-use crate::{bm25, schema, sql, SqliteStore};
+use super::{meta, postings, sql, SqliteStore};
 
 fn document_row(r: &Row) -> rusqlite::Result<Document> {
     Ok(Document { id: r.get(0)?, source: r.get(1)?, title: r.get(2)?, text: r.get(3)? })
@@ -34,25 +34,18 @@ impl SqliteStore {
             .map_err(sql)?;
         for row in rows {
             let (id, blob) = row.map_err(sql)?;
-            let v = decode(&blob);
-            if m.dim == 0 {
-                m.dim = v.len();
-            }
-            if v.len() == m.dim {
-                m.ids.push(id);
-                m.data.extend_from_slice(&v);
-            }
+            m.push(id, &decode(&blob));
         }
         let m = Arc::new(m);
         self.vector_cache.borrow_mut().insert(kind, m.clone());
         Ok(m)
     }
 
-    fn lengths(&self) -> Result<Arc<bm25::DocLengths>> {
+    fn lengths(&self) -> Result<Arc<crate::bm25::DocLengths>> {
         if let Some(l) = self.bm25_cache.borrow().as_ref() {
             return Ok(l.clone());
         }
-        let l = Arc::new(bm25::DocLengths::load(&self.conn)?);
+        let l = Arc::new(postings::lengths(&self.conn)?);
         *self.bm25_cache.borrow_mut() = Some(l.clone());
         Ok(l)
     }
@@ -121,7 +114,7 @@ impl StoreRead for SqliteStore {
     }
 
     fn embedding_model(&self) -> Result<Option<String>> {
-        schema::get_meta(&self.conn, "embedding_model")
+        meta::get_meta(&self.conn, "embedding_model")
     }
 
     fn has_document(&self, doc_id: &str) -> Result<bool> {
@@ -139,7 +132,7 @@ impl StoreRead for SqliteStore {
     }
 
     fn meta(&self, key: &str) -> Result<Option<String>> {
-        schema::get_meta(&self.conn, key)
+        meta::get_meta(&self.conn, key)
     }
 
     fn partial_documents(&self) -> Result<Vec<(String, u32)>> {
@@ -169,7 +162,7 @@ impl StoreRead for SqliteStore {
 
     fn documents(&self, search: Option<&str>, offset: usize, limit: usize)
         -> Result<Vec<rhizome_core::DocumentSummary>> {
-        let pattern = search.map(like_pattern);
+        let pattern = search.map(crate::like_pattern);
         let mut stmt = self
             .conn
             .prepare(
@@ -202,7 +195,7 @@ impl StoreRead for SqliteStore {
     }
 
     fn document_count(&self, search: Option<&str>) -> Result<u64> {
-        let pattern = search.map(like_pattern);
+        let pattern = search.map(crate::like_pattern);
         self.conn
             .query_row(
                 "SELECT COUNT(*) FROM documents d
@@ -349,8 +342,8 @@ impl StoreRead for SqliteStore {
 
     fn bm25(&self, query: &str, k: usize) -> Result<Vec<Scored>> {
         let lengths = self.lengths()?;
-        let hits = bm25::search(&self.conn, &lengths, query, k)?;
-        bm25::to_scored(&self.conn, hits)
+        let hits = postings::search(&self.conn, &lengths, query, k)?;
+        postings::to_scored(&self.conn, hits)
     }
 
     fn vector_search(&self, kind: VectorKind, query: &[f32], k: usize) -> Result<Vec<Scored>> {
@@ -412,7 +405,7 @@ impl StoreRead for SqliteStore {
             .map_err(sql)?;
         let mut out = Vec::new();
         for id in ids {
-            let (descriptions, fingerprint) = crate::sqlite_write::entity_descriptions(&self.conn, &id)?;
+            let (descriptions, fingerprint) = super::write::entity_descriptions(&self.conn, &id)?;
             let done: Option<i64> = self
                 .conn
                 .query_row(
@@ -452,67 +445,54 @@ impl StoreRead for SqliteStore {
     }
 
     fn graph_data(&self) -> Result<rhizome_core::GraphData> {
-        crate::graph_read::graph_data(&self.conn)
+        super::graph_read::graph_data(&self.conn)
     }
 
     fn communities(&self) -> Result<Vec<rhizome_core::Community>> {
-        crate::communities::communities(&self.conn)
+        super::communities::communities(&self.conn)
     }
 
     fn communities_version(&self) -> Result<Option<u64>> {
-        crate::communities::version(&self.conn)
+        super::communities::version(&self.conn)
     }
 
     fn reports_version(&self) -> Result<Option<u64>> {
-        crate::communities::reports_version(&self.conn)
+        super::communities::reports_version(&self.conn)
     }
 
     fn community_reports(&self) -> Result<Vec<rhizome_core::CommunityReport>> {
-        crate::communities::reports(&self.conn)
+        super::communities::reports(&self.conn)
     }
 
     fn communities_of(&self, entity_ids: &[String]) -> Result<Vec<rhizome_core::Community>> {
-        crate::communities::communities_of(&self.conn, entity_ids)
+        super::communities::communities_of(&self.conn, entity_ids)
     }
 
     fn community_reports_of(&self, community_ids: &[String]) -> Result<Vec<rhizome_core::CommunityReport>> {
-        crate::communities::reports_of(&self.conn, community_ids)
+        super::communities::reports_of(&self.conn, community_ids)
     }
 
     fn community_report_count(&self) -> Result<u64> {
-        crate::communities::report_count(&self.conn)
+        super::communities::report_count(&self.conn)
     }
 
     fn covariates_of(&self, entity_ids: &[String]) -> Result<Vec<rhizome_core::Covariate>> {
-        crate::communities::covariates_of(&self.conn, entity_ids)
+        super::communities::covariates_of(&self.conn, entity_ids)
     }
 
     fn document_batch(&self, doc_id: &str) -> Result<Option<rhizome_core::WriteBatch>> {
-        crate::sqlite_export::document_batch(&self.conn, doc_id)
+        super::export::document_batch(&self.conn, doc_id)
     }
 
     fn entity_summaries(&self) -> Result<Vec<(String, String, String)>> {
-        crate::sqlite_export::entity_summaries(&self.conn)
+        super::export::entity_summaries(&self.conn)
     }
 
     fn graph_version(&self) -> Result<u64> {
-        Ok(schema::get_meta(&self.conn, "graph_version")?.and_then(|v| v.parse().ok()).unwrap_or(0))
+        Ok(meta::get_meta(&self.conn, "graph_version")?.and_then(|v| v.parse().ok()).unwrap_or(0))
     }
 
     fn synonyms_dirty(&self) -> Result<bool> {
-        Ok(schema::get_meta(&self.conn, "synonyms_dirty")?.as_deref() == Some("1"))
+        Ok(meta::get_meta(&self.conn, "synonyms_dirty")?.as_deref() == Some("1"))
     }
-}
-
-/// `%text%` for LIKE, with `%`, `_` and `\` in `text` taken literally.
-fn like_pattern(text: &str) -> String {
-    let mut p = String::from("%");
-    for ch in text.chars() {
-        if matches!(ch, '%' | '_' | '\\') {
-            p.push('\\');
-        }
-        p.push(ch);
-    }
-    p.push('%');
-    p
 }

@@ -11,7 +11,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::aggregate::{descriptions, entity_description, entity_row, relation_row, MentionVote};
 use crate::vectors::encode;
-use crate::{bm25, schema, sql, SqliteStore};
+use super::{meta, postings, sql, SqliteStore};
 
 /// Run one statement through the connection's statement cache: a batch runs the same few
 /// statements once per record, and preparing each anew (parsing, planning) was a large
@@ -177,14 +177,14 @@ impl StoreWrite for SqliteStore {
                 ),
             }),
             None => {
-                schema::set_meta(&self.conn, "embedding_model", model_id)?;
-                schema::set_meta(&self.conn, "embedding_dim", &dim.to_string())
+                meta::set_meta(&self.conn, "embedding_model", model_id)?;
+                meta::set_meta(&self.conn, "embedding_dim", &dim.to_string())
             }
         }
     }
 
     fn set_meta(&mut self, key: &str, value: &str) -> Result<()> {
-        schema::set_meta(&self.conn, key, value)
+        meta::set_meta(&self.conn, key, value)
     }
 
     fn write_batch(&mut self, batch: &WriteBatch) -> Result<()> {
@@ -227,7 +227,7 @@ impl StoreWrite for SqliteStore {
             if n > 0 {
                 // Titles are searchable too (a corpus passage's title often names its subject).
                 let title = titles.get(c.doc_id.as_str()).copied().unwrap_or("");
-                bm25::index_chunk(&tx, tx.last_insert_rowid(), &bm25::chunk_text(title, &c.text))?;
+                postings::index_chunk(&tx, tx.last_insert_rowid(), &crate::bm25::chunk_text(title, &c.text))?;
             }
         }
         let mut entities = BTreeSet::new();
@@ -292,7 +292,7 @@ impl StoreWrite for SqliteStore {
         }
         let covariates: Vec<_> =
             batch.covariates.iter().filter(|c| !skip.contains(c.doc_id.as_str())).collect();
-        crate::communities::insert_covariates(&tx, &covariates)?;
+        super::communities::insert_covariates(&tx, &covariates)?;
         for (doc_id, done) in batch.doc_progress.iter().filter(|(d, _)| !skip.contains(d.as_str())) {
             match done {
                 Some(n) => exec(&tx,
@@ -318,9 +318,9 @@ impl StoreWrite for SqliteStore {
             refresh_fact(&tx, id)?;
         }
         if created {
-            schema::set_meta(&tx, "synonyms_dirty", "1")?;
+            meta::set_meta(&tx, "synonyms_dirty", "1")?;
         }
-        schema::bump_graph_version(&tx)?;
+        meta::bump_graph_version(&tx)?;
         tx.commit().map_err(sql)?;
         self.invalidate_caches();
         Ok(())
@@ -351,7 +351,7 @@ impl StoreWrite for SqliteStore {
             v
         };
         for (rowid, id) in &chunks {
-            bm25::unindex_chunk(&tx, *rowid)?;
+            postings::unindex_chunk(&tx, *rowid)?;
             exec(&tx, "DELETE FROM vectors WHERE kind = 'chunk' AND id = ?1", [id]).map_err(sql)?;
             let (lo, hi) = rhizome_core::ids::sentence_id_range(id);
             exec(&tx, "DELETE FROM vectors WHERE kind = 'sentence' AND id >= ?1 AND id < ?2", [lo, hi])
@@ -381,9 +381,9 @@ impl StoreWrite for SqliteStore {
         report.documents =
             exec(&tx, "DELETE FROM documents WHERE id = ?1", [doc_id]).map_err(sql)? as u64;
         if report.entities > 0 {
-            schema::set_meta(&tx, "synonyms_dirty", "1")?;
+            meta::set_meta(&tx, "synonyms_dirty", "1")?;
         }
-        schema::bump_graph_version(&tx)?;
+        meta::bump_graph_version(&tx)?;
         tx.commit().map_err(sql)?;
         self.invalidate_caches();
         Ok(report)
@@ -391,18 +391,18 @@ impl StoreWrite for SqliteStore {
 
     fn replace_communities(&mut self, communities: &[rhizome_core::Community], graph_version: u64)
         -> Result<()> {
-        crate::communities::replace(&mut self.conn, communities, graph_version)?;
+        super::communities::replace(&mut self.conn, communities, graph_version)?;
         self.invalidate_caches();
         Ok(())
     }
 
     fn set_reports_version(&mut self, graph_version: u64) -> Result<()> {
-        crate::communities::set_reports_version(&self.conn, graph_version)
+        super::communities::set_reports_version(&self.conn, graph_version)
     }
 
     fn put_reports(&mut self, reports: &[rhizome_core::CommunityReport], vectors: &[(String, Vec<f32>)])
         -> Result<()> {
-        crate::communities::put_reports(&mut self.conn, reports, vectors)?;
+        super::communities::put_reports(&mut self.conn, reports, vectors)?;
         self.invalidate_caches();
         Ok(())
     }
@@ -423,7 +423,7 @@ impl StoreWrite for SqliteStore {
 
     fn set_synonyms(&mut self, edges: &[(String, String, f32)]) -> Result<()> {
         let tx = self.conn.transaction().map_err(sql)?;
-        crate::sqlite_export::set_synonyms(&tx, edges)?;
+        super::export::set_synonyms(&tx, edges)?;
         tx.commit().map_err(sql)?;
         self.invalidate_caches();
         Ok(())
@@ -437,7 +437,7 @@ impl StoreWrite for SqliteStore {
         let tx = self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate).map_err(sql)?;
         // Entities written since the matrix was read (only possible without the writer
         // lock) keep the flag set, so the next run redoes synonymy.
-        let now: u64 = schema::get_meta(&tx, "graph_version")?.and_then(|v| v.parse().ok()).unwrap_or(0);
+        let now: u64 = meta::get_meta(&tx, "graph_version")?.and_then(|v| v.parse().ok()).unwrap_or(0);
         exec(&tx, "DELETE FROM synonyms", []).map_err(sql)?;
         {
             let mut ins = tx
@@ -448,9 +448,9 @@ impl StoreWrite for SqliteStore {
             }
         }
         if now == seen {
-            schema::set_meta(&tx, "synonyms_dirty", "0")?;
+            meta::set_meta(&tx, "synonyms_dirty", "0")?;
         }
-        schema::bump_graph_version(&tx)?;
+        meta::bump_graph_version(&tx)?;
         tx.commit().map_err(sql)?;
         Ok(pairs.len() as u64)
     }

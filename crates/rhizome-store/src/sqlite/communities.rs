@@ -12,7 +12,7 @@ use rhizome_core::{Community, CommunityReport, Covariate, CovariateRecord, Findi
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::vectors::encode;
-use crate::{schema, sql};
+use super::{meta, sql};
 
 pub const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS communities(id TEXT PRIMARY KEY, level INTEGER NOT NULL,
@@ -154,7 +154,7 @@ fn report_row(r: &rusqlite::Row) -> rusqlite::Result<CommunityReport> {
 }
 
 pub fn version(conn: &Connection) -> Result<Option<u64>> {
-    Ok(schema::get_meta(conn, "communities_version")?.and_then(|v| v.parse().ok()))
+    Ok(meta::get_meta(conn, "communities_version")?.and_then(|v| v.parse().ok()))
 }
 
 /// Replace the communities; drop the reports (and report vectors) of communities that are
@@ -191,17 +191,17 @@ pub fn replace(conn: &mut Connection, list: &[Community], graph_version: u64) ->
         )
         .map_err(sql)?;
     }
-    schema::set_meta(&tx, "communities_version", &graph_version.to_string())?;
+    meta::set_meta(&tx, "communities_version", &graph_version.to_string())?;
     tx.commit().map_err(sql)
 }
 
 /// The graph version at which every report was last checked against its inputs.
 pub fn reports_version(conn: &Connection) -> Result<Option<u64>> {
-    Ok(schema::get_meta(conn, "reports_version")?.and_then(|v| v.parse().ok()))
+    Ok(meta::get_meta(conn, "reports_version")?.and_then(|v| v.parse().ok()))
 }
 
 pub fn set_reports_version(conn: &Connection, v: u64) -> Result<()> {
-    schema::set_meta(conn, "reports_version", &v.to_string())
+    meta::set_meta(conn, "reports_version", &v.to_string())
 }
 
 /// Write reports; a report whose community is no longer there (another process replaced

@@ -1,9 +1,11 @@
 //! Schema creation and metadata.
 
 use rhizome_core::{Error, Result};
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 
-use crate::sql;
+use super::communities;
+use super::meta::{get_meta, set_meta};
+use super::sql;
 
 pub const SCHEMA_VERSION: &str = "1";
 
@@ -73,8 +75,8 @@ pub fn prepare(conn: &Connection) -> Result<()> {
     // MB, so the default checkpointed (two fsyncs) after nearly every batch.
     conn.pragma_update(None, "wal_autocheckpoint", 4096).map_err(sql)?;
     conn.execute_batch(SCHEMA).map_err(sql)?;
-    conn.execute_batch(crate::communities::SCHEMA).map_err(sql)?;
-    crate::communities::backfill_members(conn)?;
+    conn.execute_batch(communities::SCHEMA).map_err(sql)?;
+    communities::backfill_members(conn)?;
     // Columns added after the first release: indexes made before get them on open.
     add_column(conn, "entity_support", "importance", "REAL")?;
     add_column(conn, "entities", "importance", "REAL")?;
@@ -114,31 +116,4 @@ fn add_column(conn: &Connection, table: &str, column: &str, decl: &str) -> Resul
         }
     }
     Ok(())
-}
-
-pub fn get_meta(conn: &Connection, key: &str) -> Result<Option<String>> {
-    conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-        .optional()
-        .map_err(sql)
-}
-
-pub fn set_meta(conn: &Connection, key: &str, value: &str) -> Result<()> {
-    conn.execute(
-        "INSERT INTO meta(key, value) VALUES (?1, ?2)
-         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        [key, value],
-    )
-    .map(|_| ())
-    .map_err(sql)
-}
-
-/// Count one more change of the graph (see `StoreRead::graph_version`).
-pub fn bump_graph_version(conn: &Connection) -> Result<()> {
-    conn.execute(
-        "INSERT INTO meta(key, value) VALUES ('graph_version', '1')
-         ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
-        [],
-    )
-    .map(|_| ())
-    .map_err(sql)
 }

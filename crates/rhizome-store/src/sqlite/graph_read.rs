@@ -3,7 +3,7 @@
 use rhizome_core::{ChunkRow, EntityRow, FactRow, GraphData, RelationRow, Result};
 use rusqlite::{Connection, Row};
 
-use crate::sql;
+use super::sql;
 
 fn rows<T>(conn: &Connection, q: &str, f: impl FnMut(&Row) -> rusqlite::Result<T>) -> Result<Vec<T>> {
     let mut stmt = conn.prepare(q).map_err(sql)?;

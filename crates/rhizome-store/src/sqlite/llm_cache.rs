@@ -9,7 +9,7 @@ use rhizome_core::llm::{ChatResponse, LlmCache};
 use rhizome_core::{Error, Result};
 use rusqlite::{params, Connection, OptionalExtension};
 
-use crate::{schema, sql, DB_FILE};
+use super::{schema, sql, DB_FILE};
 
 pub struct SqliteLlmCache {
     conn: Mutex<Connection>,
