@@ -16,12 +16,13 @@ pub fn index(app: App, paths: &[PathBuf], dry_run: bool) -> Result<()> {
     if dry_run {
         let plan = engine.dry_run(paths)?;
         if app.json {
-            return print_json(&json!({"dry_run": true, "documents_new": plan.documents_new, "chunks": plan.chunks,
+            return print_json(&json!({"dry_run": true, "documents_new": plan.documents_new,
+                "documents_replaced": plan.documents_replaced, "documents_unchanged": plan.documents_unchanged, "chunks": plan.chunks,
                 "extractor": plan.extractor, "llm": plan.llm, "skipped": plan.skipped}));
         }
         println!(
-            "dry run: {} new document(s), {} chunks; extractor {}: {} LLM calls ({} already cached), ~{} prompt + ~{} completion tokens",
-            plan.documents_new, plan.chunks, plan.extractor, plan.llm.calls, plan.llm.cached_calls,
+            "dry run: {} new document(s) ({} unchanged, {} replaced), {} chunks; extractor {}: {} LLM calls ({} already cached), ~{} prompt + ~{} completion tokens",
+            plan.documents_new, plan.documents_unchanged, plan.documents_replaced, plan.chunks, plan.extractor, plan.llm.calls, plan.llm.cached_calls,
             plan.llm.estimated_prompt_tokens, plan.llm.estimated_completion_tokens
         );
         return Ok(());

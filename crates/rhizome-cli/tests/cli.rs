@@ -355,3 +355,30 @@ fn the_llm_free_extractors_facts_get_no_vectors_unless_asked() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("embed.fact_vectors"), "{err}");
 }
+
+/// `index --dry-run` sorts documents as the run would: an edited file is a replacement,
+/// an indexed one unchanged, only a file never seen new; and the run then says the same.
+#[test]
+fn dry_run_counts_replaced_and_unchanged_documents_as_the_run_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (docs, idx) = (tmp.path().join("docs"), tmp.path().join("idx"));
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::write(docs.join("a.txt"), "Aage Bohr won the Nobel Prize in Physics in 1975.").unwrap();
+    std::fs::write(docs.join("b.txt"), "Copenhagen is the capital of Denmark.").unwrap();
+    let mut c = rz(&idx);
+    c.args(["--set", "embed.model=all-MiniLM-L6-v2", "index"]).arg(&docs);
+    ok(c);
+    std::fs::write(docs.join("a.txt"), "Aage Bohr won the Nobel Prize in Physics in 1975, with Ben Mottelson.").unwrap();
+    std::fs::write(docs.join("c.txt"), "Niels Bohr founded the institute in Copenhagen.").unwrap();
+    let plan = {
+        let mut c = rz(&idx);
+        c.args(["--set", "embed.model=all-MiniLM-L6-v2", "index", "--dry-run"]).arg(&docs);
+        json(c)
+    };
+    assert_eq!((&plan["documents_new"], &plan["documents_replaced"], &plan["documents_unchanged"]), (&1.into(), &1.into(), &1.into()), "{plan}");
+    let mut c = rz(&idx);
+    c.args(["--set", "embed.model=all-MiniLM-L6-v2", "index"]).arg(&docs);
+    let run = json(c);
+    let r = &run["report"];
+    assert_eq!((&r["documents_new"], &r["documents_replaced"], &r["documents_unchanged"]), (&1.into(), &1.into(), &1.into()), "{run}");
+}

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use support::raw::{self, host_port, raise_nofile, rss_mib, send};
-use support::server::{expect_error, serve_cmd, start, start_cmd, Server};
+use support::server::{expect, expect_error, serve_cmd, start, start_cmd, Server};
 use support::fixture::examples_copy;
 
 const RW: &str = "rw-key-7f3a9c1e55d2";
@@ -300,4 +300,64 @@ fn a_garbage_request_line_gets_400_and_the_server_lives() {
     }
     assert!(s.alive());
     assert_eq!(s.get_json("/health")["status"], "ok");
+}
+
+/// Edges a probe of the API found: a page past the end of the documents is empty however
+/// large its offset; chat messages with an unknown role or content that is not text are
+/// refused naming the message; settings a request may not change are refused naming them;
+/// the `Bearer` scheme is matched in any case; and a reply stays small when the request's
+/// question, model or method is huge.
+#[test]
+fn probe_edges_are_answered_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = start(&examples_copy(dir.path()), &["--api-key", RW], &[]);
+    s.key = Some(RW.into());
+    let total = s.get_json("/documents")["total"].as_u64().unwrap();
+    assert!(total > 0);
+    for offset in [total.to_string(), (1u64 << 63).to_string(), u64::MAX.to_string()] {
+        let page = s.get_json(&format!("/documents?offset={offset}"));
+        assert_eq!(page["documents"].as_array().map(Vec::len), Some(0), "offset {offset}: {page}");
+    }
+
+    let chat = |body: Value| s.post_json("/v1/chat/completions", &body);
+    let ollama = |body: Value| s.post_json("/api/chat", &body);
+    let e = expect_error(chat(json!({"model": "rhizome-basic", "messages": [{"role": "hacker", "content": "Who?"}]})), 400);
+    assert!(e.contains("messages[0].role") && e.contains("hacker"), "{e}");
+    let e = expect_error(ollama(json!({"model": "rhizome-basic", "messages": [{"role": "user", "content": 42}]})), 400);
+    assert!(e.contains("messages[0].content"), "{e}");
+    let e = expect_error(chat(json!({"model": "rhizome-basic", "messages": [{"role": "user", "content": {"a": 1}}]})), 400);
+    assert!(e.contains("messages[0].content"), "{e}");
+    // What clients really send still works: text parts, tool messages left out.
+    let ok = expect(chat(json!({"model": "rhizome-basic", "messages": [
+        {"role": "tool", "content": "ignored"},
+        {"role": "user", "content": [{"type": "text", "text": "Who won the Nobel Prize?"}]}]})), 200);
+    assert!(ok["choices"][0]["message"]["content"].as_str().is_some_and(|c| !c.is_empty()), "{ok}");
+
+    for key in ["llm.provider", "llm.base_url", "store.url", "embed.model"] {
+        let e = expect_error(
+            s.post_json("/query", &json!({"question": "Who?", "method": "basic", "params": {key: "x"}})),
+            400,
+        );
+        assert!(e.contains(key) && e.contains("cannot be set per request") && e.contains("retrieval.*"), "{e}");
+    }
+
+    for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
+        let r = s.http.get(s.url("/stats")).header("Authorization", format!("{scheme} {RW}")).send().unwrap();
+        assert_eq!(r.status().as_u16(), 200, "{scheme}");
+    }
+
+    let big = "x".repeat(1 << 20);
+    for (what, r) in [
+        ("question", s.post_json("/query", &json!({"question": big, "method": "basic"}))),
+        ("method", s.post_json("/query", &json!({"question": "Who?", "method": big}))),
+        ("model", chat(json!({"model": big, "messages": [{"role": "user", "content": "Who?"}]}))),
+        ("chat question", chat(json!({"model": "rhizome-basic", "messages": [{"role": "user", "content": big}]}))),
+        ("param", s.post_json("/query", &json!({"question": "Who?", "params": {big.clone(): 1}}))),
+    ] {
+        let status = r.status().as_u16();
+        let body = r.text().unwrap();
+        assert!(matches!(status, 400 | 404 | 413), "a huge {what}: {status}");
+        assert!(body.len() < 2048, "a huge {what}: a reply of {} bytes", body.len());
+    }
+    assert!(s.alive());
 }

@@ -61,7 +61,12 @@ pub struct IndexOutcome {
 /// What `index --dry-run` would do.
 #[derive(Debug, Clone, Serialize)]
 pub struct DryRun {
+    /// Documents whose source is not indexed yet.
     pub documents_new: usize,
+    /// Documents whose source is indexed with other content (the old version would go).
+    pub documents_replaced: usize,
+    /// Documents indexed already, as they are.
+    pub documents_unchanged: usize,
     pub chunks: usize,
     pub extractor: String,
     pub llm: rhizome_llm::ExtractionPlan,
@@ -238,15 +243,25 @@ impl Engine {
     pub fn dry_run(&self, paths: &[PathBuf]) -> Result<DryRun> {
         let (docs, skipped) = load(paths);
         let existing = if self.exists() { Some(self.reader()?) } else { None };
-        let mut new_docs = Vec::new();
+        // As the run itself sorts them: a document seen already (in this run or in the
+        // index) is unchanged; one whose source is indexed with other content replaces it.
+        let (mut new_docs, mut replaced, mut unchanged) = (Vec::new(), 0, 0);
+        let mut seen = std::collections::HashSet::new();
         for d in docs {
-            let known = match &existing {
-                Some(s) => s.has_document(&d.id)?,
-                None => false,
-            };
-            if !known {
-                new_docs.push(d);
+            if !seen.insert(d.id.clone()) {
+                unchanged += 1;
+                continue;
             }
+            if let Some(s) = &existing {
+                if s.has_document(&d.id)? {
+                    unchanged += 1;
+                    continue;
+                }
+                if s.find_document(&d.source)?.is_some_and(|old| old.source == d.source && old.id != d.id) {
+                    replaced += 1;
+                }
+            }
+            new_docs.push(d);
         }
         let chunker = TokenChunker { size: self.config.chunk.size, overlap: self.config.chunk.overlap };
         let chunks: Vec<rhizome_core::Chunk> = new_docs.iter().flat_map(|d| chunker.chunk(d)).collect();
@@ -261,7 +276,9 @@ impl Engine {
             _ => rhizome_llm::ExtractionPlan { chunks: chunks.len() as u64, ..Default::default() },
         };
         Ok(DryRun {
-            documents_new: new_docs.len(),
+            documents_new: new_docs.len() - replaced,
+            documents_replaced: replaced,
+            documents_unchanged: unchanged,
             chunks: chunks.len(),
             extractor: self.config.extract.extractor.clone(),
             llm: plan,

@@ -38,7 +38,7 @@ pub use export::{ExportFormat, ExportOutcome};
 pub use index::GraphragOutcome;
 pub use index::{DeleteOutcome, DryRun, IndexInput, IndexOutcome, Skip};
 pub use methods::{MethodInfo, MethodParam};
-pub use query::{QueryOutcome, QueryRequest};
+pub use query::{query_sections, QueryOutcome, QueryRequest, MAX_QUESTION_BYTES};
 pub use rhizome_community::CommunityOutcome;
 pub use rhizome_ingest::pipeline::{IndexReport, NoProgress, Progress};
 pub use rhizome_retrieve::Method;

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use rhizome_core::llm::{ChatMessage, PromptLlm, TokenSink};
-use rhizome_core::{Config, Embedder, Result, StoreRead};
+use rhizome_core::{Config, Embedder, Error, Result, StoreRead};
 use rhizome_llm::answer::{generate_answer, Evidence};
 use rhizome_llm::BlockingLlm;
 use rhizome_retrieve::analyze::{analyze as run_analysis, standalone_question, QueryAnalysis};
@@ -107,10 +107,11 @@ impl Engine {
         if req.question.trim().is_empty() {
             return Err(crate::empty_question("rhizome query"));
         }
+        check_request(req)?;
         self.config.with_settings(&req.settings, "params").map(|_| ())
     }
 
-    /// Answer `req`. With an LLM and a `sink`, the answer's tokens go to the sink as the
+    /// Answer `req` (checked as [`Engine::check_query`] does). With an LLM and a `sink`, the answer's tokens go to the sink as the
     /// model writes them.
     /// Queries share the cores: one alone uses all of them, one beside others uses one.
     pub fn query(&self, req: &QueryRequest, sink: Option<&TokenSink>) -> Result<QueryOutcome> {
@@ -125,6 +126,7 @@ impl Engine {
     }
 
     fn answer(&self, req: &QueryRequest, sink: Option<&TokenSink>) -> Result<QueryOutcome> {
+        check_request(req)?;
         let asked = rhizome_core::text::nfc(&req.question).into_owned();
         if asked.trim().is_empty() {
             return Err(crate::empty_question("rhizome query"));
@@ -201,4 +203,52 @@ impl Engine {
             f(bare.as_ref().map(|(_, v)| v as &dyn PromptLlm))
         }
     }
+}
+
+/// The config sections a query may change per request: `retrieval` and the methods' own
+/// sections. Everything else (store, embedder, LLM provider, extraction) is the process's.
+pub fn query_sections() -> Vec<&'static str> {
+    let mut out = vec!["retrieval"];
+    for m in Method::ALL {
+        for s in m.settings_sections() {
+            if !out.contains(s) {
+                out.push(s);
+            }
+        }
+    }
+    out
+}
+
+/// The longest question a query takes, in bytes of UTF-8. A question is embedded to at
+/// most a few hundred tokens and echoed in the outcome: past this it is refused, so that a
+/// reply stays near the size of the request's question.
+pub const MAX_QUESTION_BYTES: usize = 16 * 1024;
+
+/// Refuse a question over [`MAX_QUESTION_BYTES`], and a per-request setting outside
+/// [`query_sections`], naming it and what may be set.
+fn check_request(req: &QueryRequest) -> Result<()> {
+    if req.question.len() > MAX_QUESTION_BYTES {
+        return Err(Error::bad_input(
+            "question",
+            format!(
+                "{} bytes, more than the {MAX_QUESTION_BYTES} a question may have; ask a shorter question",
+                req.question.len()
+            ),
+        ));
+    }
+    let sections = query_sections();
+    for (key, _) in &req.settings {
+        let section = key.trim().split_once('.').map_or(key.trim(), |(s, _)| s);
+        if !sections.contains(&section) {
+            let may: Vec<String> = sections.iter().map(|s| format!("{s}.*")).collect();
+            return Err(Error::bad_input(
+                format!("params.{}", rhizome_core::text::clip(key.trim(), 80)),
+                format!(
+                    "cannot be set per request (it is the server's setting); a request may set {}",
+                    may.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
 }

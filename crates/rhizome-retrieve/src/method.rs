@@ -123,6 +123,7 @@ impl FromStr for Method {
         let wanted = s.trim().to_lowercase().replace('_', "-");
         Method::ALL.iter().copied().find(|m| m.as_str() == wanted).ok_or_else(|| {
             let names: Vec<&str> = Method::ALL.iter().map(|m| m.as_str()).collect();
+            let s = rhizome_core::text::clip(s, 80);
             format!("unknown method {s:?}; available: {}", names.join(", "))
         })
     }

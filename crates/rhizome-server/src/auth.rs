@@ -77,11 +77,16 @@ fn ct_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
     std::hint::black_box(diff) == 0
 }
 
-/// The key a request carries, if any.
+/// The key a request carries, if any. The `Bearer` scheme is matched in any case (HTTP
+/// authentication schemes are case-insensitive); a bare value is taken as the key.
 fn presented(headers: &HeaderMap) -> Option<&[u8]> {
     if let Some(v) = headers.get(axum::http::header::AUTHORIZATION) {
-        let v = v.as_bytes();
-        return Some(v.strip_prefix(b"Bearer ").or_else(|| v.strip_prefix(b"bearer ")).unwrap_or(v).trim_ascii());
+        let v = v.as_bytes().trim_ascii();
+        let scheme = b"bearer";
+        let bearer = v.len() > scheme.len()
+            && v[..scheme.len()].eq_ignore_ascii_case(scheme)
+            && v[scheme.len()].is_ascii_whitespace();
+        return Some(if bearer { v[scheme.len()..].trim_ascii() } else { v });
     }
     headers.get("x-api-key").map(|v| v.as_bytes().trim_ascii())
 }
@@ -148,6 +153,15 @@ mod tests {
         assert!(check_bind(&lan, &[]).is_err());
         assert!(check_bind(&lan, &keys).is_ok());
         assert!(check_bind(&"127.0.0.1:8400".parse().unwrap(), &[]).is_ok());
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_matched_in_any_case() {
+        for value in ["Bearer secret-key-1", "bearer secret-key-1", "BEARER secret-key-1", "BeArEr  secret-key-1 ", "secret-key-1"] {
+            let mut h = HeaderMap::new();
+            h.insert(axum::http::header::AUTHORIZATION, value.parse().unwrap());
+            assert_eq!(presented(&h), Some(&b"secret-key-1"[..]), "{value}");
+        }
     }
 
     /// The comparison: equal digests only; a difference in any one byte, a prefix, a

@@ -5,6 +5,7 @@
 
 use rhizome_core::llm::{ChatMessage, Role};
 use rhizome_engine::{Engine, Method, QueryOutcome, QueryRequest};
+use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
 
@@ -22,20 +23,64 @@ pub fn method_for_model(model: &str) -> ApiResult<Method> {
     models().into_iter().find(|(m, _)| m == name).map(|(_, method)| method).ok_or_else(|| {
         ApiError::new(
             axum::http::StatusCode::NOT_FOUND,
-            format!("model: unknown model {model:?}"),
+            format!("model: unknown model {}", quote(model)),
             format!("use rhizome (auto) or rhizome-<method>: {}", models().into_iter().map(|m| m.0).collect::<Vec<_>>().join(", ")),
         )
     })
 }
 
-/// Map a chat role; roles that carry no conversation (tool, function) give None.
-pub fn role(r: &str) -> Option<Role> {
-    match r.trim().to_lowercase().as_str() {
-        "user" => Some(Role::User),
-        "assistant" => Some(Role::Assistant),
-        "system" | "developer" => Some(Role::System),
-        _ => None,
+/// The longest piece of a request's text an error message quotes.
+const QUOTE_BYTES: usize = 80;
+
+/// `text` for an error message: at most [`QUOTE_BYTES`], then an ellipsis.
+pub fn shorten(text: &str) -> String {
+    let cut = rhizome_core::text::clip(text, QUOTE_BYTES);
+    if cut.len() < text.len() { format!("{cut}…") } else { text.to_string() }
+}
+
+/// `text` quoted for an error message, shortened as [`shorten`] does.
+pub fn quote(text: &str) -> String {
+    let cut = rhizome_core::text::clip(text, QUOTE_BYTES);
+    if cut.len() < text.len() { format!("{cut:?}…") } else { format!("{text:?}") }
+}
+
+/// The conversation of a chat request, from each message's role and content. Roles that
+/// carry no conversation (`tool`, `function`) are left out; any other role, or content that
+/// is neither text nor a list of parts, is refused naming the message.
+pub fn messages<'a>(list: impl IntoIterator<Item = (&'a str, &'a Value)>) -> ApiResult<Vec<ChatMessage>> {
+    let mut out = Vec::new();
+    for (i, (role, content)) in list.into_iter().enumerate() {
+        let role = match role.trim().to_lowercase().as_str() {
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            "system" | "developer" => Role::System,
+            "tool" | "function" => continue,
+            _ => {
+                return Err(ApiError::bad(
+                    &format!("messages[{i}].role"),
+                    format!("unknown role {}", quote(role)),
+                    "use system, user or assistant",
+                ))
+            }
+        };
+        let content = match content {
+            Value::String(s) => s.clone(),
+            Value::Null => String::new(),
+            // OpenAI's parts: the text ones are read, others (images) are left out.
+            Value::Array(parts) if parts.iter().all(Value::is_object) => {
+                parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect::<Vec<_>>().join("\n")
+            }
+            _ => {
+                return Err(ApiError::bad(
+                    &format!("messages[{i}].content"),
+                    "is neither text nor a list of parts",
+                    "send the message as a string (or a list of {\"type\": \"text\", \"text\": ...} parts)",
+                ))
+            }
+        };
+        out.push(ChatMessage { role, content });
     }
+    Ok(out)
 }
 
 /// The engine request of a chat: the last message must be the user's question.
@@ -119,5 +164,23 @@ mod tests {
         assert_eq!(method_for_model("rhizome-chunk-only").unwrap(), Method::ChunkOnly);
         assert!(method_for_model("gpt-4").is_err());
         assert_eq!(cited("A [2] and B [1, 2]; not [9] or [x].", 3), vec![2, 1]);
+    }
+
+    #[test]
+    fn messages_with_an_unknown_role_or_content_are_refused_by_name() {
+        let text = Value::from("Who won?");
+        let parts = serde_json::json!([{"type": "text", "text": "Who"}, {"type": "image_url"}, {"type": "text", "text": "won?"}]);
+        let ok = messages([("system", &text), ("tool", &text), ("user", &parts)]).unwrap();
+        assert_eq!(ok.len(), 2);
+        assert_eq!(ok[1].content, "Who\nwon?");
+        let e = messages([("user", &text), ("hacker", &text)]).unwrap_err();
+        assert!(e.body.error.contains("messages[1].role: unknown role \"hacker\""), "{}", e.body.error);
+        for bad in [Value::from(7), serde_json::json!({"text": "x"}), serde_json::json!(["x"]), Value::from(true)] {
+            let e = messages([("user", &bad)]).unwrap_err();
+            assert!(e.body.error.contains("messages[0].content: is neither text"), "{}", e.body.error);
+        }
+        let long = "r".repeat(10_000);
+        let e = messages([(long.as_str(), &text)]).unwrap_err();
+        assert!(e.body.error.len() < 200, "{}", e.body.error.len());
     }
 }

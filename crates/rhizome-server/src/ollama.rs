@@ -9,8 +9,8 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use rhizome_core::llm::ChatMessage;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use utoipa::ToSchema;
 
 use crate::chat::{self, now_secs};
@@ -22,7 +22,8 @@ use crate::AppState;
 pub struct OlMessage {
     pub role: String,
     #[serde(default)]
-    pub content: String,
+    #[schema(value_type = String)]
+    pub content: Value,
 }
 
 /// The fields read; others (options, format, keep_alive, ...) are accepted and ignored.
@@ -126,11 +127,7 @@ fn ndjson<T: Serialize>(v: &T) -> Bytes {
     ))]
 pub async fn chat(State(state): State<AppState>, AnyJson(body): AnyJson<OlChatRequest>) -> ApiResult<Response> {
     let model = body.model.clone().unwrap_or_else(|| "rhizome".into());
-    let msgs: Vec<ChatMessage> = body
-        .messages
-        .iter()
-        .filter_map(|m| chat::role(&m.role).map(|role| ChatMessage { role, content: m.content.clone() }))
-        .collect();
+    let msgs = chat::messages(body.messages.iter().map(|m| (m.role.as_str(), &m.content)))?;
     let req = chat::request(&state.engine, &model, msgs)?;
     if !state.engine.exists() {
         return Err(ApiError::empty_index());

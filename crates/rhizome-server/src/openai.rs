@@ -7,7 +7,6 @@ use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use rhizome_core::llm::ChatMessage;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use utoipa::ToSchema;
@@ -19,7 +18,8 @@ use crate::AppState;
 
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct OaMessage {
-    /// `system`, `developer`, `user` or `assistant` (others are ignored).
+    /// `system`, `developer`, `user` or `assistant`; `tool` and `function` messages are
+    /// left out, any other role is refused.
     pub role: String,
     /// A string, or a list of parts of which the `text` ones are read.
     #[serde(default)]
@@ -83,24 +83,6 @@ pub struct OaModelList {
     pub data: Vec<OaModel>,
 }
 
-fn text_of(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
-}
-
-fn messages(list: &[OaMessage]) -> Vec<ChatMessage> {
-    list.iter()
-        .filter_map(|m| chat::role(&m.role).map(|role| ChatMessage { role, content: text_of(&m.content) }))
-        .collect()
-}
-
 fn chunk(id: &str, created: u64, model: &str, delta: Value, finish: Option<&str>) -> Event {
     Event::default().data(
         json!({
@@ -121,7 +103,7 @@ fn chunk(id: &str, created: u64, model: &str, delta: Value, finish: Option<&str>
     ))]
 pub async fn completions(State(state): State<AppState>, AnyJson(body): AnyJson<ChatCompletionRequest>) -> ApiResult<Response> {
     let model = body.model.clone().unwrap_or_else(|| "rhizome".into());
-    let req = chat::request(&state.engine, &model, messages(&body.messages))?;
+    let req = chat::request(&state.engine, &model, chat::messages(body.messages.iter().map(|m| (m.role.as_str(), &m.content)))?)?;
     if !state.engine.exists() {
         return Err(ApiError::empty_index());
     }

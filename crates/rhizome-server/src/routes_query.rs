@@ -34,7 +34,7 @@ fn role(r: &str, field: &str) -> ApiResult<Role> {
         "user" => Ok(Role::User),
         "assistant" => Ok(Role::Assistant),
         "system" => Ok(Role::System),
-        other => Err(ApiError::bad(field, format!("role {other:?} is not user, assistant or system"), "fix the role")),
+        _ => Err(ApiError::bad(field, format!("role {} is not user, assistant or system", crate::chat::quote(r)), "fix the role")),
     }
 }
 
@@ -42,20 +42,21 @@ fn role(r: &str, field: &str) -> ApiResult<Role> {
 fn settings(params: Option<serde_json::Map<String, Value>>) -> ApiResult<Vec<(String, String)>> {
     let mut out = Vec::new();
     for (k, v) in params.unwrap_or_default() {
+        let name = format!("params.{}", rhizome_core::text::clip(&k, 80));
         let s = match v {
             Value::String(s) => s,
             Value::Number(n) => n.to_string(),
             Value::Bool(b) => b.to_string(),
             other => {
                 return Err(ApiError::bad(
-                    &format!("params.{k}"),
-                    format!("{other} is not a number, string or boolean"),
+                    &name,
+                    format!("{} is not a number, string or boolean", crate::chat::shorten(&other.to_string())),
                     "give each setting a plain value, e.g. {\"hippo.damping\": 0.5}",
                 ))
             }
         };
         if !k.contains('.') {
-            return Err(ApiError::bad(&format!("params.{k}"), "is not a setting name", "name settings section.key, e.g. retrieval.top_k"));
+            return Err(ApiError::bad(&name, "is not a setting name", "name settings section.key, e.g. retrieval.top_k"));
         }
         out.push((k, s));
     }

@@ -176,7 +176,7 @@ impl StoreRead for SqliteStore {
             )
             .map_err(sql)?;
         let rows = stmt
-            .query_map(params![pattern, limit as i64, offset as i64], |r| {
+            .query_map(params![pattern, limit.min(i64::MAX as usize) as i64, offset.min(i64::MAX as usize) as i64], |r| {
                 Ok(rhizome_core::DocumentSummary {
                     id: r.get(0)?,
                     title: r.get(1)?,

@@ -93,6 +93,11 @@ pub fn contract<S: StoreWrite>(open: &dyn Fn(&Path) -> S) {
     assert_eq!((graph_a.mentions.len(), graph_a.similar.len(), graph_a.synonyms.len()), (4, 1, 1));
     assert_eq!(graph_a.facts.len(), 1);
     assert_eq!(graph_a.facts[0].chunk_id.as_deref(), Some(a.chunks[0].id.as_str()));
+    // Paging: an offset past the end is an empty page, however large.
+    assert_eq!(s.documents(None, 0, 10).unwrap().len(), 1);
+    for offset in [1, 1 << 40, i64::MAX as usize, usize::MAX] {
+        assert!(s.documents(None, offset, 10).unwrap().is_empty(), "offset {offset}");
+    }
     drop(s);
 
     // A and B, then delete B.
