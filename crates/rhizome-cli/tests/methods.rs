@@ -92,9 +92,8 @@ fn musique_hippo_beats_basic_and_hipporag() {
 }
 
 /// The LLM-free index of the MuSiQue corpus: the graph adds to dense + BM25 retrieval
-/// instead of losing to it (issue 16). Measured with multilingual-e5-small: basic 0.540 /
-/// 0.648, hippo 0.566 / 0.728, auto 0.566 / 0.728 (R@2 / R@5; session 11's int8 blocks; before,
-/// hippo 0.571 / 0.728); the floors sit just below.
+/// instead of losing to it. With multilingual-e5-small: basic 0.540 / 0.648, hippo 0.566 /
+/// 0.728, auto 0.566 / 0.728 (R@2 / R@5); the floors sit just below.
 /// (With all-MiniLM-L6-v2: basic 0.459 / 0.623, hippo 0.503 / 0.696.)
 #[test]
 fn musique_llm_free_hippo_beats_basic() {

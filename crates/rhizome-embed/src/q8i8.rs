@@ -6,17 +6,13 @@
 //! output rows per register tile.
 //!
 //! Why these block sizes: per block of activations, each (token, 16 outputs) sum is converted
-//! to float and multiplied into its total, on the same pipes as `vpdpbusd`. With the file's
-//! 32-input weight blocks and 32-input activation blocks (the reference engine's Q8_0) that was
-//! a conversion and two float operations per 8 `vpdpbusd`, ~21% of the kernel's peak (one
-//! core: 224 GMAC/s with integer work alone, 177 with it); the kernel ran at ~140-145.
-//! With 64-input activation blocks and 128-input weight segments it is one multiply-add per
-//! 16 `vpdpbusd` plus one per segment: `q8i8_timing`, 12 layers' matmuls of 64 tokens, 9.1-9.3
-//! ms before, 8.1 ms after (~167 GMAC/s); the MuSiQue OpenIE import's embedding ~1.1x.
-//! The price is precision: against the reference engine (`tests/e5.rs`, 30 texts), the
-//! vectors' cosine went from 0.99995 (mean; lowest 0.99986) to 0.99977 (lowest 0.99955);
-//! the f32 path, which quantises nothing but the file's weights, is at 0.99990. Recall on
-//! MuSiQue (OpenIE import and LLM-free) and HotpotQA did not move (README, "Measured").
+//! to float and multiplied into its total, on the same pipes as `vpdpbusd`. With 32-input
+//! weight and activation blocks (the file's own, and the reference engine's Q8_0) that is a
+//! conversion and two float operations per 8 `vpdpbusd`; with 64-input activation blocks and
+//! 128-input weight segments it is one multiply-add per 16 `vpdpbusd` plus one per segment
+//! (the ignored test `q8i8_timing` times the kernel). The price is precision: `tests/e5.rs` holds the
+//! vectors' cosine to the reference engine's above its floor; the f32 path, which quantises
+//! nothing but the file's weights, stays closer.
 //!
 //! Only used where the CPU has AVX-512 F/BW/VNNI ([`I8Matrix::available`]); elsewhere the
 //! encoder runs its f32 path.

@@ -12,8 +12,7 @@
 //!
 //! Why not simply a second thread at normal priority: three runnable threads on two cores
 //! make the scheduler preempt an embedding worker in the middle of its share of a parallel
-//! loop, and the other worker then waits for it at the loop's end; measured in session 11,
-//! that gave nothing.
+//! loop, and the other worker then waits for it at the loop's end, which gives nothing.
 //!
 //! Setting a thread back from `SCHED_IDLE` needs `CAP_SYS_NICE` (or an `RLIMIT_NICE` of
 //! at least 20); [`permitted`] probes that once. Where it is not permitted (or not Linux),

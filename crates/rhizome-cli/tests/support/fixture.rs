@@ -74,7 +74,7 @@ pub fn musique_openie() -> PathBuf {
     })
 }
 
-/// The default embedder, which the figures of issue 16 are measured with (the last
+/// The default embedder, which the recall figures are measured with (the last
 /// `--set` wins over the small model [`super::rz`] sets).
 pub const E5: [&str; 2] = ["--set", "embed.model=multilingual-e5-small"];
 
