@@ -1,4 +1,4 @@
-//! Hostile request bodies against a real `rhizome serve` (issue 15): 10 GB uploads and
+//! Hostile request bodies against a real `rhizome serve`: 10 GB uploads and
 //! JSON bodies streamed (made on the fly, never stored), malformed multipart, and
 //! zip-bomb-like JSON. Each is refused with a 4xx `{error, hint}` (or, past the limit of a
 //! body with no announced length, the connection closed) without the server's memory

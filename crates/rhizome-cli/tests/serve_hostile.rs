@@ -1,4 +1,4 @@
-//! Hostile clients against a real `rhizome serve` (issue 15): writes without a valid key
+//! Hostile clients against a real `rhizome serve`: writes without a valid key
 //! on every route of /openapi.json, huge request heads, slowloris, 10,000 idle
 //! connections, the process's file-descriptor limit reached, and logs that must not show
 //! a key or a document's text. After each attack the server is alive, answers others, and

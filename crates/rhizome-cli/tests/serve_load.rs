@@ -140,7 +140,7 @@ fn sixteen_clients_mixing_queries_uploads_and_deletes_lose_nothing() {
     assert_eq!(v["documents"]["unexpected"], serde_json::json!([]));
     // Not asserted yet: after interleaved uploads and deletions the graph can differ from
     // a fresh index of the same documents by an entity or a few synonym / community edges
-    // (seen in 2 of 3 runs: served index one Entity fewer, SYNONYM 78/80, communities off by one; issue 15 report). Printed so that a run shows it.
+    // (seen in 2 of 3 runs: served index one Entity fewer, SYNONYM 78/80, communities off by one). Printed so that a run shows it.
     eprintln!("stats equal to a fresh index of the surviving documents: {} {}", v["stats_equal_fresh_index"], v["stats_diff"]);
     assert!(v["documents"]["acknowledged_uploads"].as_u64().unwrap() > 0, "no upload finished during the load: {v}");
     for m in ["basic", "hippo", "global", "drift", "tog", "auto"] {

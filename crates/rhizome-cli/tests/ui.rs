@@ -58,6 +58,12 @@ fn english_documents_with_an_api_key() {
     let key = "ui-key-0123456789";
     let s = start(&dir.path().join("index"), &["--api-key", key], &[]);
     let v = browser_page("en", &s, key, &[]);
+    // The picker offers what the loader registry lists, as the server hands it over.
+    let registry = rhizome_ingest::load::FORMATS;
+    let dotted: Vec<String> = registry.iter().flat_map(|f| f.extensions).map(|e| format!(".{e}")).collect();
+    assert_eq!(v["accept"], dotted.join(","), "{v:#}");
+    let documents = rhizome_ingest::load::extension_list(rhizome_ingest::load::document_formats());
+    assert_eq!(v["formats_label"], format!("{documents}, and .csv edge list (source,relation,target)"), "{v:#}");
     assert_eq!(v["citation"]["title"], "[1] copenhagen-physics", "{v:#}");
     assert!(v["explorer"]["rendered"].as_u64().unwrap() >= 5, "{v:#}");
 }
@@ -87,7 +93,7 @@ fn llm_answers_stream_into_the_page() {
     assert_eq!(v["answer"], "Ben Mottelson and James Rainwater shared it with him [1].", "{v:#}");
 }
 
-/// Figures, not a timed test: printed for the README and the issue note.
+/// Figures, not a timed test: printed for docs/benchmarks.md.
 #[test]
 fn explorer_with_2000_nodes() {
     let idx = support::fixture::musique_openie();

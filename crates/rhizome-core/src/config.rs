@@ -140,7 +140,7 @@ pub struct ChunkConfig {
 
 /// The embedder of a new index when `embed.model = "auto"`: it measured better than
 /// all-MiniLM-L6-v2 on our English (MuSiQue Recall@2/@5), Vietnamese and Chinese data
-/// (figures in the README).
+/// (figures in docs/benchmarks.md).
 pub const DEFAULT_EMBED_MODEL: &str = "multilingual-e5-small";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

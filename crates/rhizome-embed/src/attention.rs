@@ -4,10 +4,9 @@
 //! merged `(tokens, hidden)` layout. Heads 32 wide on AVX-512 run the fused kernel of
 //! [`crate::attention_fused`]; others two `gemm` calls and a softmax per head.
 //!
-//! Measured on the strings of the MuSiQue OpenIE import (`examples/openie_mix.rs --compare`,
-//! perf shares of the same runs): attention fell from 27% to 19% of the passages' time and
-//! from 14% to 7% of the facts'. A batch of short sequences runs one task per sequence (all
-//! heads, rows prefetched), not one per (sequence, head).
+//! `examples/openie_mix.rs --compare` times both paths on the strings of the MuSiQue OpenIE
+//! import. A batch of short sequences runs one task per sequence (all heads, rows
+//! prefetched), not one per (sequence, head).
 //!
 //! [`attention`] works on plain slices, on rayon or on the calling thread alone (see the
 //! `par` notes in `ops`); [`Attention`] wraps it as a candle op for the BERT encoder.

@@ -209,9 +209,8 @@ fn gather(targets: &[u32], step: &[f32], x: &[f32]) -> f32 {
     a + b
 }
 
-/// The solver retrieval used before over-relaxation: plain Gauss-Seidel sweeps in `f64`
-/// (same fixed point). Kept as the reference that tests compare [`personalized_pagerank`]
-/// with and that `rhizome bench retrieval` times as the previous approach.
+/// Plain Gauss-Seidel sweeps in `f64` (same fixed point): the reference that tests compare
+/// [`personalized_pagerank`] with, and that `rhizome bench retrieval` times beside it.
 pub fn gauss_seidel_f64(g: &Csr, reset: &[f64], damping: f64, tol: f64, max_iter: usize) -> Ppr {
     let Some((s, d)) = restart(g.nodes(), reset, damping) else {
         return Ppr { scores: vec![0.0; g.nodes()], iterations: 0, residual: 0.0 };
