@@ -69,13 +69,13 @@ pub fn delete(app: App, doc: &str) -> Result<()> {
 }
 
 pub fn models(app: App, what: ModelsCmd) -> Result<()> {
-    let dir = rhizome_embed::models_dir();
+    let dir = rhizome_models::models_dir();
     match what {
         ModelsCmd::Fetch { llm } => {
-            let mut specs: Vec<&rhizome_embed::ModelSpec> = rhizome_embed::models::ALL.to_vec();
+            let mut specs: Vec<&rhizome_models::ModelSpec> = rhizome_models::ALL.to_vec();
             for name in &llm {
-                specs.push(rhizome_embed::models::find_llm(name).ok_or_else(|| {
-                    let known: Vec<_> = rhizome_embed::models::LLMS.iter().map(|s| s.name).collect();
+                specs.push(rhizome_models::find_llm(name).ok_or_else(|| {
+                    let known: Vec<_> = rhizome_models::LLMS.iter().map(|s| s.name).collect();
                     anyhow::anyhow!("unknown local model {name:?}; known: {}", known.join(", "))
                 })?);
             }
@@ -83,7 +83,7 @@ pub fn models(app: App, what: ModelsCmd) -> Result<()> {
                 if !app.json {
                     eprintln!("fetching {} into {} ...", spec.name, dir.display());
                 }
-                let p = rhizome_embed::fetch(spec, &dir)?;
+                let p = rhizome_models::fetch(spec, &dir)?;
                 if !app.json {
                     println!("{}: {}", spec.name, p.display());
                 }
@@ -94,18 +94,18 @@ pub fn models(app: App, what: ModelsCmd) -> Result<()> {
             Ok(())
         }
         ModelsCmd::List => {
-            let rows: Vec<_> = rhizome_embed::models::ALL
+            let rows: Vec<_> = rhizome_models::ALL
                 .iter()
-                .chain(rhizome_embed::models::LLMS.iter())
-                .map(|s| json!({"name": s.name, "installed": rhizome_embed::is_installed(s, &dir),
-                    "path": rhizome_embed::model_path(s, &dir)}))
+                .chain(rhizome_models::LLMS.iter())
+                .map(|s| json!({"name": s.name, "installed": rhizome_models::is_installed(s, &dir),
+                    "path": rhizome_models::model_path(s, &dir)}))
                 .collect();
             if app.json {
                 return print_json(&json!({"models_dir": dir, "models": rows}));
             }
             for r in rows {
                 let name = r["name"].as_str().unwrap_or("");
-                let llm = rhizome_embed::models::find_llm(name).is_some();
+                let llm = rhizome_models::find_llm(name).is_some();
                 let state = match (r["installed"].as_bool() == Some(true), llm) {
                     (true, _) => "installed".to_string(),
                     (false, false) => "missing (run `rhizome models fetch`)".to_string(),

@@ -397,10 +397,10 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Model files damaged on disk (truncated, overwritten with junk of the same size, a
-/// missing tokenizer): `index` and `query` refuse with a message naming the file and
-/// `rhizome models fetch`, nothing panics, and the index is untouched; the same for the
-/// English POS tagger. Then `rhizome models fetch` really repairs the tagger.
+/// Model files damaged on disk (truncated, overwritten with junk of the same size, one
+/// byte changed, a missing tokenizer): `index` and `query` refuse with a message naming the
+/// file and `rhizome models fetch`, nothing panics, and the index is untouched; the same
+/// for the English POS tagger. Then `rhizome models fetch` really repairs the tagger.
 #[test]
 fn damaged_model_files_are_refused_with_the_fix() {
     let tmp = tempfile::tempdir().unwrap();
@@ -421,6 +421,13 @@ fn damaged_model_files_are_refused_with_the_fix() {
         ("junk weights of the right size", weights, Box::new(|f: &Path| {
             let len = std::fs::metadata(f).unwrap().len() as usize;
             std::fs::write(f, vec![0x5au8; len]).unwrap();
+        })),
+        // Loads without complaint as far as the format goes: only its pinned digest tells.
+        ("one byte of the weights changed", weights, Box::new(|f: &Path| {
+            let mut bytes = std::fs::read(f).unwrap();
+            let mid = bytes.len() / 2;
+            bytes[mid] ^= 0x01;
+            std::fs::write(f, bytes).unwrap();
         })),
         ("junk tokenizer of the right size", "tokenizer.json", Box::new(|f: &Path| {
             let len = std::fs::metadata(f).unwrap().len() as usize;

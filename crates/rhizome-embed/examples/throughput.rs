@@ -87,7 +87,7 @@ fn load(name: &str, dir: &Path, bs: usize) -> Result<Box<dyn Embedder>, Box<dyn 
         println!("  ({name}: {:?} matmuls)", e.matmul());
         Box::new(e.with_batch_size(bs))
     } else if name == models::MINILM.name {
-        Box::new(models::load_default(dir)?.with_batch_size(bs))
+        Box::new(rhizome_embed::load_default(dir)?.with_batch_size(bs))
     } else {
         return Err(format!("unknown model {name}").into());
     })
@@ -99,7 +99,7 @@ fn token_stats(name: &str, dir: &Path, texts: &[String]) -> Result<(f64, usize),
         let e = E5Embedder::load_with(&models::require(&models::E5_SMALL, dir)?, E5Matmul::F32)?;
         (texts.iter().map(|t| e.tokenize(t, EmbedKind::Passage).len()).sum(), e.max_tokens())
     } else {
-        let e: MiniLmEmbedder = models::load_default(dir)?;
+        let e: MiniLmEmbedder = rhizome_embed::load_default(dir)?;
         (texts.iter().map(|t| e.tokenize(t).map(|v| v.len()).unwrap_or(0)).sum(), e.max_tokens())
     };
     Ok((total as f64 / texts.len().max(1) as f64, max))

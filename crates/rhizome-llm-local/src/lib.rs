@@ -40,7 +40,7 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
 use rhizome_core::llm::{BoxFuture, ChatProvider, ChatRequest, ChatResponse, TokenSink};
 use rhizome_core::{Error, Result};
-use rhizome_embed::models;
+use rhizome_models as models;
 
 pub use bench::{bench, BenchReport};
 

@@ -7,7 +7,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use rhizome_core::llm::{ChatMessage, ChatProvider, ChatRequest, ChatResponse, TokenSink};
 use rhizome_core::Error;
-use rhizome_embed::models;
+use rhizome_models as models;
 use rhizome_llm_local::{bench, LocalChat, LocalOptions};
 
 /// A minimal executor: polls on this thread, parking while pending.

@@ -1,6 +1,6 @@
-//! The LLM model specs in `rhizome_embed::models` (no download).
+//! The LLM model specs in `rhizome_models` (no download).
 
-use rhizome_embed::models::{self, find, find_llm, LLMS, LLM_FILE, QWEN25_05B, QWEN25_15B, SMOLLM2_135M};
+use rhizome_models::{self as models, find, find_llm, LLMS, LLM_FILE, QWEN25_05B, QWEN25_15B, SMOLLM2_135M};
 
 #[test]
 fn llm_specs_are_consistent() {

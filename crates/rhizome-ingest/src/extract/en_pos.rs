@@ -28,7 +28,7 @@ use std::sync::OnceLock;
 use rhizome_core::{Error, Result};
 
 /// Name of the installed model (its directory under the models dir).
-pub const MODEL_NAME: &str = "en-pos";
+pub const MODEL_NAME: &str = rhizome_models::EN_POS.name;
 /// The weights file inside the model directory.
 pub const WEIGHTS_FILE: &str = "data/tagger.json.gz";
 /// Boundary markers the features use past either end of the sentence.
@@ -278,6 +278,11 @@ fn installed_result() -> &'static std::result::Result<PosTagger, String> {
         let path = model_dir().join(WEIGHTS_FILE);
         if !path.is_file() {
             return Err(format!("the POS tagger model is not installed (no {})", path.display()));
+        }
+        // The weights are checked against their pinned digest before they are used.
+        let pos = &rhizome_models::EN_POS;
+        if let Some((_, what)) = rhizome_models::verify_before_load(pos, &models_dir(), &[WEIGHTS_FILE]) {
+            return Err(format!("{WEIGHTS_FILE} {what}"));
         }
         PosTagger::load(&path).map_err(|e| format!("the POS tagger model could not be read: {e}"))
     })

