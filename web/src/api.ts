@@ -112,3 +112,5 @@ export interface JobView {
 }
 export interface MethodParam { key: string; value: any; valid: string }
 export interface MethodInfo { name: string; description: string; params: MethodParam[] }
+/** A file type the server reads (`GET /formats`, the loader registry). */
+export interface Format { kind: string; extensions: string[]; media_type: string; description: string }

@@ -1,11 +1,9 @@
 // Documents: upload (drop or pick, several at once, per-file progress from the job
 // stream), the list with search, open (text, chunks, entities) and delete.
 
-import { api, getJson, sse, DocumentSummary, JobView, GraphNode } from "./api";
+import { api, getJson, sse, DocumentSummary, Format, JobView, GraphNode } from "./api";
 import { h, clear, showError, debounce, confirmDialog, showView, fmtDate } from "./dom";
-import { refreshStats, focusEntity } from "./main";
 
-const ACCEPT = ".txt,.md,.html,.htm,.json,.jsonl,.csv";
 const PAGE = 50;
 
 let list: HTMLTableSectionElement;
@@ -14,8 +12,19 @@ let search: HTMLInputElement;
 let uploads: HTMLUListElement;
 let offset = 0;
 
-export function mountDocuments(panel: HTMLElement): void {
-  const picker = h("input", { type: "file", multiple: true, accept: ACCEPT, id: "file-input", class: "visually-hidden",
+// What the documents panel asks of the page: the counts refreshed after a change, and an
+// entity shown in the graph.
+export interface PageHooks {
+  refreshStats(): void;
+  focusEntity(id: string): void;
+}
+
+let page: PageHooks = { refreshStats() {}, focusEntity() {} };
+
+export function mountDocuments(panel: HTMLElement, hooks: PageHooks): void {
+  page = hooks;
+  const formats = h("div", { class: "quiet", id: "formats" });
+  const picker = h("input", { type: "file", multiple: true, id: "file-input", class: "visually-hidden",
     onchange: () => { upload([...picker.files!]); picker.value = ""; } });
   const drop = h("div", { class: "drop", id: "drop", tabindex: 0, role: "button",
     "aria-label": "Upload documents: drop files here or press Enter to pick them",
@@ -24,8 +33,7 @@ export function mountDocuments(panel: HTMLElement): void {
     ondragover: (e: DragEvent) => { e.preventDefault(); drop.classList.add("over"); },
     ondragleave: () => drop.classList.remove("over"),
     ondrop: (e: DragEvent) => { e.preventDefault(); drop.classList.remove("over"); upload([...(e.dataTransfer?.files || [])]); },
-  }, h("strong", {}, "Drop files here"), " or press to pick them",
-    h("div", { class: "quiet" }, ".txt .md .html .json .jsonl, and .csv edge lists (source,relation,target)"));
+  }, h("strong", {}, "Drop files here"), " or press to pick them", formats);
   uploads = h("ul", { class: "uploads", id: "uploads", "aria-live": "polite" });
   search = h("input", { type: "search", id: "doc-search", placeholder: "Search titles and sources", "aria-label": "Search documents",
     oninput: debounce(() => { offset = 0; refreshDocuments(); }, 250) });
@@ -41,7 +49,24 @@ export function mountDocuments(panel: HTMLElement): void {
       h("thead", {}, h("tr", {}, ...["Title", "Language", "Chunks", "Entities", "Indexed", ""].map((c) => h("th", { scope: "col" }, c)))),
       list)),
     pager);
+  showFormats(picker, formats);
   refreshDocuments();
+}
+
+/** The file types the server reads (its loader registry), offered by the picker and
+ * named under the drop area: the documents' extensions, then the edge lists'. */
+async function showFormats(picker: HTMLInputElement, label: HTMLElement): Promise<void> {
+  let all: Format[];
+  try {
+    all = await getJson<Format[]>("/formats");
+  } catch (e) {
+    return showError(e);
+  }
+  const dotted = (fs: Format[]) => fs.flatMap((f) => f.extensions.map((e) => "." + e));
+  const docs = all.filter((f) => f.kind !== "edge_list");
+  const edges = all.filter((f) => f.kind === "edge_list");
+  picker.accept = dotted(all).join(",");
+  label.textContent = dotted(docs).join(" ") + edges.map((f) => `, and ${dotted([f]).join(" ")} ${f.description}`).join("");
 }
 
 export async function refreshDocuments(): Promise<void> {
@@ -77,7 +102,7 @@ async function remove(d: DocumentSummary): Promise<void> {
   try {
     await api("/documents/" + encodeURIComponent(d.id), { method: "DELETE" });
     await refreshDocuments();
-    refreshStats();
+    page.refreshStats();
   } catch (e) {
     showError(e);
   }
@@ -95,7 +120,7 @@ export async function openDocument(id: string, chunkId?: string, mark?: string[]
         h("summary", {}, `Chunk ${c.ordinal + 1}`), body);
     });
     const ents = d.entities.slice(0, 200).map((e) =>
-      h("button", { class: "chip", title: e.entity_type, onclick: () => focusEntity(e.id) }, e.name));
+      h("button", { class: "chip", title: e.entity_type, onclick: () => page.focusEntity(e.id) }, e.name));
     showView(d.document.title,
       h("p", { class: "quiet" }, d.document.source, d.summary?.language ? ` · ${d.summary.language}` : ""),
       h("details", { class: "chunk" }, h("summary", {}, `Full text (${d.document.text.length} characters)`),
@@ -160,5 +185,5 @@ async function uploadOne(f: File): Promise<void> {
     errors.append(h("li", {}, e.message + (e.hint ? ` — ${e.hint}` : "")));
   }
   refreshDocuments();
-  refreshStats();
+  page.refreshStats();
 }

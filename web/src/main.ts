@@ -12,7 +12,7 @@ type Panel = (typeof PANELS)[number];
 
 (window as any).rhizomeUi = { explorer: probe, lastPaths: [] };
 
-export async function refreshStats(): Promise<void> {
+async function refreshStats(): Promise<void> {
   const el = document.getElementById("stats")!;
   try {
     const s = await getJson<{ nodes: Record<string, number> }>("/stats");
@@ -23,7 +23,7 @@ export async function refreshStats(): Promise<void> {
   }
 }
 
-export function focusEntity(id: string): void {
+function focusEntity(id: string): void {
   (document.getElementById("view-dialog") as HTMLDialogElement).close();
   select("graph");
   loadEntity(id);
@@ -64,7 +64,7 @@ onKeyNeeded((why) => {
 
 async function start(): Promise<void> {
   await ensureKey();
-  mountDocuments(document.getElementById("panel-documents")!);
+  mountDocuments(document.getElementById("panel-documents")!, { refreshStats, focusEntity });
   mountAsk(document.getElementById("panel-ask")!);
   mountExplorer(document.getElementById("panel-graph")!);
   mountCommunities(document.getElementById("panel-communities")!);

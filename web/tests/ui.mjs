@@ -50,6 +50,11 @@ async function open() {
     await page.locator("#key-dialog").waitFor({ state: "hidden" });
   }
   await page.locator("#drop").waitFor();
+  // The file types offered come from the server (GET /formats): the caller compares them
+  // with the loader registry.
+  await page.waitForFunction(() => document.querySelector("#file-input").accept !== "");
+  result.accept = await page.getAttribute("#file-input", "accept");
+  result.formats_label = await page.locator("#formats").innerText();
 }
 
 async function upload(files) {

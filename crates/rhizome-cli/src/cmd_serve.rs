@@ -1,50 +1,11 @@
 //! `rhizome serve`: the engine behind the HTTP API of `rhizome-server`.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
-use rhizome_engine::{Engine, WriteOptions};
 use rhizome_server::{Server, ServerOptions};
-use rhizome_store::LockWait;
 
 use crate::app::App;
-
-/// The engine on the index, writing as `command`; with `--no-wait` a write refuses at
-/// once when another process holds the index, else it waits up to a minute.
-pub fn engine(app: &App, command: &str) -> Result<Arc<Engine>> {
-    // Before any server or engine thread allocates (see rhizome_server::memory).
-    rhizome_server::memory::limit_arenas();
-    // A write job waits its turn in attempts of 10 s (rhizome_server's `in_writer_turn`
-    // tries again until the lock is free or the server stops).
-    let wait = if app.no_wait { LockWait::No } else { LockWait::Up(Some(std::time::Duration::from_secs(10))) };
-    let index = app.store.clone();
-    let on_wait = Box::new(move |h: &rhizome_store::Holder| {
-        eprintln!("waiting: index {index} is being written by {h}; the write job goes on when it finishes");
-    });
-    let write = WriteOptions { wait, command: command.into(), on_wait };
-    Ok(Arc::new(Engine::open(&app.store.clone(), app.config.clone(), write)?))
-}
-
-/// Raise the soft limit on open files to the hard one (each connection is a file): a
-/// server started from a shell with the usual 1,024 would refuse clients long before it
-/// runs short of memory. Returns the limit in force.
-pub fn raise_open_files() -> u64 {
-    // SAFETY: getrlimit/setrlimit on a struct owned here.
-    unsafe {
-        let mut r: libc::rlimit = std::mem::zeroed();
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) != 0 {
-            return 0;
-        }
-        if r.rlim_cur < r.rlim_max {
-            let raised = libc::rlimit { rlim_cur: r.rlim_max, rlim_max: r.rlim_max };
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
-                return raised.rlim_cur as u64;
-            }
-        }
-        r.rlim_cur as u64
-    }
-}
 
 pub fn serve(app: App, addr: SocketAddr, api_keys: &[String], max_upload_mb: usize, header_timeout: f64) -> Result<()> {
     if !(header_timeout > 0.0 && header_timeout <= 3600.0) {
@@ -55,12 +16,12 @@ pub fn serve(app: App, addr: SocketAddr, api_keys: &[String], max_upload_mb: usi
     // Refuse a public address without a key before loading anything.
     rhizome_server::check_bind(&addr, &keys)?;
     let (n_keys, n_ro) = (keys.len(), keys.iter().filter(|k| k.read_only).count());
-    let engine = engine(&app, "rhizome serve")?;
+    let engine = rhizome_server::launch::engine(&app.store, app.config.clone(), app.no_wait, "rhizome serve")?;
     let mut opts = ServerOptions::new(addr);
     opts.keys = keys;
     opts.max_body_bytes = max_upload_mb.max(1) << 20;
     opts.header_timeout = std::time::Duration::from_secs_f64(header_timeout);
-    let open_files = raise_open_files();
+    let open_files = rhizome_server::launch::raise_open_files();
     // Accepted uploads wait beside the index (or in --index for a database store) until
     // their job ends: a job cut short by a crash runs again at the next start.
     let local = match rhizome_store::StoreUrl::parse(&app.store)? {

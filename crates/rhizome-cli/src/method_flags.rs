@@ -2,7 +2,7 @@
 //! `multihop.NAME` and the env var `RHIZOME_MULTIHOP_NAME`).
 
 use clap::Args;
-use rhizome_core::config::FlagSetting;
+use rhizome_core::config_load::FlagSetting;
 
 #[derive(Args, Debug, Default, Clone)]
 #[command(next_help_heading = "Multi-hop (--method multihop)")]

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use rhizome_ingest::pipeline::Progress;
+use rhizome_engine::Progress;
 
 /// How often a plain progress line is printed when stderr is not a terminal.
 const LINE_EVERY: Duration = Duration::from_secs(10);

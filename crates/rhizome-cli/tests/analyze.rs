@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use rhizome_llm::testing::{last_user_text, MockOpenAi};
+use rhizome_llm_testing::{last_user_text, MockOpenAi};
 use serde_json::Value;
 
 const VI: &str = "Aage Bohr có những giải thưởng gì?";

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rhizome_llm::testing::MockOpenAi;
+use rhizome_llm_testing::MockOpenAi;
 use serde_json::Value;
 use support::{diff, dump, musique_docs, ok, rz, vector_gap};
 

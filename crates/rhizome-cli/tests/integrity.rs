@@ -167,6 +167,29 @@ fn deleting_one_at_a_time_equals_never_indexing() {
     assert_eq!(stats(&only_a)["nodes"], stats(&reference)["nodes"]);
 }
 
+/// Index A, then B whose "US Congress" entity resolution merges into A's "United States
+/// Congress" (the entity keeps A's key); delete A: every table and vector equals indexing B
+/// alone, where the entity is keyed, named and embedded by B's name.
+#[test]
+fn deleting_the_document_that_named_a_merged_entity_equals_never_indexing_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a.txt"), tmp.path().join("b.txt"));
+    std::fs::write(&a, "The United States Congress passed the Clean Air Act in 1990.").unwrap();
+    std::fs::write(&b, "The US Congress met in Washington to debate the budget.").unwrap();
+    let both = tmp.path().join("both");
+    index(&both, &a);
+    let mut c = rz(&both);
+    c.arg("index").arg(&b);
+    let r = json(c);
+    assert_eq!(r["report"]["entities_merged"], 1, "US Congress merges into United States Congress: {r}");
+    let mut c = rz(&both);
+    c.arg("delete").arg(&a);
+    ok(c);
+    let only_b = tmp.path().join("only_b");
+    index(&only_b, &b);
+    assert_same_index(&both, &only_b, "deleting the document that named a merged entity differs from never indexing");
+}
+
 /// Global steps a run left undone are redone by the next run, even when it finds every
 /// document unchanged: synonymy marked dirty, reports missing or stale.
 #[test]

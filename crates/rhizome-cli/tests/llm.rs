@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use rhizome_llm::testing::{Fault, MockOpenAi};
+use rhizome_llm_testing::{Fault, MockOpenAi};
 use serde_json::Value;
 
 fn docs() -> PathBuf {
@@ -79,7 +79,7 @@ fn llm_extraction_survives_failures_and_never_pays_twice() {
     let reports: Vec<String> = server
         .requests()
         .iter()
-        .map(rhizome_llm::testing::last_user_text)
+        .map(rhizome_llm_testing::last_user_text)
         .filter(|u| u.contains("Write a report about this community"))
         .collect();
     assert!(!reports.is_empty() && reports.iter().all(|u| u.contains("importance 0.5")), "{reports:#?}");
@@ -139,7 +139,7 @@ fn a_chunk_whose_calls_keep_failing_is_kept_and_reported() {
 fn near_duplicate_entities_merge_into_one() {
     // Two chunks name the same organisation two ways; the second is merged into the first.
     let server = MockOpenAi::with_responder(Box::new(|req: &Value| {
-        let text = rhizome_llm::testing::last_user_text(req);
+        let text = rhizome_llm_testing::last_user_text(req);
         if text.contains("Congress passed") {
             r#"{"entities": [{"name": "United States Congress", "type": "ORGANIZATION", "description": "The legislature."}], "relations": [], "facts": []}"#.into()
         } else {
@@ -165,7 +165,7 @@ fn near_duplicate_entities_merge_into_one() {
 #[test]
 fn answers_with_the_llm_and_citations() {
     let server = MockOpenAi::with_responder(Box::new(|req: &Value| {
-        let text = rhizome_llm::testing::last_user_text(req);
+        let text = rhizome_llm_testing::last_user_text(req);
         assert!(text.contains("[1]"), "contexts are numbered");
         "Ben Mottelson and James Rainwater shared it with him [1].".to_string()
     }))
@@ -187,7 +187,7 @@ fn answers_with_the_llm_and_citations() {
 #[test]
 fn entities_described_in_several_chunks_get_one_llm_summary() {
     let server = MockOpenAi::with_responder(Box::new(|req: &Value| {
-        let text = rhizome_llm::testing::last_user_text(req);
+        let text = rhizome_llm_testing::last_user_text(req);
         if text.contains("Combined description") {
             return "Ada Lovelace was a mathematician who wrote about the Analytical Engine.".into();
         }

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use rhizome_llm::testing::MockOpenAi;
+use rhizome_llm_testing::MockOpenAi;
 use serde_json::Value;
 
 mod support;

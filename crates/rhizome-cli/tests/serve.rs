@@ -6,7 +6,7 @@ mod support;
 
 use std::time::Duration;
 
-use rhizome_engine::Method;
+use rhizome_engine::{MediaKind, Method};
 use serde_json::{json, Value};
 use support::server::{expect, expect_error, files_of, ok_json, sse, start, start_with_llm};
 use support::{examples, rz, stats};
@@ -59,7 +59,7 @@ fn serve_upload_query_browse_delete() {
         let a = ok_json(s.post_json("/query", &json!({"question": QUESTION, "method": m.as_str(), "top_k": 3})));
         assert_eq!(a["method"], m.as_str());
         assert!(!a["answer"].as_str().unwrap().trim().is_empty(), "{m}: {a:#}");
-        if matches!(m, Method::Basic | Method::Hippo | Method::Hybrid | Method::Auto) {
+        if matches!(*m, Method::Basic | Method::Hippo | Method::Hybrid | Method::Auto) {
             assert!(a["answer"].as_str().unwrap().contains("Mottelson"), "{m}: {a:#}");
             assert!(sources(&a).contains(&"upload:copenhagen-physics.txt".to_string()), "{m}: {a:#}");
         }
@@ -135,6 +135,48 @@ fn serve_upload_query_browse_delete() {
     let jobs = s.get_json("/jobs");
     let kinds: Vec<(&str, &str)> = jobs.as_array().unwrap().iter().map(|j| (j["kind"].as_str().unwrap(), j["state"].as_str().unwrap())).collect();
     assert_eq!(kinds, [("delete", "failed"), ("delete", "done"), ("index", "done")], "newest first");
+}
+
+/// The loader registry is the one list of file types: `GET /formats` is that list, an
+/// upload of another type is refused quoting it, and a file of every extension it names
+/// is accepted and indexed (documents, or the graph of an edge list).
+#[test]
+fn every_registered_file_type_uploads_and_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(&dir.path().join("index"), &[], &[]);
+    let registry = rhizome_ingest::load::FORMATS;
+    assert_eq!(s.get_json("/formats"), serde_json::to_value(registry).unwrap());
+
+    let r = s.http.post(s.url("/documents")).multipart(support::server::form(&[("paper.pdf".into(), b"%PDF-1.4".to_vec())])).send().unwrap();
+    let e = expect_error(r, 415);
+    assert!(e.contains(&rhizome_ingest::load::extension_list(registry)), "{e}");
+
+    let mut files = Vec::new();
+    let mut sources = Vec::new();
+    for f in registry {
+        for ext in f.extensions {
+            let sentence = format!("Aage Bohr wrote the {ext} notes in Copenhagen.");
+            let body = match f.kind {
+                MediaKind::Text => sentence,
+                MediaKind::Markdown => format!("# Notes {ext}\n\n*{sentence}*\n"),
+                MediaKind::Html => format!("<html><head><title>Notes {ext}</title></head><body><p>{sentence}</p></body></html>"),
+                MediaKind::JsonCorpus => json!([{"title": ext, "text": sentence}]).to_string(),
+                MediaKind::JsonLinesCorpus => format!("{}\n", json!({"title": ext, "text": sentence})),
+                MediaKind::EdgeList => format!("Aage Bohr,wrote,{ext} notes\n"),
+            };
+            let name = format!("sample-{ext}.{ext}");
+            let corpus = if f.kind.is_corpus() { "#0" } else { "" };
+            sources.push(format!("upload:{name}{corpus}"));
+            files.push((name, body.into_bytes()));
+        }
+    }
+    let done = s.wait_job(s.upload(&files));
+    assert_eq!(done["errors"], json!([]), "{done:#}");
+    let list = s.get_json("/documents?limit=100");
+    let mut listed: Vec<String> = list["documents"].as_array().unwrap().iter().map(|d| d["source"].as_str().unwrap().to_string()).collect();
+    listed.sort();
+    sources.sort();
+    assert_eq!(listed, sources, "{done:#}");
 }
 
 #[test]

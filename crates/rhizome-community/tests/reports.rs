@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use rhizome_core::config_sensemaking::CommunitiesConfig;
 use rhizome_core::ids::{document_id, entity_id, relation_id};
 use rhizome_core::*;
-use rhizome_llm::testing::{blocking_llm, last_user_text, MockOpenAi};
+use rhizome_llm_testing::{blocking_llm, last_user_text, MockOpenAi};
 use rhizome_store::SqliteStore;
 use serde_json::{json, Value};
 

@@ -7,14 +7,29 @@
 //! Every numeric and enum setting has a valid range, written in its doc comment
 //! (`Valid: ...`) and in the table of [`crate::config_rules`]; loading
 //! ([`crate::config_load`]) refuses a value out of range and says where it came from.
+//!
+//! Config sections owned by crates above core (each retrieval method's settings live with
+//! the method in rhizome-retrieve). A section is a settings struct implementing
+//! [`Section`]: its name (`[name]` in the file, `name.key` in `--set` and
+//! `RHIZOME_NAME_KEY`), the valid ranges of its settings, the rules between them, its free
+//! text and its calibration. [`SectionKind::of`] describes it to the loader; a
+//! [`Config`] made with [`Config::with_sections`] or loaded by
+//! [`Config::load_with_sections`] holds it, layered, checked and reported like the
+//! sections core defines, and code reads it with [`Config::section`].
 
-use serde::{Deserialize, Serialize};
+use std::any::{Any, TypeId};
+use std::borrow::Cow;
+use std::fmt;
 
-pub use crate::config_load::{FlagSetting, NON_SETTING_ENV};
+use serde::de::DeserializeOwned;
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
+
+pub use crate::config_core::*;
 pub use crate::config_origin::{Origin, Origins};
-pub use crate::config_rules::{rules, CrossRule, Range, Rule, CROSS_RULES};
-pub use crate::config_methods::{HippoConfig, LocalConfig, ModesConfig, MultihopConfig, MultipathConfig};
-pub use crate::config_sensemaking::{CommunitiesConfig, DriftConfig, GlobalConfig, TogConfig, TogPruning};
+use crate::config_rules::{declaration_problems, rule, show};
+pub use crate::config_rules::{rules, Range, Rule};
+pub use crate::config_sensemaking::CommunitiesConfig;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -27,201 +42,11 @@ pub struct Config {
     pub similar: SimilarConfig,
     pub retrieval: RetrievalConfig,
     pub llm: LlmConfig,
-    pub local: LocalConfig,
-    pub hippo: HippoConfig,
-    pub multihop: MultihopConfig,
-    pub multipath: MultipathConfig,
-    pub modes: ModesConfig,
     pub communities: CommunitiesConfig,
-    pub global: GlobalConfig,
-    pub drift: DriftConfig,
-    pub tog: TogConfig,
-}
-
-/// Where the index lives.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct StoreConfig {
-    /// An index directory (the embedded SQLite index) or a store URL; empty: `--index`
-    /// (default `./.rhizome`). Flag `--store`, env `RHIZOME_STORE_URL`.
-    pub url: String,
-}
-
-/// The LLM used for extraction and answers. `provider = "none"` (the default) keeps
-/// everything LLM-free.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct LlmConfig {
-    /// `none`, `openai` (any OpenAI-compatible endpoint) or `local` (a GGUF model).
-    /// Valid: one of: none, openai, local (empty: none).
-    pub provider: String,
-    /// OpenAI-compatible base URL (…/v1, or an Azure deployment URL).
-    pub base_url: String,
-    /// Model name (`openai`) or local model name (`local`: see `rhizome models list`).
-    pub model: String,
-    /// Name of the environment variable holding the API key.
-    pub api_key_env: String,
-    /// Azure-style endpoints: the `api-version` query parameter (empty: not Azure).
-    pub azure_api_version: String,
-    /// Seconds before an HTTP call is given up.
-    /// Valid: a number greater than 0 and at most 3600.
-    pub timeout_s: f64,
-    /// Retries of a transient failure. Valid: an integer from 0 to 100.
-    pub max_retries: u32,
-    /// First backoff delay. Valid: an integer from 0 to 600000.
-    pub retry_base_ms: u64,
-    /// Longest backoff delay (at least `retry_base_ms` is used).
-    /// Valid: an integer from 0 to 3600000.
-    pub retry_max_ms: u64,
-    /// Calls in flight at once. Valid: an integer from 1 to 1024.
-    pub concurrency: usize,
-    /// 0: unlimited. Valid: an integer from 0 to 1000000.
-    pub requests_per_minute: u32,
-    /// 0: unlimited. Valid: an integer from 0 to 1000000000.
-    pub tokens_per_minute: u64,
-    /// Valid: a number from 0 to 2.
-    pub temperature: f32,
-    /// Most tokens one call may write. Valid: an integer from 1 to 131072.
-    pub max_tokens: u32,
-    /// Directory of prompt files overriding the built-in ones (`NAME.txt`); empty: none.
-    pub prompts_dir: String,
-    /// Extra "anything missed?" passes per chunk. Valid: an integer from 0 to 10.
-    pub gleanings: u32,
-    /// Entity types the LLM extractor keeps (others become CONCEPT or are dropped).
-    pub schema: Vec<String>,
-    /// Entities described in at least this many chunks get an LLM summary (0: never).
-    /// Valid: an integer from 0 to 10000.
-    pub summarize_min_descriptions: usize,
-    /// Context size for local models, in tokens. Valid: an integer from 256 to 131072.
-    pub context_tokens: u32,
-}
-
-impl Default for LlmConfig {
-    fn default() -> Self {
-        LlmConfig {
-            provider: "none".into(),
-            base_url: "http://localhost:11434/v1".into(),
-            model: String::new(),
-            api_key_env: "RHIZOME_LLM_API_KEY".into(),
-            azure_api_version: String::new(),
-            timeout_s: 120.0,
-            max_retries: 5,
-            retry_base_ms: 500,
-            retry_max_ms: 30_000,
-            concurrency: 8,
-            requests_per_minute: 0,
-            tokens_per_minute: 0,
-            temperature: 0.0,
-            max_tokens: 1024,
-            prompts_dir: String::new(),
-            gleanings: 0,
-            schema: [
-                "PERSON", "ORGANIZATION", "LOCATION", "EVENT", "CONCEPT", "TECHNOLOGY",
-                "PRODUCT", "DATE", "MONEY",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-            summarize_min_descriptions: 0,
-            context_tokens: 4096,
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ChunkConfig {
-    /// Tokens per chunk. Valid: an integer from 16 to 8192.
-    pub size: usize,
-    /// Tokens shared by consecutive chunks, less than `size`.
-    /// Valid: an integer from 0 to 8191.
-    pub overlap: usize,
-}
-
-/// The embedder of a new index when `embed.model = "auto"`: it measured better than
-/// all-MiniLM-L6-v2 on our English (MuSiQue Recall@2/@5), Vietnamese and Chinese data
-/// (figures in docs/benchmarks.md).
-pub const DEFAULT_EMBED_MODEL: &str = "multilingual-e5-small";
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct EmbedConfig {
-    /// Embedding model name (see `rhizome models list`), or `auto`: the model an existing
-    /// index was built with, and [`DEFAULT_EMBED_MODEL`] for a new one.
-    pub model: String,
-    /// Texts embedded at once. Valid: an integer from 1 to 1024.
-    pub batch_size: usize,
-    /// Documents per ingestion batch (one transaction each).
-    /// Valid: an integer from 1 to 100000.
-    pub docs_per_batch: usize,
-    /// Chunks per ingestion batch: a batch closes at `docs_per_batch` documents or this
-    /// many chunks, and a larger document is written in parts of this size.
-    /// Valid: an integer from 1 to 1000000000.
-    pub chunks_per_batch: usize,
-    /// Documents per batch of an import (`rhizome import`, edge uploads: another tool's
-    /// graph, no extraction here), one transaction each. Larger than `docs_per_batch`: an
-    /// imported batch costs no LLM call to redo, and fewer, larger transactions write the
-    /// MuSiQue OpenIE import ~0.8 s faster (256 against 64). Valid: an integer from 1 to 100000.
-    pub import_docs_per_batch: usize,
-    /// Which facts get vectors: `auto` (those of an LLM extractor or an import, not the
-    /// LLM-free extractor's, which no method reads without an LLM), `always` or `never`.
-    /// A fact without a vector is never linked to a question by similarity (hippo's LLM
-    /// recognition, multipath's fact path). Valid: one of: auto, always, never.
-    pub fact_vectors: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ExtractConfig {
-    /// `nlp` (LLM-free, default) or `llm`. Valid: one of: nlp, llm.
-    pub extractor: String,
-    /// Most entities kept per chunk (prune step). Valid: an integer from 1 to 1000.
-    pub max_entities_per_chunk: usize,
-    /// A new entity whose name embeds at least this close to an existing entity, and whose
-    /// name passes a lexical check (same numbers; equal but for punctuation, plural or
-    /// initials), is merged into it. 0 turns merging off.
-    /// Valid: a number from 0 to 1.
-    pub resolve_similarity: f32,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct SynonymyConfig {
-    /// SYNONYM edges kept per entity (0: none). Valid: an integer from 0 to 100.
-    pub top_k: usize,
-    /// Least cosine between two entities joined by a SYNONYM edge.
-    /// Valid: a number from 0 to 1.
-    pub threshold: f32,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct SimilarConfig {
-    /// Cosine above which two chunks of one document get a SIMILAR_TO edge.
-    /// Valid: a number from 0 to 1.
-    pub threshold: f32,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct RetrievalConfig {
-    /// Contexts returned. Valid: an integer from 1 to 1000.
-    pub top_k: usize,
-    /// Candidates taken from each of dense and BM25 before fusion.
-    /// Valid: an integer from 1 to 10000.
-    pub candidates: usize,
-    /// Reciprocal-rank-fusion constant. Valid: a number from 0 to 1000.
-    pub rrf_k: f32,
-    /// How dense and BM25 results are fused: `score` (weighted cosine + max-normalised
-    /// BM25) or `rrf` (weighted reciprocal rank). Valid: one of: score, rrf.
-    pub fusion: String,
-    /// Weight of the dense (embedding) ranking in the fusion (not both weights 0).
-    /// Valid: a number from 0 to 100.
-    pub dense_weight: f32,
-    /// Weight of the BM25 ranking in the fusion. Valid: a number from 0 to 100.
-    pub bm25_weight: f32,
-    /// Sentences in an extractive answer. Valid: an integer from 1 to 100.
-    pub answer_sentences: usize,
+    /// The sections defined above core: the retrieval methods' settings, each with its
+    /// method in rhizome-retrieve, in the order of the method registry.
+    #[serde(flatten, skip_deserializing)]
+    pub sections: Sections,
 }
 
 impl Default for Config {
@@ -234,61 +59,9 @@ impl Default for Config {
             similar: SimilarConfig::default(),
             retrieval: RetrievalConfig::default(),
             llm: LlmConfig::default(),
-            local: LocalConfig::default(),
-            hippo: HippoConfig::default(),
-            multihop: MultihopConfig::default(),
-            multipath: MultipathConfig::default(),
-            modes: ModesConfig::default(),
             communities: CommunitiesConfig::default(),
-            global: GlobalConfig::default(),
-            drift: DriftConfig::default(),
-            tog: TogConfig::default(),
+            sections: Sections::default(),
             store: StoreConfig::default(),
-        }
-    }
-}
-impl Default for ChunkConfig {
-    fn default() -> Self {
-        ChunkConfig { size: 256, overlap: 32 }
-    }
-}
-impl Default for EmbedConfig {
-    fn default() -> Self {
-        EmbedConfig {
-            model: "auto".into(),
-            batch_size: 32,
-            docs_per_batch: 64,
-            chunks_per_batch: 512,
-            import_docs_per_batch: 256,
-            fact_vectors: "auto".into(),
-        }
-    }
-}
-impl Default for ExtractConfig {
-    fn default() -> Self {
-        ExtractConfig { extractor: "nlp".into(), max_entities_per_chunk: 40, resolve_similarity: 0.85 }
-    }
-}
-impl Default for SynonymyConfig {
-    fn default() -> Self {
-        SynonymyConfig { top_k: 10, threshold: 0.8 }
-    }
-}
-impl Default for SimilarConfig {
-    fn default() -> Self {
-        SimilarConfig { threshold: 0.8 }
-    }
-}
-impl Default for RetrievalConfig {
-    fn default() -> Self {
-        RetrievalConfig {
-            top_k: 5,
-            candidates: 50,
-            rrf_k: 60.0,
-            fusion: "score".into(),
-            dense_weight: 1.0,
-            bm25_weight: 0.1,
-            answer_sentences: 3,
         }
     }
 }
@@ -297,28 +70,335 @@ impl Config {
     /// The settings for an embedder of `cosine_scale` ([`crate::Embedder::cosine_scale`]):
     /// cosine thresholds `t` become `1 - (1 - t) * scale` (the same distance from 1 on
     /// the model's narrower band), and temperatures and the weights of scores added to
-    /// cosines are multiplied by `scale`. Scale 1 (MiniLM) changes nothing.
+    /// cosines are multiplied by `scale`. Scale 1 (MiniLM) changes nothing. Sections
+    /// defined above core calibrate themselves ([`Section::calibrate`]).
     pub fn calibrated(&self, cosine_scale: f32) -> Config {
         let s = cosine_scale;
         if !(s > 0.0 && s < 1.0) {
             return self.clone();
         }
-        let threshold = |t: f32| 1.0 - (1.0 - t) * s;
+        let cal = Calibration { scale: s };
         let mut c = self.clone();
-        c.similar.threshold = threshold(c.similar.threshold);
-        c.synonymy.threshold = threshold(c.synonymy.threshold);
+        c.similar.threshold = cal.threshold(c.similar.threshold);
+        c.synonymy.threshold = cal.threshold(c.synonymy.threshold);
         if c.extract.resolve_similarity > 0.0 {
-            c.extract.resolve_similarity = threshold(c.extract.resolve_similarity);
+            c.extract.resolve_similarity = cal.threshold(c.extract.resolve_similarity);
         }
-        c.multihop.anchor_min_score = threshold(c.multihop.anchor_min_score);
-        c.retrieval.bm25_weight *= s;
-        c.hippo.passage_temperature *= s;
-        c.hippo.passage_bm25_weight *= s;
+        c.retrieval.bm25_weight = cal.weight(c.retrieval.bm25_weight);
+        c.sections.calibrate(cal);
         c
     }
 
-    /// The configuration as TOML (what `rhizome config` prints).
+    /// The configuration as TOML (what `rhizome config` prints): core's sections, then
+    /// those defined above core, each with its keys in the order of its struct.
     pub fn to_toml(&self) -> String {
+        let mut core = self.clone();
+        let sections = std::mem::take(&mut core.sections);
+        let mut out = toml::to_string_pretty(&core).unwrap_or_default();
+        for (name, text) in sections.texts() {
+            out.push_str(&format!("\n[{name}]\n{text}"));
+        }
+        out
+    }
+}
+
+/// A rule between two settings, reported with both.
+pub struct CrossRule {
+    pub keys: [&'static str; 2],
+    /// What must hold, in words.
+    pub text: &'static str,
+    pub holds: fn(&Config) -> bool,
+}
+
+/// Rules between two settings.
+pub static CROSS_RULES: &[CrossRule] = &[
+    CrossRule {
+        keys: ["chunk.overlap", "chunk.size"],
+        text: "chunk.overlap must be less than chunk.size",
+        holds: |c| c.chunk.overlap < c.chunk.size,
+    },
+    CrossRule {
+        keys: ["retrieval.dense_weight", "retrieval.bm25_weight"],
+        text: "at least one of the two weights must be above 0",
+        holds: |c| c.retrieval.dense_weight > 0.0 || c.retrieval.bm25_weight > 0.0,
+    },
+];
+
+/// The rule of `key` among core's sections and the sections of `kinds`.
+pub fn rule_in(key: &str, kinds: &[&'static SectionKind]) -> Option<&'static Rule> {
+    rule(key).or_else(|| kinds.iter().find_map(|k| k.rule(key)))
+}
+
+/// [`declaration_problems`] of a section defined above core.
+pub fn section_problems(kind: &SectionKind, strukt: &str, src: &str) -> Vec<String> {
+    match kind.default_value().to_toml() {
+        Ok(defaults) => declaration_problems(kind.name, &defaults, kind.rules, kind.free_text, strukt, src),
+        Err(e) => vec![e],
+    }
+}
+
+/// The cross rules that `config` breaks, with both keys' values and origins.
+pub(crate) fn check_cross(config: &Config, value: &toml::Value, origins: &Origins) -> Vec<String> {
+    let get = |key: &str| {
+        let (s, k) = key.split_once('.').unwrap_or((key, ""));
+        value.get(s).and_then(|t| t.get(k)).cloned().unwrap_or(toml::Value::String(String::new()))
+    };
+    let kinds = config.sections.kinds();
+    CROSS_RULES
+        .iter()
+        .chain(kinds.iter().flat_map(|k| k.cross_rules))
+        .filter(|r| !(r.holds)(config))
+        .map(|r| {
+            let [a, b] = r.keys;
+            format!("{}, {}: {}", show(a, &get(a), origins), show(b, &get(b), origins), r.text)
+        })
+        .collect()
+}
+
+/// How settings written on all-MiniLM-L6-v2's cosine scale move to an embedder of another
+/// scale ([`crate::Embedder::cosine_scale`]); see [`Config::calibrated`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Calibration {
+    pub scale: f32,
+}
+
+impl Calibration {
+    /// A cosine threshold: the same distance from 1 on the model's narrower band.
+    pub fn threshold(self, t: f32) -> f32 {
+        1.0 - (1.0 - t) * self.scale
+    }
+
+    /// A temperature, or the weight of a score added to a cosine.
+    pub fn weight(self, w: f32) -> f32 {
+        w * self.scale
+    }
+}
+
+/// A settings struct that is one config section. Its fields follow the conventions of
+/// core's sections: every numeric and enum setting has a rule in [`Section::RULES`] and a
+/// `Valid: ...` sentence in its doc comment (check both with
+/// [`section_problems`]).
+pub trait Section:
+    Any + Clone + fmt::Debug + PartialEq + Default + Serialize + DeserializeOwned + Send + Sync
+{
+    /// The section's name.
+    const NAME: &'static str;
+    /// The valid range of each numeric and enum setting (keys `NAME.key`).
+    const RULES: &'static [Rule] = &[];
+    /// Rules between two settings (read the section with [`Config::section`]).
+    const CROSS_RULES: &'static [CrossRule] = &[];
+    /// String settings that are free text (`NAME.key`), so they have no rule.
+    const FREE_TEXT: &'static [&'static str] = &[];
+    /// The loader's description of this section.
+    const KIND: SectionKind = SectionKind::of::<Self>();
+
+    /// These settings for an embedder of another cosine scale: thresholds through
+    /// [`Calibration::threshold`], temperatures and weights added to cosines through
+    /// [`Calibration::weight`]. Nothing by default.
+    fn calibrate(&mut self, _c: Calibration) {}
+}
+
+/// What the loader knows of a [`Section`] without its type: name, rules, default and how
+/// to read it from TOML.
+pub struct SectionKind {
+    pub name: &'static str,
+    pub rules: &'static [Rule],
+    pub cross_rules: &'static [CrossRule],
+    pub free_text: &'static [&'static str],
+    type_id: fn() -> TypeId,
+    default: fn() -> Box<dyn AnySection>,
+    parse: fn(toml::Value) -> Result<Box<dyn AnySection>, String>,
+}
+
+impl SectionKind {
+    pub const fn of<T: Section>() -> SectionKind {
+        SectionKind {
+            name: T::NAME,
+            rules: T::RULES,
+            cross_rules: T::CROSS_RULES,
+            free_text: T::FREE_TEXT,
+            type_id: TypeId::of::<T>,
+            default: default_of::<T>,
+            parse: parse_of::<T>,
+        }
+    }
+
+    /// The section with its default settings.
+    pub(crate) fn default_value(&self) -> Box<dyn AnySection> {
+        (self.default)()
+    }
+
+    /// The section read from its layered TOML table.
+    pub(crate) fn parse(&self, v: toml::Value) -> Result<Box<dyn AnySection>, String> {
+        (self.parse)(v)
+    }
+
+    /// The rule of `key` (`section.key`), if this section has it.
+    pub fn rule(&self, key: &str) -> Option<&'static Rule> {
+        self.rules.iter().find(|r| r.key == key)
+    }
+}
+
+impl fmt::Debug for SectionKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SectionKind({})", self.name)
+    }
+}
+
+fn default_of<T: Section>() -> Box<dyn AnySection> {
+    Box::new(T::default())
+}
+
+fn parse_of<T: Section>(v: toml::Value) -> Result<Box<dyn AnySection>, String> {
+    v.try_into::<T>().map(|t| Box::new(t) as Box<dyn AnySection>).map_err(|e| format!("[{}]: {e}", T::NAME))
+}
+
+/// A [`Section`] without its type, as a [`Config`] holds it.
+pub(crate) trait AnySection: Any + fmt::Debug + Send + Sync {
+    fn kind(&self) -> &'static SectionKind;
+    fn clone_box(&self) -> Box<dyn AnySection>;
+    fn same(&self, other: &dyn AnySection) -> bool;
+    fn to_toml(&self) -> Result<toml::Value, String>;
+    /// The section's keys as TOML text, in the order of its struct.
+    fn to_text(&self) -> String;
+    fn calibrate(&mut self, c: Calibration);
+    fn as_any(&self) -> &dyn Any;
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+impl<T: Section> AnySection for T {
+    fn kind(&self) -> &'static SectionKind {
+        &T::KIND
+    }
+    fn clone_box(&self) -> Box<dyn AnySection> {
+        Box::new(self.clone())
+    }
+    fn same(&self, other: &dyn AnySection) -> bool {
+        other.as_any().downcast_ref::<T>() == Some(self)
+    }
+    fn to_toml(&self) -> Result<toml::Value, String> {
+        toml::Value::try_from(self).map_err(|e| format!("[{}]: {e}", T::NAME))
+    }
+    fn to_text(&self) -> String {
         toml::to_string_pretty(self).unwrap_or_default()
+    }
+    fn calibrate(&mut self, c: Calibration) {
+        Section::calibrate(self, c)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
+/// The sections of a [`Config`] that crates above core define, in the order they were
+/// added. Serialised as one table per section, after core's sections.
+#[derive(Default)]
+pub struct Sections(Vec<Box<dyn AnySection>>);
+
+impl Sections {
+    /// The kinds of the sections held, in order.
+    pub fn kinds(&self) -> Vec<&'static SectionKind> {
+        self.0.iter().map(|s| s.kind()).collect()
+    }
+
+    /// The names of the sections held, in order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.0.iter().map(|s| s.kind().name).collect()
+    }
+
+    fn position(&self, id: TypeId) -> Option<usize> {
+        self.0.iter().position(|s| (s.kind().type_id)() == id)
+    }
+
+    fn get<T: Section>(&self) -> Option<&T> {
+        self.0.iter().find_map(|s| s.as_any().downcast_ref::<T>())
+    }
+
+    pub(crate) fn push(&mut self, s: Box<dyn AnySection>) {
+        match self.position((s.kind().type_id)()) {
+            Some(i) => self.0[i] = s,
+            None => self.0.push(s),
+        }
+    }
+
+    /// Each section's name and keys as TOML text.
+    pub(crate) fn texts(&self) -> Vec<(&'static str, String)> {
+        self.0.iter().map(|s| (s.kind().name, s.to_text())).collect()
+    }
+
+    pub(crate) fn calibrate(&mut self, c: Calibration) {
+        for s in &mut self.0 {
+            s.calibrate(c);
+        }
+    }
+}
+
+impl Clone for Sections {
+    fn clone(&self) -> Self {
+        Sections(self.0.iter().map(|s| s.clone_box()).collect())
+    }
+}
+
+impl PartialEq for Sections {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.len() == other.0.len() && self.0.iter().zip(&other.0).all(|(a, b)| a.same(b.as_ref()))
+    }
+}
+
+impl fmt::Debug for Sections {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(&self.0).finish()
+    }
+}
+
+impl Serialize for Sections {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for section in &self.0 {
+            let value = section.to_toml().map_err(serde::ser::Error::custom)?;
+            map.serialize_entry(section.kind().name, &value)?;
+        }
+        map.end()
+    }
+}
+
+impl Config {
+    /// These settings with the sections of `kinds` added (at their defaults) where missing.
+    pub fn with_sections(mut self, kinds: &[&'static SectionKind]) -> Config {
+        for kind in kinds {
+            if !self.sections.names().contains(&kind.name) {
+                self.sections.push(kind.default_value());
+            }
+        }
+        self
+    }
+
+    /// The settings of section `T`: the held ones, or its defaults when this config was
+    /// made without it.
+    pub fn section<T: Section>(&self) -> Cow<'_, T> {
+        match self.sections.get::<T>() {
+            Some(t) => Cow::Borrowed(t),
+            None => Cow::Owned(T::default()),
+        }
+    }
+
+    /// The settings of section `T` to change (added at their defaults when missing).
+    pub fn section_mut<T: Section>(&mut self) -> &mut T {
+        let i = match self.sections.position(TypeId::of::<T>()) {
+            Some(i) => i,
+            None => {
+                self.sections.0.push(Box::new(T::default()));
+                self.sections.0.len() - 1
+            }
+        };
+        self.sections.0[i].as_any_mut().downcast_mut::<T>().expect("the position of T")
+    }
+
+    /// The rule of `key` (`section.key`): core's, or that of a section this config holds.
+    pub fn rule(&self, key: &str) -> Option<&'static Rule> {
+        rule_in(key, &self.sections.kinds())
     }
 }

@@ -8,7 +8,8 @@ use std::path::Path;
 
 use crate::config::Config;
 use crate::config_origin::{key_lines, Origin, Origins};
-use crate::config_rules::{check_cross, check_values};
+use crate::config::{check_cross, rule_in, SectionKind};
+use crate::config_rules::check_values;
 use crate::{Error, Result};
 
 /// `RHIZOME_*` environment variables that are not settings: read elsewhere, never warned
@@ -73,8 +74,27 @@ impl Config {
         overrides: &[String],
         flags: &[FlagSetting],
     ) -> Result<(Config, Vec<String>)> {
-        let defaults = toml::Value::try_from(Config::default()).map_err(|e| Error::Config(e.to_string()))?;
-        let mut l = Layering { value: defaults.clone(), defaults, origins: Origins::default(), problems: vec![] };
+        Config::load_with_sections(&[], file, env, overrides, flags)
+    }
+
+    /// [`Config::load_with_flags`] for a configuration that also holds the sections of
+    /// `kinds` (defined by crates above core; see [`crate::config::Section`]).
+    pub fn load_with_sections(
+        kinds: &[&'static SectionKind],
+        file: Option<&Path>,
+        env: impl IntoIterator<Item = (String, String)>,
+        overrides: &[String],
+        flags: &[FlagSetting],
+    ) -> Result<(Config, Vec<String>)> {
+        let defaults = Config::default().with_sections(kinds);
+        let defaults = toml::Value::try_from(defaults).map_err(|e| Error::Config(e.to_string()))?;
+        let mut l = Layering {
+            value: defaults.clone(),
+            defaults,
+            kinds: kinds.to_vec(),
+            origins: Origins::default(),
+            problems: vec![],
+        };
         if let Some(path) = file {
             let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
             let parsed: toml::Value =
@@ -117,9 +137,11 @@ impl Config {
         if settings.is_empty() {
             return Ok(self.clone());
         }
-        let defaults = toml::Value::try_from(Config::default()).map_err(|e| Error::Config(e.to_string()))?;
+        let kinds = self.sections.kinds();
+        let defaults = Config::default().with_sections(&kinds);
+        let defaults = toml::Value::try_from(defaults).map_err(|e| Error::Config(e.to_string()))?;
         let value = toml::Value::try_from(self).map_err(|e| Error::Config(e.to_string()))?;
-        let mut l = Layering { value, defaults, origins: Origins::default(), problems: vec![] };
+        let mut l = Layering { value, defaults, kinds, origins: Origins::default(), problems: vec![] };
         for (k, v) in settings {
             l.set(k.trim(), v, Origin::Flag { arg: format!("{source} {k}={v}") });
         }
@@ -131,6 +153,8 @@ impl Config {
 struct Layering {
     value: toml::Value,
     defaults: toml::Value,
+    /// The sections defined above core that the settings hold.
+    kinds: Vec<&'static SectionKind>,
     origins: Origins,
     problems: Vec<String>,
 }
@@ -138,12 +162,20 @@ struct Layering {
 impl Layering {
     /// The layered settings, every value and cross-field rule checked; all problems at once.
     fn checked(&mut self) -> Result<Config> {
-        self.problems.extend(check_values(&self.value, &self.defaults, &self.origins));
+        self.problems.extend(check_values(&self.value, &self.defaults, &self.origins, |k| rule_in(k, &self.kinds)));
         if !self.problems.is_empty() {
             return Err(Error::Config(self.problems.join("\n  ")));
         }
-        let config: Config =
-            self.value.clone().try_into().map_err(|e: toml::de::Error| Error::Config(e.to_string()))?;
+        let mut core = self.value.clone();
+        let mut sections = Vec::new();
+        for kind in &self.kinds {
+            let table = core.as_table_mut().and_then(|t| t.remove(kind.name));
+            sections.push(kind.parse(table.unwrap_or(toml::Value::Table(Default::default()))).map_err(Error::Config)?);
+        }
+        let mut config: Config = core.try_into().map_err(|e: toml::de::Error| Error::Config(e.to_string()))?;
+        for s in sections {
+            config.sections.push(s);
+        }
         let broken = check_cross(&config, &self.value, &self.origins);
         if !broken.is_empty() {
             return Err(Error::Config(broken.join("\n  ")));
@@ -192,7 +224,7 @@ impl Layering {
             self.problems.push(format!("unknown setting {key} ({origin}){hint}"));
             return;
         };
-        let range = crate::config_rules::rule(key).map(|r| r.range.describe());
+        let range = rule_in(key, &self.kinds).map(|r| r.range.describe());
         let bad = |what: &str| format!("{key} expects {}, got {raw:?} ({origin})", range.as_deref().unwrap_or(what));
         let parsed = match default {
             toml::Value::Integer(_) => raw.trim().parse().map(toml::Value::Integer).map_err(|_| bad("an integer")),

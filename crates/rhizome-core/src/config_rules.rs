@@ -1,12 +1,12 @@
-//! The valid range of every numeric and enum setting ([`rules`]) and the rules that tie
-//! two settings together ([`CROSS_RULES`]). `Config::load` checks the layered values
+//! The valid range of every numeric and enum setting of core's sections ([`rules`]) and
+//! the vocabulary of rules; the rules that tie two settings together and the sections
+//! defined above core live with [`crate::config::Config`]. `Config::load` checks the layered values
 //! against them and names, for each violation, the key, the value, where it came from and
 //! the valid range. Each field's doc comment repeats its range (`Valid: ...`; a test keeps
 //! the two in step).
 
 use std::fmt::Write as _;
 
-use crate::config::Config;
 use crate::config_origin::Origins;
 
 /// What values a setting accepts.
@@ -27,37 +27,32 @@ pub struct Rule {
     pub range: Range,
 }
 
-/// A rule between two settings, reported with both.
-pub struct CrossRule {
-    pub keys: [&'static str; 2],
-    /// What must hold, in words.
-    pub text: &'static str,
-    pub holds: fn(&Config) -> bool,
-}
 
 /// No upper bound for [`Range::Int`].
 pub const NO_MAX: i64 = i64::MAX;
 /// Token budgets of material given to a model.
-const BUDGET: i64 = 1_000_000;
+pub const BUDGET: i64 = 1_000_000;
 /// Tokens one LLM call may write.
-const OUTPUT: i64 = 131_072;
+pub const OUTPUT: i64 = 131_072;
 
-const fn int(key: &'static str, min: i64, max: i64) -> Rule {
+/// An integer in `[min, max]`.
+pub const fn int(key: &'static str, min: i64, max: i64) -> Rule {
     Rule { key, range: Range::Int { min, max } }
 }
 /// A number in `[min, max]`.
-const fn num(key: &'static str, min: f64, max: f64) -> Rule {
+pub const fn num(key: &'static str, min: f64, max: f64) -> Rule {
     Rule { key, range: Range::Float { min, max, min_open: false, max_open: false } }
 }
 /// A number in `(min, max]`.
-const fn above(key: &'static str, min: f64, max: f64) -> Rule {
+pub const fn above(key: &'static str, min: f64, max: f64) -> Rule {
     Rule { key, range: Range::Float { min, max, min_open: true, max_open: false } }
 }
 /// A number in `(min, max)`.
-const fn between(key: &'static str, min: f64, max: f64) -> Rule {
+pub const fn between(key: &'static str, min: f64, max: f64) -> Rule {
     Rule { key, range: Range::Float { min, max, min_open: true, max_open: true } }
 }
-const fn one_of(key: &'static str, values: &'static [&'static str]) -> Rule {
+/// One of `values`.
+pub const fn one_of(key: &'static str, values: &'static [&'static str]) -> Rule {
     Rule { key, range: Range::OneOf { values, empty: false } }
 }
 
@@ -95,43 +90,6 @@ static RULES: &[Rule] = &[
     int("llm.gleanings", 0, 10),
     int("llm.summarize_min_descriptions", 0, 10_000),
     int("llm.context_tokens", 256, OUTPUT),
-    int("local.top_k_mapped_entities", 1, 1000),
-    int("local.oversample", 1, 100),
-    int("local.top_k_relationships", 1, 1000),
-    int("local.max_context_tokens", 1, BUDGET),
-    num("local.text_unit_prop", 0.0, 1.0),
-    num("local.community_prop", 0.0, 1.0),
-    int("hippo.linking_top_k", 0, 1000),
-    int("hippo.fact_candidates", 1, 100_000),
-    num("hippo.fact_context_weight", 0.0, 1.0),
-    num("hippo.passage_node_weight", 0.0, 100.0),
-    num("hippo.passage_temperature", 0.0, 10.0),
-    num("hippo.passage_bm25_weight", 0.0, 100.0),
-    above("hippo.title_edge_weight", 0.0, 1000.0),
-    between("hippo.damping", 0.0, 1.0),
-    num("hippo.ppr_weight", 0.0, 1.0),
-    num("hippo.name_seed_weight", 0.0, 100.0),
-    num("hippo.unfiltered_fact_weight", 0.0, 1.0),
-    int("hippo.qa_top_k", 1, 1000),
-    int("multihop.anchor_per_entity", 1, 100),
-    int("multihop.max_anchors", 1, 1000),
-    int("multihop.depth", 1, 5),
-    int("multihop.neighbor_candidate_multiplier", 1, 100),
-    int("multihop.neighbor_top_k", 1, 1000),
-    int("multihop.max_hops", 1, 6),
-    int("multihop.path_candidate_multiplier", 1, 100),
-    int("multihop.top_k_paths", 1, 100),
-    num("multihop.anchor_min_score", 0.0, 1.0),
-    int("multipath.keyword_limit", 1, 100),
-    int("multipath.entity_top_k", 1, 1000),
-    int("multipath.max_entities", 1, 10_000),
-    int("multipath.expand_entities", 0, 1000),
-    int("multipath.max_relationships", 0, 10_000),
-    int("multipath.chunk_top_k", 1, 1000),
-    int("multipath.fact_top_k", 0, 1000),
-    int("modes.seed_chunks", 1, 1000),
-    int("modes.max_depth", 0, 10),
-    int("modes.max_chunks", 0, 1000),
     int("communities.max_cluster_size", 2, 100_000),
     int("communities.seed", 0, NO_MAX),
     above("communities.resolution", 0.0, 100.0),
@@ -141,30 +99,6 @@ static RULES: &[Rule] = &[
     int("communities.extractive_relations", 0, 1000),
     int("communities.extractive_sentences", 0, 1000),
     int("communities.material_cache_mb", 0, 1_000_000),
-    int("global.community_level", 0, 100),
-    num("global.min_rating", 0.0, 10.0),
-    int("global.map_max_tokens", 1, BUDGET),
-    int("global.map_max_output_tokens", 1, OUTPUT),
-    int("global.reduce_max_tokens", 1, BUDGET),
-    int("global.reduce_max_output_tokens", 1, OUTPUT),
-    int("global.concurrency", 1, 1024),
-    int("global.shuffle_seed", 0, NO_MAX),
-    int("global.offline_reports", 1, 1000),
-    int("drift.primer_top_k", 1, 1000),
-    int("drift.primer_folds", 1, 100),
-    int("drift.n_depth", 0, 10),
-    int("drift.drift_k_followups", 1, 100),
-    int("drift.local_max_tokens", 1, BUDGET),
-    int("drift.max_output_tokens", 1, OUTPUT),
-    int("drift.reduce_max_tokens", 1, BUDGET),
-    int("drift.reduce_max_output_tokens", 1, OUTPUT),
-    int("tog.width", 1, 100),
-    int("tog.depth", 1, 10),
-    int("tog.num_retain_entity", 1, 100),
-    one_of("tog.pruning", &["auto", "llm", "semantic", "bm25"]),
-    int("tog.max_output_tokens", 1, OUTPUT),
-    int("tog.max_candidates", 1, 10_000),
-    int("tog.chunk_tokens", 0, BUDGET),
 ];
 
 /// String settings that are free text, not enums, so they have no rule (booleans need
@@ -178,38 +112,75 @@ pub const FREE_TEXT: &[&str] = &[
     "llm.azure_api_version",
     "llm.prompts_dir",
     "llm.schema",
-    "global.response_type",
-    "drift.response_type",
 ];
 
-/// Rules between two settings.
-pub static CROSS_RULES: &[CrossRule] = &[
-    CrossRule {
-        keys: ["chunk.overlap", "chunk.size"],
-        text: "chunk.overlap must be less than chunk.size",
-        holds: |c| c.chunk.overlap < c.chunk.size,
-    },
-    CrossRule {
-        keys: ["retrieval.dense_weight", "retrieval.bm25_weight"],
-        text: "at least one of the two weights must be above 0",
-        holds: |c| c.retrieval.dense_weight > 0.0 || c.retrieval.bm25_weight > 0.0,
-    },
-    CrossRule {
-        keys: ["local.text_unit_prop", "local.community_prop"],
-        text: "the two shares of the context budget must add up to at most 1",
-        holds: |c| c.local.text_unit_prop + c.local.community_prop <= 1.0 + 1e-6,
-    },
-];
 
 /// Every single-setting rule, in the order of the settings.
 pub fn rules() -> &'static [Rule] {
     RULES
 }
 
-/// The rule of `key` (`section.key`), if it has one.
+/// The rule of `key` (`section.key`) among core's sections, if it has one.
 pub fn rule(key: &str) -> Option<&'static Rule> {
     RULES.iter().find(|r| r.key == key)
 }
+
+
+/// What is wrong with how a section declares its settings: a numeric or enum setting
+/// without a rule, a string setting with both a rule and a place in the free text (or
+/// neither), a default outside its rule, a rule of no setting, or a rule whose range the
+/// doc comment of its field does not state (`Valid: ...`). `defaults` is the section's
+/// table of defaults; `src` holds the source of `pub struct STRUKT {`.
+pub fn declaration_problems(section: &str, defaults: &toml::Value, rules: &[Rule], free_text: &[&str],
+    strukt: &str, src: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let empty = toml::Table::new();
+    let table = defaults.as_table().unwrap_or(&empty);
+    for (k, v) in table {
+        let key = format!("{section}.{k}");
+        let ruled = rules.iter().find(|r| r.key == key);
+        match (v, ruled) {
+            (toml::Value::Integer(_) | toml::Value::Float(_), None) => out.push(format!("{key} has no rule")),
+            (toml::Value::String(_) | toml::Value::Array(_), r) if r.is_some() == free_text.contains(&key.as_str()) => {
+                out.push(format!("{key}: needs a rule or a place in the free text, not both"))
+            }
+            (v, Some(r)) if !r.range.accepts(v) => {
+                out.push(format!("default {key} = {v} is not {}", r.range.describe()))
+            }
+            _ => {}
+        }
+    }
+    let Some(start) = src.find(&format!("pub struct {strukt} {{")) else {
+        out.push(format!("pub struct {strukt} not found in its source"));
+        return out;
+    };
+    for r in rules {
+        let Some(field) = r.key.strip_prefix(section).and_then(|k| k.strip_prefix('.')) else {
+            out.push(format!("{}: a rule outside [{section}]", r.key));
+            continue;
+        };
+        if !table.contains_key(field) {
+            out.push(format!("{}: a rule of no setting", r.key));
+        }
+        let Some(at) = src[start..].find(&format!("    pub {field}:")) else {
+            out.push(format!("{}: no field {field} in {strukt}", r.key));
+            continue;
+        };
+        let doc: Vec<&str> = src[..start + at]
+            .lines()
+            .rev()
+            .take_while(|l| l.trim_start().starts_with("///"))
+            .map(|l| l.trim_start().trim_start_matches("///").trim())
+            .collect();
+        let doc = doc.into_iter().rev().collect::<Vec<_>>().join(" ");
+        let want = format!("Valid: {}.", r.range.describe());
+        if !doc.contains(&want) {
+            out.push(format!("{}: doc {doc:?} lacks {want:?}", r.key));
+        }
+    }
+    out
+}
+
 
 impl Range {
     /// The range in words, e.g. "an integer from 16 to 8192".
@@ -268,9 +239,11 @@ fn show_value(v: &toml::Value) -> String {
     }
 }
 
-/// The problems of `value` (the layered settings, shaped like `defaults`): a value out of
-/// its rule's range, or of another type than the default's.
-pub(crate) fn check_values(value: &toml::Value, defaults: &toml::Value, origins: &Origins) -> Vec<String> {
+/// The problems of `value` (the layered settings, shaped like `defaults`, holding the
+/// sections whose rules `rule_of` finds): a value out of its rule's range, or of another
+/// type than the default's.
+pub(crate) fn check_values(value: &toml::Value, defaults: &toml::Value, origins: &Origins,
+    rule_of: impl Fn(&str) -> Option<&'static Rule>) -> Vec<String> {
     let mut out = Vec::new();
     let Some(sections) = defaults.as_table() else { return out };
     for (section, inner) in sections {
@@ -278,7 +251,7 @@ pub(crate) fn check_values(value: &toml::Value, defaults: &toml::Value, origins:
         for (key, default) in keys {
             let full = format!("{section}.{key}");
             let Some(v) = value.get(section).and_then(|s| s.get(key)) else { continue };
-            let expected = match rule(&full) {
+            let expected = match rule_of(&full) {
                 Some(r) if r.range.accepts(v) => continue,
                 Some(r) => r.range.describe(),
                 None if same_type(default, v) => continue,
@@ -288,22 +261,6 @@ pub(crate) fn check_values(value: &toml::Value, defaults: &toml::Value, origins:
         }
     }
     out
-}
-
-/// The cross rules that `config` breaks, with both keys' values and origins.
-pub(crate) fn check_cross(config: &Config, value: &toml::Value, origins: &Origins) -> Vec<String> {
-    let get = |key: &str| {
-        let (s, k) = key.split_once('.').unwrap_or((key, ""));
-        value.get(s).and_then(|t| t.get(k)).cloned().unwrap_or(toml::Value::String(String::new()))
-    };
-    CROSS_RULES
-        .iter()
-        .filter(|r| !(r.holds)(config))
-        .map(|r| {
-            let [a, b] = r.keys;
-            format!("{}, {}: {}", show(a, &get(a), origins), show(b, &get(b), origins), r.text)
-        })
-        .collect()
 }
 
 fn same_type(default: &toml::Value, v: &toml::Value) -> bool {

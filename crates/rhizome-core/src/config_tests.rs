@@ -3,8 +3,11 @@
 
 use std::path::PathBuf;
 
-use crate::config::{rules, Config, FlagSetting, Range, NON_SETTING_ENV};
-use crate::config_rules::FREE_TEXT;
+use serde::{Deserialize, Serialize};
+
+use crate::config::{rules, section_problems, Calibration, Config, CrossRule, Range, Rule, Section};
+use crate::config_load::{FlagSetting, NON_SETTING_ENV};
+use crate::config_rules::{declaration_problems, int, num, FREE_TEXT};
 
 fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
     pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
@@ -59,8 +62,6 @@ fn calibration_maps_thresholds_and_weights() {
     assert!((e5.synonymy.threshold - 0.95).abs() < 1e-6);
     assert!((e5.similar.threshold - 0.95).abs() < 1e-6);
     assert!((e5.retrieval.bm25_weight - 0.025).abs() < 1e-6);
-    assert!((e5.hippo.passage_temperature - c.hippo.passage_temperature * 0.25).abs() < 1e-6);
-    assert!(e5.multihop.anchor_min_score > c.multihop.anchor_min_score);
     assert_eq!(e5.chunk, c.chunk);
 }
 
@@ -77,53 +78,30 @@ fn defaults_pass_validation() {
     }
 }
 
+/// Every numeric and enum setting has a rule, string settings a rule or a place in
+/// FREE_TEXT, and each field's doc comment states its rule's range (`Valid: ...`).
 #[test]
-fn every_numeric_and_enum_setting_has_a_rule() {
+fn every_setting_is_ruled_and_documented() {
+    let src = [include_str!("config_core.rs"), include_str!("config_sensemaking.rs")].concat();
     let defaults = toml::Value::try_from(Config::default()).unwrap();
-    for (s, inner) in defaults.as_table().unwrap() {
-        for (k, v) in inner.as_table().unwrap() {
-            let key = format!("{s}.{k}");
-            let ruled = crate::config_rules::rule(&key).is_some();
-            match v {
-                toml::Value::Integer(_) | toml::Value::Float(_) => assert!(ruled, "{key} has no rule"),
-                toml::Value::String(_) | toml::Value::Array(_) => {
-                    assert!(ruled != FREE_TEXT.contains(&key.as_str()), "{key}: a rule or FREE_TEXT, not both")
-                }
-                _ => {}
-            }
-        }
+    let mut problems = Vec::new();
+    for (section, table) in defaults.as_table().unwrap() {
+        let strukt = format!("{}{}Config", section[..1].to_uppercase(), &section[1..]);
+        let prefix = format!("{section}.");
+        let ruled: Vec<Rule> = rules().iter().filter(|r| r.key.starts_with(&prefix)).copied().collect();
+        problems.extend(declaration_problems(section, table, &ruled, FREE_TEXT, &strukt, &src));
     }
-}
-
-#[test]
-fn each_field_doc_states_its_range() {
-    let src = [
-        include_str!("config.rs"),
-        include_str!("config_methods.rs"),
-        include_str!("config_sensemaking.rs"),
-    ]
-    .concat();
+    assert!(problems.is_empty(), "{problems:#?}");
     for r in rules() {
-        let (section, key) = r.key.split_once('.').unwrap();
-        let strukt = format!("pub struct {}{}Config {{", section[..1].to_uppercase(), &section[1..]);
-        let start = src.find(&strukt).unwrap_or_else(|| panic!("{strukt} not found"));
-        let field = start + src[start..].find(&format!("    pub {key}:")).unwrap_or_else(|| panic!("{}", r.key));
-        let doc: Vec<&str> = src[..field]
-            .lines()
-            .rev()
-            .take_while(|l| l.trim_start().starts_with("///"))
-            .map(|l| l.trim_start().trim_start_matches("///").trim())
-            .collect();
-        let doc = doc.into_iter().rev().collect::<Vec<_>>().join(" ");
-        let want = format!("Valid: {}.", r.range.describe());
-        assert!(doc.contains(&want), "{}: doc {doc:?} lacks {want:?}", r.key);
+        let (s, _) = r.key.split_once('.').unwrap();
+        assert!(defaults.get(s).is_some(), "{}: no such section", r.key);
     }
 }
 
 #[test]
 fn zero_is_refused_where_it_means_nothing() {
     for key in ["chunk.size", "embed.batch_size", "embed.docs_per_batch", "retrieval.top_k",
-        "communities.max_cluster_size", "llm.concurrency", "tog.width", "multihop.max_hops"] {
+        "communities.max_cluster_size", "llm.concurrency"] {
         let arg = format!("{key}=0");
         let err = set_err(&[arg.as_str()]);
         assert!(err.contains(&format!("{key} = 0 (from --set {arg}): must be an integer from")), "{err}");
@@ -164,20 +142,16 @@ fn out_of_range_numbers_are_refused() {
         ("synonymy.threshold=2", "a number from 0 to 1"),
         ("synonymy.threshold=-1", "a number from 0 to 1"),
         ("similar.threshold=1.5", "a number from 0 to 1"),
-        ("multihop.anchor_min_score=-0.2", "a number from 0 to 1"),
-        ("hippo.damping=5", "a number greater than 0 and less than 1"),
-        ("hippo.damping=1", "a number greater than 0 and less than 1"),
-        ("hippo.damping=0", "a number greater than 0 and less than 1"),
         ("llm.temperature=3", "a number from 0 to 2"),
+        ("llm.timeout_s=0", "a number greater than 0 and at most 3600"),
         ("chunk.size=100000", "an integer from 16 to 8192"),
-        ("tog.depth=50", "an integer from 1 to 10"),
     ];
     for (arg, range) in cases {
         let err = set_err(&[arg]);
         assert!(err.contains(&format!("(from --set {arg}): must be {range}")), "{arg}: {err}");
     }
-    let c = Config::load(None, vec![], &sets(&["hippo.damping=0.85", "synonymy.threshold=1"])).unwrap();
-    assert!((c.hippo.damping - 0.85).abs() < 1e-6);
+    let c = Config::load(None, vec![], &sets(&["llm.timeout_s=0.5", "synonymy.threshold=1"])).unwrap();
+    assert!((c.llm.timeout_s - 0.5).abs() < 1e-6);
 }
 
 #[test]
@@ -186,16 +160,13 @@ fn unknown_enum_values_list_the_valid_ones() {
         ("retrieval.fusion=nosuch", "retrieval.fusion = \"nosuch\"", "one of: score, rrf"),
         ("extract.extractor=spacy", "extract.extractor = \"spacy\"", "one of: nlp, llm"),
         ("llm.provider=ollama", "llm.provider = \"ollama\"", "one of: none, openai, local"),
-        ("tog.pruning=BM25", "tog.pruning = \"BM25\"", "one of: auto, llm, semantic, bm25"),
     ];
     for (arg, shown, valid) in cases {
         let err = set_err(&[arg]);
         assert!(err.contains(shown) && err.contains(valid), "{arg}: {err}");
     }
-    let c = Config::load(None, vec![], &sets(&["retrieval.fusion=rrf", "tog.pruning=bm25", "llm.provider="]))
-        .unwrap();
+    let c = Config::load(None, vec![], &sets(&["retrieval.fusion=rrf", "llm.provider="])).unwrap();
     assert_eq!(c.retrieval.fusion, "rrf");
-    assert_eq!(c.tog.pruning, crate::config::TogPruning::Bm25);
 }
 
 #[test]
@@ -209,8 +180,6 @@ fn overlap_must_stay_below_size() {
     Config::load(None, vec![], &sets(&["chunk.size=64", "chunk.overlap=63"])).unwrap();
     let err = set_err(&["retrieval.dense_weight=0", "retrieval.bm25_weight=0"]);
     assert!(err.contains("at least one of the two weights"), "{err}");
-    let err = set_err(&["local.text_unit_prop=0.8", "local.community_prop=0.5"]);
-    assert!(err.contains("local.community_prop = 0.5 (from --set local.community_prop=0.5)"), "{err}");
 }
 
 #[test]
@@ -293,11 +262,9 @@ fn known_non_setting_variables_are_not_warned_about() {
 #[test]
 fn settings_used_by_the_tests_and_docs_validate() {
     let used = [
-        "embed.model=all-MiniLM-L6-v2", "global.map_max_tokens=1200", "global.map_max_tokens=2500",
-        "global.reduce_max_tokens=40", "tog.width=2", "tog.depth=2", "tog.num_retain_entity=2",
-        "tog.pruning=bm25", "llm.timeout_s=1", "llm.retry_base_ms=10", "llm.concurrency=1",
-        "llm.max_retries=2", "llm.summarize_min_descriptions=2", "multipath.llm_rerank=true",
-        "retrieval.dense_weight=0", "communities.enabled=false", "llm.context_tokens=8192",
+        "embed.model=all-MiniLM-L6-v2", "llm.timeout_s=1", "llm.retry_base_ms=10", "llm.concurrency=1",
+        "llm.max_retries=2", "llm.summarize_min_descriptions=2", "retrieval.dense_weight=0",
+        "communities.enabled=false", "llm.context_tokens=8192",
     ];
     Config::load(None, vec![], &sets(&used)).unwrap();
 }
@@ -305,11 +272,81 @@ fn settings_used_by_the_tests_and_docs_validate() {
 #[test]
 fn per_request_settings_apply_over_the_loaded_ones_and_are_checked() {
     let base = Config::load(None, vec![], &["retrieval.top_k=7".into()]).unwrap();
-    let c = base.with_settings(&[("hippo.damping".into(), "0.6".into())], "request params").unwrap();
+    let c = base.with_settings(&[("retrieval.rrf_k".into(), "30".into())], "request params").unwrap();
     assert_eq!(c.retrieval.top_k, 7, "the loaded settings stay");
-    assert!((c.hippo.damping - 0.6).abs() < 1e-6);
-    let err = base.with_settings(&[("hippo.damping".into(), "5".into())], "request params").unwrap_err().to_string();
-    assert!(err.contains("hippo.damping") && err.contains("request params hippo.damping=5"), "{err}");
-    let err = base.with_settings(&[("hippo.nope".into(), "1".into())], "request params").unwrap_err().to_string();
-    assert!(err.contains("unknown setting hippo.nope"), "{err}");
+    assert!((c.retrieval.rrf_k - 30.0).abs() < 1e-6);
+    let err = base.with_settings(&[("retrieval.rrf_k".into(), "-1".into())], "request params").unwrap_err().to_string();
+    assert!(err.contains("retrieval.rrf_k") && err.contains("request params retrieval.rrf_k=-1"), "{err}");
+    let err = base.with_settings(&[("retrieval.nope".into(), "1".into())], "request params").unwrap_err().to_string();
+    assert!(err.contains("unknown setting retrieval.nope"), "{err}");
+}
+
+/// A section defined outside core's config files, as a crate above core defines one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProbeConfig {
+    /// Valid: an integer from 1 to 10.
+    pub width: usize,
+    /// A cosine threshold. Valid: a number from 0 to 1.
+    pub min_score: f32,
+    /// Valid: a number from 0 to 1.
+    pub share: f32,
+    /// Free text.
+    pub label: String,
+}
+
+impl Default for ProbeConfig {
+    fn default() -> Self {
+        ProbeConfig { width: 3, min_score: 0.8, share: 0.5, label: "x".into() }
+    }
+}
+
+impl Section for ProbeConfig {
+    const NAME: &'static str = "probe";
+    const RULES: &'static [Rule] = &[int("probe.width", 1, 10), num("probe.min_score", 0.0, 1.0), num("probe.share", 0.0, 1.0)];
+    const CROSS_RULES: &'static [CrossRule] = &[CrossRule {
+        keys: ["probe.share", "retrieval.dense_weight"],
+        text: "probe.share must not exceed retrieval.dense_weight",
+        holds: |c| c.section::<ProbeConfig>().share <= c.retrieval.dense_weight,
+    }];
+    const FREE_TEXT: &'static [&'static str] = &["probe.label"];
+    fn calibrate(&mut self, c: Calibration) {
+        self.min_score = c.threshold(self.min_score);
+    }
+}
+
+fn load_probe(s: &[&str], env: Vec<(String, String)>) -> crate::Result<Config> {
+    Config::load_with_sections(&[&ProbeConfig::KIND], None, env, &sets(s), &[]).map(|(c, _)| c)
+}
+
+#[test]
+fn a_section_from_above_is_layered_checked_and_calibrated_like_core_ones() {
+    assert!(section_problems(&ProbeConfig::KIND, "ProbeConfig", include_str!("config_tests.rs")).is_empty());
+    let c = load_probe(&["probe.width=5"], env(&[("RHIZOME_PROBE_SHARE", "0.25")])).unwrap();
+    assert_eq!((c.section::<ProbeConfig>().width, c.section::<ProbeConfig>().share), (5, 0.25));
+    assert_eq!(c.rule("probe.width").map(|r| r.range.describe()).as_deref(), Some("an integer from 1 to 10"));
+    let err = load_probe(&["probe.width=0", "probe.nope=1"], vec![]).unwrap_err().to_string();
+    assert!(err.contains("probe.width = 0 (from --set probe.width=0): must be an integer from 1 to 10"), "{err}");
+    assert!(err.contains("unknown setting probe.nope"), "{err}");
+    let err = load_probe(&["probe.share=1", "retrieval.dense_weight=0.5"], vec![]).unwrap_err().to_string();
+    assert!(err.contains("probe.share = 1 (from --set probe.share=1), retrieval.dense_weight = 0.5"), "{err}");
+    // Without the section, its keys are unknown; a config made without it reads its defaults.
+    assert!(set_err(&["probe.width=5"]).contains("unknown setting probe.width"));
+    assert_eq!(*Config::default().section::<ProbeConfig>(), ProbeConfig::default());
+    // Calibration, printing, per-request settings and equality see the section.
+    let e5 = c.calibrated(0.25);
+    assert!((e5.section::<ProbeConfig>().min_score - 0.95).abs() < 1e-6);
+    assert_eq!(c.calibrated(1.0), c);
+    let text = c.to_toml();
+    assert!(text.contains("[llm]") && text.contains("[probe]\nwidth = 5"), "{text}");
+    assert!(text.find("[communities]") < text.find("[probe]"), "{text}");
+    assert!(text.contains("[probe]\nwidth = 5\nmin_score = 0.8\nshare = 0.25\nlabel = \"x\"\n"), "{text}");
+    let d = c.with_settings(&[("probe.width".into(), "7".into())], "params").unwrap();
+    assert_eq!(d.section::<ProbeConfig>().width, 7);
+    assert_ne!(d, c);
+    let err = c.with_settings(&[("probe.width".into(), "70".into())], "params").unwrap_err().to_string();
+    assert!(err.contains("probe.width = 70 (from params probe.width=70)"), "{err}");
+    let mut m = Config::default();
+    m.section_mut::<ProbeConfig>().width = 9;
+    assert_eq!(m.with_sections(&[&ProbeConfig::KIND]).section::<ProbeConfig>().width, 9, "a held section stays");
 }

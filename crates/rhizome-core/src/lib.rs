@@ -4,9 +4,9 @@
 pub mod community;
 pub mod config;
 pub mod config_load;
-pub mod config_methods;
 pub mod config_origin;
 pub mod config_rules;
+pub mod config_core;
 pub mod config_sensemaking;
 #[cfg(test)]
 mod config_tests;

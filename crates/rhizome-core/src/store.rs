@@ -171,6 +171,11 @@ pub struct DeleteReport {
     pub relations: u64,
 }
 
+/// Embeds the texts of entity names (one vector per text, of the index's embedding model,
+/// as the pipeline embeds a new entity's name) for a deletion that re-keys entities; see
+/// [`StoreWrite::delete_document`].
+pub type EmbedNames<'a> = &'a mut dyn FnMut(&[String]) -> crate::Result<Vec<Vec<f32>>>;
+
 /// Read side: everything retrieval, eval and stats need.
 pub trait StoreRead {
     fn stats(&self) -> Result<Stats>;
@@ -271,7 +276,14 @@ pub trait StoreWrite: StoreRead + Send {
     /// Write a free-form metadata value.
     fn set_meta(&mut self, key: &str, value: &str) -> Result<()>;
     fn write_batch(&mut self, batch: &WriteBatch) -> Result<()>;
-    fn delete_document(&mut self, doc_id: &str) -> Result<DeleteReport>;
+    /// Remove a document and everything only it supported. An entity keeps the id of the
+    /// name it was first written under; when the document took every support row with that
+    /// name (the entity had absorbed another document's name as an alias), the entity is
+    /// re-keyed by the support that remains, as if the document had never been indexed:
+    /// its rows, the relations and facts naming it move to the new id, and `embed` is
+    /// called once with the texts of the new keys' vectors (not at all when nothing is
+    /// re-keyed).
+    fn delete_document(&mut self, doc_id: &str, embed: EmbedNames<'_>) -> Result<DeleteReport>;
     /// Store a summary of an entity's descriptions; the entity's description becomes the
     /// summary for as long as its descriptions keep this fingerprint.
     fn set_entity_summary(&mut self, entity_id: &str, fingerprint: &str, summary: &str)

@@ -58,7 +58,7 @@ impl Engine {
                 for c in &got.contexts {
                     // Community reports and analysts' points are not passages: Recall@k
                     // ranks the passages a method retrieved.
-                    if matches!(c.kind.as_str(), "report" | "point") || !seen.insert(c.source.clone()) {
+                    if c.kind.is_derived() || !seen.insert(c.source.clone()) {
                         continue;
                     }
                     if !docs.contains_key(&c.source) {

@@ -11,7 +11,7 @@ use rhizome_core::{Chunker, Document, Error, Extractor, Result, Stats, StoreRead
 use rhizome_ingest::chunk::TokenChunker;
 use rhizome_ingest::extract::NlpExtractor;
 use rhizome_ingest::import;
-use rhizome_ingest::load::{default_loaders, load_path, CorpusLoader};
+use rhizome_ingest::load::{default_loaders, document_formats, extension_list, load_path, CorpusLoader, FORMATS};
 use rhizome_ingest::pipeline::{IndexReport, Pipeline, Progress};
 use rhizome_llm::{LlmExtractor, StageUsage};
 use serde::Serialize;
@@ -147,8 +147,9 @@ impl Engine {
                     return Err(Error::bad_input(
                         named.join(", "),
                         format!(
-                            "nothing to index: no readable .txt, .md, .html, .json or .jsonl file there{}{}; \
+                            "nothing to index: no readable file of a supported type ({}) there{}{}; \
                              give files or folders that hold some",
+                            extension_list(document_formats()),
                             if why.is_empty() { String::new() } else { format!(" (skipped: {})", why.join("; ")) },
                             if more > 0 { format!(" and {more} more") } else { String::new() },
                         ),
@@ -159,7 +160,11 @@ impl Engine {
             IndexInput::Documents(d) => (Some(d), None, vec![], vec![]),
             IndexInput::Corpus(file) => {
                 if !file.is_file() {
-                    return Err(Error::bad_input(file.display().to_string(), "no such file; give a .json or .jsonl corpus file"));
+                    let corpora = FORMATS.iter().filter(|f| f.kind.is_corpus());
+                    return Err(Error::bad_input(
+                        file.display().to_string(),
+                        format!("no such file; give a corpus file ({})", extension_list(corpora)),
+                    ));
                 }
                 (Some(rhizome_core::Loader::load(&CorpusLoader, &file)?), None, vec![], vec![])
             }
@@ -300,8 +305,14 @@ impl Engine {
             )));
         }
         let mut total = rhizome_core::DeleteReport::default();
+        // An entity re-keyed by a deletion needs the vector of its new name: the embedder
+        // is loaded only then.
+        let held = store.embedding_model()?;
+        let mut embed = |names: &[String]| {
+            self.embedder_for(held.clone())?.embed(names, rhizome_core::EmbedKind::Passage)
+        };
         for d in &targets {
-            let r = store.delete_document(&d.id)?;
+            let r = store.delete_document(&d.id, &mut embed)?;
             total.documents += r.documents;
             total.chunks += r.chunks;
             total.entities += r.entities;

@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 
 use rhizome_core::{Config, Embedder, Error, Result, StoreRead};
 use rhizome_retrieve::GraphCache;
-use rhizome_store::{Holder, LockWait, Reader, StoreUrl, Writer};
+use rhizome_store::{Reader, StoreUrl, Writer};
 
 pub use browse::{EntityDetail, GraphEdge, GraphNode, Mention, Subgraph};
 pub use documents::{DocumentDetail, DocumentPage};
@@ -40,9 +40,12 @@ pub use index::{DeleteOutcome, DryRun, IndexInput, IndexOutcome, Skip};
 pub use methods::{MethodInfo, MethodParam};
 pub use query::{query_sections, QueryOutcome, QueryRequest, MAX_QUESTION_BYTES};
 pub use rhizome_community::CommunityOutcome;
+pub use rhizome_ingest::load::{Format, MediaKind};
 pub use rhizome_ingest::pipeline::{IndexReport, NoProgress, Progress};
 pub use rhizome_retrieve::Method;
-pub use upload::{is_edge_list, load_uploads, text_document, upload_base_name, upload_extension, Upload, UPLOAD_EXTENSIONS};
+/// What [`WriteOptions`] is made of: how a second writer waits, and who holds the lock.
+pub use rhizome_store::{Holder, LockWait};
+pub use upload::{is_edge_list, load_uploads, text_document, upload_base_name, upload_extension, Upload};
 
 /// How the engine writes: what a second writer does, and how this one is named in the
 /// other's message.
@@ -77,10 +80,11 @@ pub struct Engine {
 impl Engine {
     /// The engine for the index at `url` (a directory for the embedded index). Nothing is
     /// opened or loaded yet: an index that does not exist is created by the first write.
+    /// `config` gets every method's settings section it lacks, at its defaults.
     pub fn open(url: &str, config: Config, write: WriteOptions) -> Result<Engine> {
         Ok(Engine {
             url: StoreUrl::parse(url)?,
-            config,
+            config: rhizome_retrieve::with_method_settings(config),
             write,
             embedder: Mutex::new(None),
             llm: Mutex::new(None),
@@ -137,7 +141,11 @@ impl Engine {
     /// The embedder whose vectors the index holds (`embed.model = auto`), or the
     /// configured one for a new index; loaded once.
     pub fn embedder(&self, store: &dyn StoreRead) -> Result<Arc<dyn Embedder>> {
-        let held = store.embedding_model()?;
+        self.embedder_for(store.embedding_model()?)
+    }
+
+    /// [`Engine::embedder`] for an index holding vectors of model `held` (None: none yet).
+    pub(crate) fn embedder_for(&self, held: Option<String>) -> Result<Arc<dyn Embedder>> {
         embedder::check_held(&self.config, held.as_deref(), &self.url.display())?;
         let mut slot = self.embedder.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(e) = slot.as_ref() {

@@ -1,7 +1,6 @@
 //! The catalogue of retrieval methods with the settings each one reads and their values
 //! in this engine's config: what a method picker shows, with the defaults filled in.
 
-use rhizome_core::config_rules::rule;
 use rhizome_retrieve::Method;
 use serde::Serialize;
 
@@ -32,12 +31,12 @@ impl Engine {
             .iter()
             .map(|&m| {
                 let mut params = Vec::new();
-                for section in std::iter::once("retrieval").chain(m.settings_sections().iter().copied()) {
+                for section in std::iter::once("retrieval").chain(m.settings_sections()) {
                     let Some(table) = config.get(section).and_then(|v| v.as_table()) else { continue };
                     for (k, v) in table {
                         let key = format!("{section}.{k}");
                         // Only settings with a rule: free text (prompts, paths) is not a knob.
-                        let Some(r) = rule(&key) else { continue };
+                        let Some(r) = self.config.rule(&key) else { continue };
                         let value = match v {
                             // Settings are f32: show 0.1, not 0.10000000149011612.
                             toml::Value::Float(f) => serde_json::json!((*f as f32).to_string().parse::<f64>().unwrap_or(*f)),

@@ -9,7 +9,7 @@ use rhizome_core::{Config, Embedder, Error, Result, StoreRead};
 use rhizome_llm::answer::{generate_answer, Evidence};
 use rhizome_llm::BlockingLlm;
 use rhizome_retrieve::analyze::{analyze as run_analysis, standalone_question, QueryAnalysis};
-use rhizome_retrieve::{extractive_answer, retriever, Context, Method, QueryEnv, INSUFFICIENT_EVIDENCE};
+use rhizome_retrieve::{extractive_answer, retriever, AnswerKind, Context, Method, QueryEnv, INSUFFICIENT_EVIDENCE};
 use serde::Serialize;
 
 use crate::Engine;
@@ -45,7 +45,7 @@ pub struct QueryOutcome {
     pub method: Method,
     pub answer: String,
     /// `llm`, `extractive` or `none` (nothing retrieved).
-    pub answer_kind: String,
+    pub answer_kind: AnswerKind,
     pub contexts: Vec<Context>,
     pub paths: Vec<String>,
     pub notes: Vec<String>,
@@ -139,22 +139,21 @@ impl Engine {
         let store = self.reader()?;
         let shared = self.embedder(&*store)?;
         let embedder = rhizome_embed::MemoEmbedder::new(shared, 8);
-        let (mut r, answer_contexts_n) = self.with_env_embedder(&*store, &embedder, &base, req.top_k, |env| {
+        let mut r = self.with_env_embedder(&*store, &embedder, &base, req.top_k, |env| {
             let t = std::time::Instant::now();
             let mut r = retriever(method).retrieve(env, &question)?;
             r.timings_ms.insert("retrieve".into(), t.elapsed().as_secs_f64() * 1e3);
-            // A method may say how many of its contexts go to the answer (hippo: qa_top_k).
-            let n = r.extra.get("qa_top_k").and_then(|v| v.as_u64()).map_or(r.contexts.len(), |n| n as usize);
-            let n = n.min(r.contexts.len());
-            Ok((r, n))
+            Ok(r)
         })?;
         let t = std::time::Instant::now();
-        let answer_contexts = &r.contexts[..answer_contexts_n];
-        let (answer, kind) = if let Some(a) = r.answer.take() {
+        let own_answer = r.answer.take();
+        // A method may say how many of its contexts go to the answer (hippo: qa_top_k).
+        let answer_contexts = r.answer_contexts();
+        let (answer, kind) = if let Some(a) = own_answer {
             // The method wrote its own answer (global's and drift's reduce, tog's path answer).
-            (a, "llm")
+            (a, AnswerKind::Llm)
         } else if r.contexts.is_empty() {
-            (INSUFFICIENT_EVIDENCE.to_string(), "none")
+            (INSUFFICIENT_EVIDENCE.to_string(), AnswerKind::None)
         } else if let Some(llm) = self.llm()? {
             let evidence: Vec<Evidence> =
                 answer_contexts.iter().map(|c| Evidence { source: &c.source, text: &c.text }).collect();
@@ -162,10 +161,10 @@ impl Engine {
             let resp = llm.runtime.block_on(generate_answer(
                 llm.stack.as_ref(), &llm.prompts, &question, &evidence, sink, c.temperature, c.max_tokens,
             ))?;
-            (resp.text, "llm")
+            (resp.text, AnswerKind::Llm)
         } else {
             let a = extractive_answer(&embedder, Some(&*store), &question, answer_contexts, base.retrieval.answer_sentences, 3)?;
-            (a, "extractive")
+            (a, AnswerKind::Extractive)
         };
         r.timings_ms.insert("answer".into(), t.elapsed().as_secs_f64() * 1e3);
         Ok(QueryOutcome {
@@ -173,7 +172,7 @@ impl Engine {
             standalone_question: standalone,
             method,
             answer,
-            answer_kind: kind.into(),
+            answer_kind: kind,
             contexts: r.contexts,
             paths: r.paths,
             notes: r.notes,
@@ -211,7 +210,7 @@ pub fn query_sections() -> Vec<&'static str> {
     let mut out = vec!["retrieval"];
     for m in Method::ALL {
         for s in m.settings_sections() {
-            if !out.contains(s) {
+            if !out.contains(&s) {
                 out.push(s);
             }
         }

@@ -8,17 +8,13 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use rhizome_core::{ids, text::nfc, Document, Error, Result};
-use rhizome_ingest::load::{default_loaders, load_path};
+use rhizome_ingest::load::{default_loaders, extension_list, format_of_extension, load_path, MediaKind, FORMATS};
 
 use crate::Skip;
 
-/// File types an upload may have (by the extension of its name): the loaders' types, and
-/// `.csv`, an edge list (`source,relation,target[,description]`, as `import edges`).
-pub const UPLOAD_EXTENSIONS: &[&str] = &["txt", "md", "html", "json", "jsonl", "csv"];
-
 /// True when an uploaded file is an edge list (by its name), imported rather than loaded.
 pub fn is_edge_list(u: &Upload) -> bool {
-    upload_extension(&u.name).is_ok_and(|e| e == "csv")
+    upload_extension(&u.name).is_ok_and(|e| format_of_extension(&e).is_some_and(|f| f.kind == MediaKind::EdgeList))
 }
 
 /// An uploaded edge list, imported as `rhizome import edges` would import the file under
@@ -31,6 +27,14 @@ pub(crate) fn edges_upload(u: &Upload) -> Result<rhizome_ingest::import::Importe
     let text = String::from_utf8(bytes)
         .map_err(|e| Error::bad_input(&label, format!("not valid UTF-8 ({e}); save the edge list as UTF-8")))?;
     rhizome_ingest::import::edges_csv_text(nfc(&text).into_owned(), &label, &nfc(&stem(Path::new(base))))
+}
+
+impl crate::Engine {
+    /// The file types an upload may have and indexing reads: the loader registry
+    /// ([`FORMATS`]), what `GET /formats` lists for the web UI.
+    pub fn formats(&self) -> &'static [rhizome_ingest::load::Format] {
+        FORMATS
+    }
 }
 
 /// A file as uploaded: the name the client gave it (a label only, never a path) and
@@ -47,16 +51,21 @@ pub fn upload_base_name(name: &str) -> &str {
     name.rsplit(['/', '\\']).next().unwrap_or(name).trim()
 }
 
-/// The lower-case extension of an uploaded name when it is a type that can be indexed;
-/// otherwise an error naming the file and the types accepted.
+/// The lower-case extension of an uploaded name when it is one of the registry's file
+/// types ([`FORMATS`]: the loaders' types and `.csv` edge lists, imported as `import
+/// edges` does); otherwise an error naming the file and the types accepted.
 pub fn upload_extension(name: &str) -> Result<String> {
     let base = upload_base_name(name);
     let ext = Path::new(base).extension().map(|e| e.to_string_lossy().to_lowercase());
     match ext {
-        Some(e) if UPLOAD_EXTENSIONS.contains(&e.as_str()) => Ok(e),
+        Some(e) if format_of_extension(&e).is_some() => Ok(e),
         _ => Err(Error::bad_input(
-            name,
-            format!("unsupported file type; upload {}", UPLOAD_EXTENSIONS.iter().map(|e| format!(".{e}")).collect::<Vec<_>>().join(" ")),
+            rhizome_core::text::clip(name, 200),
+            format!(
+                "unsupported file type{}; upload {}",
+                ext.map(|e| format!(" .{}", rhizome_core::text::clip(&e, 16))).unwrap_or_default(),
+                extension_list(FORMATS)
+            ),
         )),
     }
 }
@@ -139,7 +148,17 @@ mod tests {
     #[test]
     fn extensions() {
         assert_eq!(upload_extension("a/B.MD").unwrap(), "md");
-        assert!(upload_extension("x.pdf").unwrap_err().to_string().contains("x.pdf"));
+        let e = upload_extension("x.pdf").unwrap_err().to_string();
+        assert!(e.contains("x.pdf") && e.contains("unsupported file type .pdf; upload .txt "), "{e}");
+        // Every registry extension can be uploaded, and only `.csv` is an edge list.
+        for f in FORMATS {
+            for ext in f.extensions {
+                let name = format!("dir/a.{}", ext.to_uppercase());
+                assert_eq!(upload_extension(&name).unwrap(), *ext);
+                let u = Upload { name, path: PathBuf::new() };
+                assert_eq!(is_edge_list(&u), f.kind == MediaKind::EdgeList, "{ext}");
+            }
+        }
         assert!(upload_extension("noext").is_err());
         assert_eq!(upload_base_name("..\\..\\x.txt"), "x.txt");
     }

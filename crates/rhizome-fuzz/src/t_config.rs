@@ -51,10 +51,14 @@ fn config(input: &[u8]) -> Result<(), String> {
     let raw = files::write("rhizome", "toml", file.as_bytes());
     // The file as bytes too: a config that is not UTF-8 must be refused, not panic.
     let _ = Config::load(Some(&files::write("raw", "toml", input)), Vec::new(), &[]);
-    let Ok((config, _warnings)) = Config::load_with_flags(Some(&raw), env, &overrides, &[]) else { return Ok(()) };
+    // With every method's section, as the CLI loads it.
+    let sections = rhizome_retrieve::settings();
+    let Ok((config, _warnings)) = Config::load_with_sections(&sections, Some(&raw), env, &overrides, &[]) else {
+        return Ok(());
+    };
     let written = config.to_toml();
     let again = files::write("written", "toml", written.as_bytes());
-    match Config::load(Some(&again), Vec::new(), &[]) {
+    match Config::load_with_sections(&sections, Some(&again), Vec::new(), &[], &[]).map(|(c, _)| c) {
         Ok(back) if back == config => Ok(()),
         Ok(_) => Err("a loaded config written with to_toml loads back different".into()),
         Err(e) => Err(format!("a loaded config written with to_toml does not load back: {e}")),

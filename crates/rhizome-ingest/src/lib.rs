@@ -8,6 +8,7 @@ pub mod load;
 mod overlap;
 pub mod pipeline;
 pub mod resolve;
+mod setup;
 mod stage;
 pub mod import;
 #[cfg(feature = "graphrag-parquet")]

@@ -1,16 +1,19 @@
 //! Loaders: files and corpus files -> [`Document`]s.
 //!
-//! One loader per format ([`TextLoader`], [`MarkdownLoader`], [`HtmlLoader`],
-//! [`CorpusLoader`]), each a [`Loader`] chosen by file extension, and [`load_path`], which
-//! walks a file or a directory and never aborts: every file it cannot use is reported in
-//! [`LoadOutcome::skipped`] with the reason (binary, empty, not UTF-8, bad JSON, unsupported
-//! type, unreadable, missing).
+//! [`FORMATS`] is the registry of file types: each row names its extensions, what the file
+//! holds ([`MediaKind`]) and its loader ([`TextLoader`], [`MarkdownLoader`], [`HtmlLoader`],
+//! [`CorpusLoader`]). It is the one list of what can be indexed and uploaded: the loaders
+//! accept by it, uploads are checked against it, error messages quote it and the server
+//! hands it to the web UI. [`load_path`] walks a file or a directory and never aborts:
+//! every file it cannot use is reported in [`LoadOutcome::skipped`] with the reason
+//! (binary, empty, not UTF-8, bad JSON, unsupported type, unreadable, missing).
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use rhizome_core::{ids, Document, Error, Loader, Result};
+use serde::Serialize;
 
 mod corpus;
 mod html;
@@ -40,46 +43,189 @@ pub struct Skipped {
     pub reason: String,
 }
 
-/// Plain text files (`.txt`, `.text`): title = file stem, text = the file (trimmed).
+/// What a file of one format holds, and so what becomes of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MediaKind {
+    /// Plain text, one document per file.
+    Text,
+    /// Markdown, one document per file.
+    Markdown,
+    /// HTML, one document per file.
+    Html,
+    /// A JSON corpus: a list of `{title, text}` or a map of title to sentences.
+    JsonCorpus,
+    /// A JSON Lines corpus: one `{title, text}` object per line.
+    JsonLinesCorpus,
+    /// An edge list (`source,relation,target[,description]`): imported into the graph
+    /// (`rhizome import edges`, or uploaded), never read as documents.
+    EdgeList,
+}
+
+impl MediaKind {
+    /// True for the corpus kinds, whose entries become documents with `FILE#N` sources.
+    pub fn is_corpus(self) -> bool {
+        matches!(self, MediaKind::JsonCorpus | MediaKind::JsonLinesCorpus)
+    }
+}
+
+/// One row of the file-type registry [`FORMATS`].
+#[derive(Clone, Copy, Serialize)]
+pub struct Format {
+    /// What the file holds.
+    pub kind: MediaKind,
+    /// The file name extensions, lower case and without the dot; the first is the usual one.
+    pub extensions: &'static [&'static str],
+    /// Its media type (MIME).
+    pub media_type: &'static str,
+    /// What it is, for people: "plain text", "edge list (source,relation,target)".
+    pub description: &'static str,
+    /// The loader that reads it as documents, or None for a file imported rather than
+    /// loaded (an edge list), which a folder walk leaves out.
+    #[serde(skip)]
+    pub loader: Option<&'static dyn Loader>,
+}
+
+impl std::fmt::Debug for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Format").field("kind", &self.kind).field("extensions", &self.extensions).finish()
+    }
+}
+
+/// Every file type Rhizome reads: the single list that indexing, uploads, error messages
+/// and the web UI (through the server) take their extensions from.
+pub static FORMATS: &[Format] = &[
+    Format {
+        kind: MediaKind::Text,
+        extensions: &["txt", "text"],
+        media_type: "text/plain",
+        description: "plain text",
+        loader: Some(&TextLoader),
+    },
+    Format {
+        kind: MediaKind::Markdown,
+        extensions: &["md", "markdown", "mdown", "mkd"],
+        media_type: "text/markdown",
+        description: "Markdown",
+        loader: Some(&MarkdownLoader),
+    },
+    Format {
+        kind: MediaKind::Html,
+        extensions: &["html", "htm", "xhtml"],
+        media_type: "text/html",
+        description: "HTML",
+        loader: Some(&HtmlLoader),
+    },
+    Format {
+        kind: MediaKind::JsonCorpus,
+        extensions: &["json"],
+        media_type: "application/json",
+        description: "JSON corpus ([{title, text}, ...])",
+        loader: Some(&CorpusLoader),
+    },
+    Format {
+        kind: MediaKind::JsonLinesCorpus,
+        extensions: &["jsonl", "ndjson"],
+        media_type: "application/jsonl",
+        description: "JSON Lines corpus (one {title, text} per line)",
+        loader: Some(&CorpusLoader),
+    },
+    Format {
+        kind: MediaKind::EdgeList,
+        extensions: &["csv"],
+        media_type: "text/csv",
+        description: "edge list (source,relation,target)",
+        loader: None,
+    },
+];
+
+/// The format of `path` by its extension (in any case), if it is one of [`FORMATS`].
+pub fn format_of(path: &Path) -> Option<&'static Format> {
+    format_of_extension(&extension(path)?)
+}
+
+/// The format a lower-case extension (without the dot) names, if any.
+pub fn format_of_extension(ext: &str) -> Option<&'static Format> {
+    FORMATS.iter().find(|f| f.extensions.contains(&ext))
+}
+
+/// The formats a folder walk reads as documents (those with a loader).
+pub fn document_formats() -> impl Iterator<Item = &'static Format> {
+    FORMATS.iter().filter(|f| f.loader.is_some())
+}
+
+/// The extensions of `formats`, each with its dot, separated by spaces: `.txt .text .md`.
+pub fn extension_list<'a>(formats: impl IntoIterator<Item = &'a Format>) -> String {
+    let dotted: Vec<String> = formats.into_iter().flat_map(|f| f.extensions).map(|e| format!(".{e}")).collect();
+    dotted.join(" ")
+}
+
+/// Why a folder walk leaves out a file of type `ext` (lower case, no dot; None without an
+/// extension): `unsupported file type .pdf` (the error that ends a walk with no document
+/// lists the supported ones, once), or, for an edge list, how to import it.
+pub fn unsupported_reason(ext: Option<&str>) -> String {
+    match ext {
+        Some(e) if format_of_extension(e).is_some_and(|f| f.kind == MediaKind::EdgeList) => {
+            format!("an edge list (.{e}), not documents: import it with `rhizome import edges FILE`")
+        }
+        Some(e) => format!("unsupported file type .{e}"),
+        None => "unsupported file type (no extension)".to_string(),
+    }
+}
+
+/// True when `path`'s format is of `kind`.
+fn is_kind(path: &Path, kind: impl Fn(MediaKind) -> bool) -> bool {
+    format_of(path).is_some_and(|f| kind(f.kind))
+}
+
+/// Plain text files ([`MediaKind::Text`] in [`FORMATS`]): title = file stem, text = the file (trimmed).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TextLoader;
 
-/// Markdown files (`.md`, `.markdown`, `.mdown`, `.mkd`): markup stripped by
+/// Markdown files ([`MediaKind::Markdown`]): markup stripped by
 /// [`markdown_to_text`]; title = front-matter `title:`, else the first heading, else the
 /// file stem.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MarkdownLoader;
 
-/// HTML files (`.html`, `.htm`, `.xhtml`): text by [`html_to_text`]; title = `<title>`,
+/// HTML files ([`MediaKind::Html`]): text by [`html_to_text`]; title = `<title>`,
 /// else the file stem.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct HtmlLoader;
 
 /// Corpus files, one document per entry (title and text in NFC), source `FILE#N`:
-/// `.json` holding `[{"title": .., "text": ..}, ..]` (text may also be under `passage`,
+/// a JSON corpus ([`MediaKind::JsonCorpus`]) holding `[{"title": .., "text": ..}, ..]` (text may also be under `passage`,
 /// `content`, `body` or `paragraph_text`) or `{"Title": ["sentence", ..], ..}` (sentences
-/// joined as they are), and `.jsonl` / `.ndjson` with one `{title, text}` object per line.
+/// joined as they are), and a JSON Lines corpus ([`MediaKind::JsonLinesCorpus`]) with one
+/// `{title, text}` object per line.
 /// Entries with empty text are left out (see [`load_path`], which reports them).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CorpusLoader;
 
-/// The loaders for every supported format.
+/// The loaders of every format in [`FORMATS`]: one loader that hands each file to its
+/// format's loader.
 pub fn default_loaders() -> Vec<Box<dyn Loader>> {
-    vec![
-        Box::new(TextLoader),
-        Box::new(MarkdownLoader),
-        Box::new(HtmlLoader),
-        Box::new(CorpusLoader),
-    ]
+    vec![Box::new(Registered)]
+}
+
+/// Loads each file with the loader [`FORMATS`] gives its extension.
+struct Registered;
+
+impl Loader for Registered {
+    fn accepts(&self, path: &Path) -> bool {
+        format_of(path).is_some_and(|f| f.loader.is_some())
+    }
+    fn load(&self, path: &Path) -> Result<Vec<Document>> {
+        match format_of(path).and_then(|f| f.loader) {
+            Some(loader) => loader.load(path),
+            None => Err(bad(path, unsupported_reason(extension(path).as_deref()))),
+        }
+    }
 }
 
 /// Lowercased extension of `path`, if any.
 fn extension(path: &Path) -> Option<String> {
     path.extension().map(|e| e.to_string_lossy().to_lowercase())
-}
-
-fn has_extension(path: &Path, exts: &[&str]) -> bool {
-    extension(path).is_some_and(|e| exts.contains(&e.as_str()))
 }
 
 /// File stem of `path`, used as the title of single-file documents.
@@ -148,7 +294,7 @@ fn single_doc(path: &Path, title: String, text: String) -> Result<Vec<Document>>
 
 impl Loader for TextLoader {
     fn accepts(&self, path: &Path) -> bool {
-        has_extension(path, &["txt", "text"])
+        is_kind(path, |k| k == MediaKind::Text)
     }
     fn load(&self, path: &Path) -> Result<Vec<Document>> {
         let text = read_text(path)?;
@@ -158,7 +304,7 @@ impl Loader for TextLoader {
 
 impl Loader for MarkdownLoader {
     fn accepts(&self, path: &Path) -> bool {
-        has_extension(path, &["md", "markdown", "mdown", "mkd"])
+        is_kind(path, |k| k == MediaKind::Markdown)
     }
     fn load(&self, path: &Path) -> Result<Vec<Document>> {
         let (title, text) = markdown_to_text(&read_text(path)?);
@@ -168,7 +314,7 @@ impl Loader for MarkdownLoader {
 
 impl Loader for HtmlLoader {
     fn accepts(&self, path: &Path) -> bool {
-        has_extension(path, &["html", "htm", "xhtml"])
+        is_kind(path, |k| k == MediaKind::Html)
     }
     fn load(&self, path: &Path) -> Result<Vec<Document>> {
         let (title, text) = html_to_text(&read_text(path)?);
@@ -181,7 +327,7 @@ impl CorpusLoader {
     /// because their text was empty.
     pub fn load_counted(&self, path: &Path) -> Result<(Vec<Document>, Vec<usize>)> {
         let text = read_text(path)?;
-        let jsonl = has_extension(path, &["jsonl", "ndjson"]);
+        let jsonl = is_kind(path, |k| k == MediaKind::JsonLinesCorpus);
         let parsed = corpus::parse(path, &text, jsonl)?;
         if parsed.documents.is_empty() {
             return Err(bad(path, format!("no entries with text ({} empty)", parsed.empty.len())));
@@ -192,7 +338,7 @@ impl CorpusLoader {
 
 impl Loader for CorpusLoader {
     fn accepts(&self, path: &Path) -> bool {
-        has_extension(path, &["json", "jsonl", "ndjson"])
+        is_kind(path, MediaKind::is_corpus)
     }
     fn load(&self, path: &Path) -> Result<Vec<Document>> {
         self.load_counted(path).map(|(docs, _)| docs)
@@ -270,11 +416,7 @@ impl Walk<'_> {
     fn visit_file(&mut self, path: &Path) {
         let display = path.display().to_string();
         let Some(loader) = self.loaders.iter().find(|l| l.accepts(path)) else {
-            let reason = match extension(path) {
-                Some(ext) => format!("unsupported file type .{ext}"),
-                None => "unsupported file type (no extension)".to_string(),
-            };
-            return self.skip(display, reason);
+            return self.skip(display, unsupported_reason(extension(path).as_deref()));
         };
         let docs = match loader.load(path) {
             Ok(docs) => docs,
@@ -285,7 +427,7 @@ impl Walk<'_> {
         }
         // Corpus entries carry `FILE#N` sources: report the entries left out for empty text.
         let prefix = format!("{display}#");
-        if docs.iter().any(|d| d.source.starts_with(&prefix)) && has_extension(path, &["json", "jsonl", "ndjson"]) {
+        if docs.iter().any(|d| d.source.starts_with(&prefix)) && is_kind(path, MediaKind::is_corpus) {
             if let Ok((_, empty)) = CorpusLoader.load_counted(path) {
                 for n in empty {
                     self.skip(format!("{prefix}{n}"), "empty text");
@@ -334,6 +476,57 @@ mod tests {
         assert!(!TextLoader.accepts(Path::new("x.pdf")));
         assert!(CorpusLoader.accepts(Path::new("c.jsonl")));
         assert_eq!(stem(Path::new("dir/notes.v2.txt")), "notes.v2");
+    }
+
+    /// The registry is one list: each extension names one format, lower case without a
+    /// dot, and every format with a loader is read by it (in any case of its extension)
+    /// and by the folder walk, while an edge list is left to `import edges`.
+    #[test]
+    fn the_registry_names_each_extension_once_and_its_loader_reads_it() {
+        let mut seen = HashSet::new();
+        for f in FORMATS {
+            assert!(!f.extensions.is_empty(), "{f:?}");
+            for e in f.extensions {
+                assert!(seen.insert(*e), ".{e} is listed twice");
+                assert_eq!(*e, e.to_lowercase().trim_start_matches('.'), "{f:?}");
+                for name in [format!("a.{e}"), format!("dir/B.{}", e.to_uppercase())] {
+                    let p = Path::new(&name);
+                    assert_eq!(format_of(p).map(|g| g.kind), Some(f.kind), "{name}");
+                    assert_eq!(default_loaders()[0].accepts(p), f.loader.is_some(), "{name}");
+                    if let Some(l) = f.loader {
+                        assert!(l.accepts(p), "{name}");
+                    }
+                }
+            }
+        }
+        assert_eq!(
+            extension_list(document_formats()),
+            ".txt .text .md .markdown .mdown .mkd .html .htm .xhtml .json .jsonl .ndjson"
+        );
+        assert_eq!(unsupported_reason(Some("pdf")), "unsupported file type .pdf");
+        assert!(unsupported_reason(Some("csv")).contains("rhizome import edges"));
+
+        // Every loadable extension indexes from a folder walk.
+        let dir = tempfile::tempdir().unwrap();
+        let body = |kind: MediaKind, e: &str| match kind {
+            MediaKind::JsonCorpus | MediaKind::JsonLinesCorpus => format!("{}\n", serde_json::json!({"title": e, "text": "Aage Bohr won."})),
+            MediaKind::EdgeList => "Aage Bohr,won,Nobel Prize\n".to_string(),
+            _ => "Aage Bohr won the Nobel Prize.".to_string(),
+        };
+        for f in FORMATS {
+            for e in f.extensions {
+                let text = body(f.kind, e);
+                let text = if f.kind == MediaKind::JsonCorpus { format!("[{text}]") } else { text };
+                fs::write(dir.path().join(format!("doc-{e}.{e}")), text).unwrap();
+            }
+        }
+        let out = load_path(dir.path(), &default_loaders());
+        let read: HashSet<String> =
+            out.documents.iter().map(|d| extension(Path::new(d.source.split('#').next().unwrap())).unwrap()).collect();
+        let loadable: HashSet<String> = document_formats().flat_map(|f| f.extensions).map(|e| e.to_string()).collect();
+        assert_eq!(read, loadable, "skipped: {:?}", out.skipped);
+        assert_eq!(out.skipped.len(), 1, "{:?}", out.skipped);
+        assert!(out.skipped[0].path.ends_with("doc-csv.csv"), "{:?}", out.skipped);
     }
 
     #[test]

@@ -17,7 +17,7 @@ use std::time::Instant;
 use rhizome_core::{Chunk, EmbedKind, Result, StoreRead, StoreWrite, VectorKind, WriteBatch};
 
 use crate::embed_texts::{embed_chunks, embed_text, entity_texts, fact_texts};
-use crate::pipeline::{IndexReport, Pipeline, Prepared, SIMILAR_WINDOW};
+use crate::setup::{IndexReport, Pipeline, Prepared, SIMILAR_WINDOW};
 use crate::resolve::resolve;
 
 /// A batch resolved, with everything it needed from the store read.

@@ -13,7 +13,6 @@ pub mod openai;
 pub mod parse;
 pub mod prompt;
 pub mod summarize;
-pub mod testing;
 pub mod wrappers;
 
 pub use blocking::BlockingLlm;

@@ -1,5 +1,6 @@
-//! Prompt files: built-in texts (`prompts/*.txt`, embedded at compile time), each
-//! overridable by a file of the same name in a directory (config `llm.prompts_dir`).
+//! Prompt files: built-in texts (this crate's `prompts/*.txt` and the retrieval methods'
+//! prompts beside each method, embedded at compile time), each overridable by a file of
+//! the same name in a directory (config `llm.prompts_dir`).
 //!
 //! Template syntax:
 //! - `{name}` is a placeholder (`name` = ASCII letters, digits and `_`, not starting with
@@ -20,53 +21,18 @@ use rhizome_core::ids::content_id;
 use rhizome_core::llm::{ChatMessage, Role};
 use rhizome_core::{Error, Result};
 
-/// Names of the built-in prompts (file name = name + `.txt`).
-pub const PROMPT_NAMES: [&str; 19] = [
-    "extract_entities",
-    "glean",
-    "summarize_entity",
-    "answer",
-    "query_entities",
-    "hippo_filter",
-    "analyze_query",
-    "rewrite_followup",
-    "rerank",
-    "tog_prune",
-    "tog_check",
-    "tog_answer",
-    "community_report",
-    "global_map",
-    "global_reduce",
-    "drift_hyde",
-    "drift_primer",
-    "drift_local",
-    "drift_reduce",
-];
-
 /// The sentence the built-in `answer` prompt asks for when the contexts do not hold the
 /// answer.
 pub const INSUFFICIENT_EVIDENCE: &str = "The provided evidence is insufficient to answer this question.";
 
-const BUILTIN: [(&str, &str); 19] = [
+/// This crate's built-in prompts, by name (file name = name + `.txt`). The retrieval
+/// methods' prompts live beside each method and come in through [`Prompts::builtin_with`].
+const BUILTIN: &[(&str, &str)] = &[
     ("extract_entities", include_str!("../prompts/extract_entities.txt")),
     ("glean", include_str!("../prompts/glean.txt")),
     ("summarize_entity", include_str!("../prompts/summarize_entity.txt")),
     ("answer", include_str!("../prompts/answer.txt")),
-    ("query_entities", include_str!("../prompts/query_entities.txt")),
-    ("hippo_filter", include_str!("../prompts/hippo_filter.txt")),
-    ("analyze_query", include_str!("../prompts/analyze_query.txt")),
-    ("rewrite_followup", include_str!("../prompts/rewrite_followup.txt")),
-    ("rerank", include_str!("../prompts/rerank.txt")),
-    ("tog_prune", include_str!("../prompts/tog_prune.txt")),
-    ("tog_check", include_str!("../prompts/tog_check.txt")),
-    ("tog_answer", include_str!("../prompts/tog_answer.txt")),
     ("community_report", include_str!("../prompts/community_report.txt")),
-    ("global_map", include_str!("../prompts/global_map.txt")),
-    ("global_reduce", include_str!("../prompts/global_reduce.txt")),
-    ("drift_hyde", include_str!("../prompts/drift_hyde.txt")),
-    ("drift_primer", include_str!("../prompts/drift_primer.txt")),
-    ("drift_local", include_str!("../prompts/drift_local.txt")),
-    ("drift_reduce", include_str!("../prompts/drift_reduce.txt")),
 ];
 
 /// Where a prompt's text came from.
@@ -90,6 +56,8 @@ impl std::fmt::Display for PromptSource {
 #[derive(Debug, Clone)]
 struct Entry {
     name: &'static str,
+    /// The built-in text: an override must use the same placeholders.
+    builtin: &'static str,
     text: String,
     source: PromptSource,
 }
@@ -107,12 +75,21 @@ impl Default for Prompts {
 }
 
 impl Prompts {
-    /// The built-in prompts.
+    /// This crate's built-in prompts (extraction, summaries, answers, community reports).
     pub fn builtin() -> Self {
-        let entries = BUILTIN
-            .iter()
-            .map(|&(name, text)| Entry { name, text: text.to_string(), source: PromptSource::BuiltIn })
-            .collect();
+        Self::builtin_with(&[])
+    }
+
+    /// This crate's built-in prompts and `more`, `(name, text)` pairs that parts above
+    /// this crate own (the retrieval methods' prompts, `rhizome_retrieve::prompts`). A
+    /// name given twice keeps its first text.
+    pub fn builtin_with(more: &[(&'static str, &'static str)]) -> Self {
+        let mut entries: Vec<Entry> = Vec::new();
+        for &(name, text) in BUILTIN.iter().chain(more) {
+            if !entries.iter().any(|e| e.name == name) {
+                entries.push(Entry { name, builtin: text, text: text.to_string(), source: PromptSource::BuiltIn });
+            }
+        }
         Prompts { entries }
     }
 
@@ -121,7 +98,12 @@ impl Prompts {
     /// would otherwise be silently ignored), or if an override's placeholders differ from
     /// the built-in's (the caller fills exactly those).
     pub fn from_dir(dir: &Path) -> Result<Self> {
-        let mut prompts = Self::builtin();
+        Self::builtin().overridden_from(dir)
+    }
+
+    /// These prompts, overridden from `dir` as [`Prompts::from_dir`] does.
+    pub fn overridden_from(self, dir: &Path) -> Result<Self> {
+        let mut prompts = self;
         let listing = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
         for item in listing {
             let path = item.map_err(|e| Error::io(dir, e))?.path();
@@ -131,10 +113,10 @@ impl Prompts {
             if path.extension().and_then(|e| e.to_str()) != Some("txt") {
                 continue;
             }
-            if !PROMPT_NAMES.contains(&stem.as_str()) {
+            if !prompts.entries.iter().any(|e| e.name == stem) {
                 return Err(Error::bad_input(
                     path.display().to_string(),
-                    format!("not a prompt name; prompt files are {}", file_names()),
+                    format!("not a prompt name; prompt files are {}", prompts.file_names()),
                 ));
             }
             let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
@@ -145,9 +127,15 @@ impl Prompts {
 
     /// [`Prompts::from_dir`] when a directory is configured, else the built-ins.
     pub fn load(dir: Option<&Path>) -> Result<Self> {
+        Self::load_with(dir, &[])
+    }
+
+    /// [`Prompts::builtin_with`]`(more)`, overridden from `dir` when one is configured.
+    pub fn load_with(dir: Option<&Path>, more: &[(&'static str, &'static str)]) -> Result<Self> {
+        let prompts = Self::builtin_with(more);
         match dir {
-            Some(dir) => Self::from_dir(dir),
-            None => Ok(Self::builtin()),
+            Some(dir) => prompts.overridden_from(dir),
+            None => Ok(prompts),
         }
     }
 
@@ -157,7 +145,7 @@ impl Prompts {
     }
 
     fn set_from(&mut self, name: &str, text: String, source: PromptSource) -> Result<()> {
-        let builtin = self.builtin_text(name)?;
+        let builtin = self.entry(name)?.builtin;
         let want = placeholders_of(builtin);
         let have = placeholders_of(&text);
         if want != have {
@@ -178,12 +166,17 @@ impl Prompts {
         Ok(())
     }
 
-    fn builtin_text(&self, name: &str) -> Result<&'static str> {
-        BUILTIN.iter().find(|(n, _)| *n == name).map(|(_, t)| *t).ok_or_else(|| unknown(name))
+    fn entry(&self, name: &str) -> Result<&Entry> {
+        self.entries.iter().find(|e| e.name == name).ok_or_else(|| self.unknown(name))
     }
 
-    fn entry(&self, name: &str) -> Result<&Entry> {
-        self.entries.iter().find(|e| e.name == name).ok_or_else(|| unknown(name))
+    fn unknown(&self, name: &str) -> Error {
+        let known = self.names().join(", ");
+        Error::bad_input(format!("prompt `{name}`"), format!("unknown prompt; known prompts: {known}"))
+    }
+
+    fn file_names(&self) -> String {
+        self.entries.iter().map(|e| format!("{}.txt", e.name)).collect::<Vec<_>>().join(", ")
     }
 
     /// The prompt names, in a fixed order.
@@ -236,14 +229,6 @@ impl Prompts {
         let filled = substitute(&entry.text, vars);
         Ok(split_sections(&filled))
     }
-}
-
-fn unknown(name: &str) -> Error {
-    Error::bad_input(format!("prompt `{name}`"), format!("unknown prompt; known prompts: {}", PROMPT_NAMES.join(", ")))
-}
-
-fn file_names() -> String {
-    PROMPT_NAMES.iter().map(|n| format!("{n}.txt")).collect::<Vec<_>>().join(", ")
 }
 
 fn braces<'a>(names: impl IntoIterator<Item = &'a String>) -> String {

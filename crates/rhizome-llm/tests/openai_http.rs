@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use rhizome_core::llm::{ChatMessage, ChatProvider, ChatRequest, EmbeddingProvider, LlmCache, ChatResponse};
 use rhizome_core::{Error, Result};
-use rhizome_llm::testing::{Fault, MockOpenAi};
+use rhizome_llm_testing::{Fault, MockOpenAi};
 use rhizome_llm::{Cached, Limited, Metered, OpenAiConfig, OpenAiProvider, Retry};
 
 fn provider(server: &MockOpenAi, timeout_ms: u64) -> OpenAiProvider {

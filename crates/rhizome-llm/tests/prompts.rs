@@ -9,7 +9,12 @@ use std::path::PathBuf;
 
 use rhizome_core::llm::{ChatMessage, Role};
 use rhizome_llm::parse::{default_schema, parse_extraction, DEFAULT_ENTITY_TYPES};
-use rhizome_llm::prompt::{PromptSource, Prompts, INSUFFICIENT_EVIDENCE, PROMPT_NAMES};
+use rhizome_llm::prompt::{PromptSource, Prompts, INSUFFICIENT_EVIDENCE};
+
+/// Every built-in prompt: this crate's and the retrieval methods'.
+fn all() -> Prompts {
+    Prompts::builtin_with(&rhizome_retrieve::prompts())
+}
 
 const TEXT: &str = "Ada Lovelace published the first algorithm for Charles Babbage's Analytical \
 Engine in 1843 in London. Notes use {braces} literally.";
@@ -137,9 +142,9 @@ fn diff(expected: &str, actual: &str) -> String {
 fn builtin_prompts_match_snapshots() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
     let update = std::env::var("UPDATE_SNAPSHOTS").is_ok_and(|v| v == "1");
-    let prompts = Prompts::builtin();
+    let prompts = all();
     let mut failures = Vec::new();
-    for name in PROMPT_NAMES {
+    for name in prompts.names() {
         let actual = show(&render(&prompts, name));
         let path = dir.join(format!("{name}.txt"));
         if update {
@@ -182,7 +187,7 @@ fn sections_and_roles() {
 
 #[test]
 fn placeholders_are_as_documented() {
-    let p = Prompts::builtin();
+    let p = all();
     let want: [(&str, &[&str]); 5] = [
         ("extract_entities", &["schema", "text"]),
         ("glean", &["schema"]),
@@ -193,12 +198,17 @@ fn placeholders_are_as_documented() {
     for (name, keys) in want {
         assert_eq!(p.placeholders(name).unwrap(), keys, "{name}");
     }
-    assert_eq!(p.names(), PROMPT_NAMES);
+    assert_eq!(p.names(), [
+        "extract_entities", "glean", "summarize_entity", "answer", "community_report", "query_entities",
+        "analyze_query", "rewrite_followup", "hippo_filter", "rerank", "global_map", "global_reduce", "drift_hyde",
+        "drift_primer", "drift_local", "drift_reduce", "tog_prune", "tog_check", "tog_answer",
+    ]);
+    assert_eq!(Prompts::builtin().names(), ["extract_entities", "glean", "summarize_entity", "answer", "community_report"]);
 }
 
 #[test]
 fn render_errors_are_clear() {
-    let p = Prompts::builtin();
+    let p = all();
     let e = p.render("extract_entity", &[]).unwrap_err().to_string();
     assert!(e.contains("extract_entity") && e.contains("unknown prompt") && e.contains("extract_entities"), "{e}");
     let e = p.render("extract_entities", &[("schema", "PERSON")]).unwrap_err().to_string();
@@ -251,14 +261,23 @@ fn overrides_from_a_directory() {
     let e = Prompts::from_dir(dir.path()).unwrap_err().to_string();
     assert!(e.contains("extract_entity.txt") && e.contains("extract_entities.txt"), "{e}");
 
+    // A method's prompt file overrides it where the methods' prompts are in, and only there.
+    std::fs::remove_file(dir.path().join("extract_entity.txt")).unwrap();
+    std::fs::write(dir.path().join("hippo_filter.txt"), "Facts: {facts}\nQuestion: {question}\n").unwrap();
+    let p = Prompts::load_with(Some(dir.path()), &rhizome_retrieve::prompts()).unwrap();
+    assert!(matches!(p.source("hippo_filter").unwrap(), PromptSource::File(f) if f.ends_with("hippo_filter.txt")));
+    assert_eq!(p.source("rerank").unwrap(), &PromptSource::BuiltIn);
+    let e = Prompts::from_dir(dir.path()).unwrap_err().to_string();
+    assert!(e.contains("hippo_filter.txt") && e.contains("not a prompt name"), "{e}");
+
     let e = Prompts::from_dir(&dir.path().join("absent")).unwrap_err().to_string();
     assert!(e.contains("absent"), "{e}");
 }
 
 #[test]
 fn fingerprints_track_the_text() {
-    let mut p = Prompts::builtin();
-    let fps: Vec<String> = PROMPT_NAMES.iter().map(|n| p.fingerprint(n).unwrap()).collect();
+    let mut p = all();
+    let fps: Vec<String> = p.names().iter().map(|n| p.fingerprint(n).unwrap()).collect();
     let unique: std::collections::HashSet<_> = fps.iter().collect();
     assert_eq!(unique.len(), fps.len());
     assert!(fps.iter().all(|f| f.starts_with("prm_") && f.len() == 20));
@@ -270,7 +289,7 @@ fn fingerprints_track_the_text() {
 
 #[test]
 fn templates_without_markers_and_literal_braces() {
-    let mut p = Prompts::builtin();
+    let mut p = all();
     p.set("query_entities", "Names in: {question} as {\"names\": []} or {not a placeholder}").unwrap();
     let m = p.render("query_entities", &[("question", "{question}?")]).unwrap();
     assert_eq!(m, [ChatMessage::user("Names in: {question}? as {\"names\": []} or {not a placeholder}")]);

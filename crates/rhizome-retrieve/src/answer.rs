@@ -7,7 +7,7 @@ use rhizome_core::ids::sentence_id;
 use rhizome_core::text::{bm25_terms, sentences};
 use rhizome_core::{dot, EmbedKind, Embedder, Result, StoreRead, VectorKind};
 
-use crate::Context;
+use crate::{Context, ContextKind};
 
 /// The answer given when nothing retrieved supports the question.
 pub const INSUFFICIENT_EVIDENCE: &str =
@@ -40,7 +40,7 @@ pub fn extractive_answer(embedder: &dyn Embedder, store: Option<&dyn StoreRead>,
     for (i, c) in contexts.iter().take(max_contexts).enumerate() {
         // An edge, path or fact is one statement, whatever full stops its names hold
         // ("Huy chương H. C. Ørsted"); text is split into sentences.
-        let statement = matches!(c.kind.as_str(), "edge" | "path" | "fact" | "relationship");
+        let statement = c.kind.is_statement();
         let parts: Vec<&str> =
             if statement { vec![c.text.trim()] } else { sentences(&c.text).into_iter().map(|(_, s)| s).collect() };
         for s in parts.into_iter().filter(|s| !s.is_empty()) {
@@ -84,7 +84,7 @@ pub fn extractive_answer(embedder: &dyn Embedder, store: Option<&dyn StoreRead>,
         .iter()
         .map(|&k| {
             let (i, s) = &cands[k];
-            (contexts[*i].kind == "chunk").then(|| sentence_id(&contexts[*i].id, s))
+            (contexts[*i].kind == ContextKind::Chunk).then(|| sentence_id(&contexts[*i].id, s))
         })
         .collect();
     let mut stored: HashMap<String, Vec<f32>> = HashMap::new();
@@ -175,7 +175,7 @@ mod tests {
     }
 
     fn chunk(text: String) -> Context {
-        Context { kind: "chunk".into(), id: "c".into(), text, score: 1.0, source: "s".into(), title: String::new() }
+        Context { kind: ContextKind::Chunk, id: "c".into(), text, score: 1.0, source: "s".into(), title: String::new() }
     }
 
     #[test]

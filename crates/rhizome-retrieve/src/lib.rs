@@ -1,15 +1,16 @@
-//! Retrieval: one method per file behind the [`Retriever`] trait, chosen by [`Method`],
-//! and answer building (extractive without an LLM).
+//! Retrieval: one method per module behind the [`Retriever`] trait, each known by its
+//! line in [`REGISTRY`] and chosen by [`Method`], and answer building (extractive without
+//! an LLM).
 
 pub mod analyze;
 mod answer;
 mod auto;
 mod basic;
+mod dense;
 mod drift;
 mod global;
 pub mod graph;
 mod hippo;
-mod hippo_names;
 mod local;
 mod method;
 mod modes;
@@ -24,6 +25,7 @@ pub mod ppr;
 
 use std::collections::BTreeMap;
 
+use rhizome_core::config::SectionKind;
 use rhizome_core::llm::PromptLlm;
 use rhizome_core::{Config, Embedder, Result, StoreRead};
 use serde::Serialize;
@@ -32,16 +34,16 @@ pub use answer::{extractive_answer, INSUFFICIENT_EVIDENCE};
 pub use analyze::{analyze, QueryAnalysis};
 pub use auto::{route, Auto, Route};
 pub use basic::Basic;
-pub use drift::Drift;
-pub use global::Global;
+pub use drift::{Drift, DriftConfig};
+pub use global::{Global, GlobalConfig};
 pub use graph::{Graph, GraphCache};
-pub use hippo::{Hippo, PprSolver};
-pub use local::Local;
-pub use method::Method;
-pub use modes::Mode;
-pub use multihop::Multihop;
-pub use multipath::Multipath;
-pub use tog::Tog;
+pub use hippo::{Hippo, HippoConfig, PprSolver};
+pub use local::{Local, LocalConfig};
+pub use method::{Method, MethodEntry};
+pub use modes::{Mode, ModesConfig};
+pub use multihop::{Multihop, MultihopConfig};
+pub use multipath::{Multipath, MultipathConfig};
+pub use tog::{Tog, TogConfig, TogPruning};
 
 /// What a retriever needs: the index (read side only), the embedder whose vectors the
 /// index holds, the settings, the LLM when one is configured (None: take the LLM-free
@@ -61,11 +63,102 @@ impl QueryEnv<'_> {
     }
 }
 
+/// What a [`Context`] is; serialised in lower case (`chunk`, `relationship`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ContextKind {
+    /// A passage of a document.
+    Chunk,
+    /// An entity and its description.
+    Entity,
+    /// A relationship between two entities, with its description.
+    Relationship,
+    /// A fact (subject, predicate, object) read from a chunk.
+    Fact,
+    /// One edge of the graph, rendered `A --rel--> B`.
+    Edge,
+    /// A path of relations.
+    Path,
+    /// A community report.
+    Report,
+    /// A claim attached to an entity.
+    Claim,
+    /// An analyst's point (global search's map step).
+    Point,
+}
+
+impl ContextKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContextKind::Chunk => "chunk",
+            ContextKind::Entity => "entity",
+            ContextKind::Relationship => "relationship",
+            ContextKind::Fact => "fact",
+            ContextKind::Edge => "edge",
+            ContextKind::Path => "path",
+            ContextKind::Report => "report",
+            ContextKind::Claim => "claim",
+            ContextKind::Point => "point",
+        }
+    }
+
+    /// True for one statement (an edge, path, fact or relationship): its text is not
+    /// split into sentences, whatever full stops its names hold.
+    pub fn is_statement(self) -> bool {
+        matches!(self, ContextKind::Edge | ContextKind::Path | ContextKind::Fact | ContextKind::Relationship)
+    }
+
+    /// True for material derived from the whole graph rather than read from a document
+    /// (reports, analysts' points): Recall@k skips it.
+    pub fn is_derived(self) -> bool {
+        matches!(self, ContextKind::Report | ContextKind::Point)
+    }
+}
+
+impl std::fmt::Display for ContextKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<&str> for ContextKind {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// How an answer was written; serialised in lower case (`llm`, `extractive`, `none`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AnswerKind {
+    /// By the LLM: the answer prompt, or the method's own LLM step ([`Retrieval::answer`]).
+    Llm,
+    /// From the contexts' sentences, without an LLM ([`extractive_answer`]).
+    Extractive,
+    /// Nothing was retrieved: the answer says the evidence is insufficient.
+    None,
+}
+
+impl AnswerKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AnswerKind::Llm => "llm",
+            AnswerKind::Extractive => "extractive",
+            AnswerKind::None => "none",
+        }
+    }
+}
+
+impl std::fmt::Display for AnswerKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One piece of evidence, with provenance.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Context {
-    /// `chunk`, `entity`, `relation`, `fact`, `path`, ...
-    pub kind: String,
+    pub kind: ContextKind,
     pub id: String,
     pub text: String,
     pub score: f32,
@@ -94,6 +187,17 @@ pub struct Retrieval {
     /// answer over its paths): the caller shows it instead of running the answer prompt.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub answer: Option<String>,
+    /// How many of the first contexts go to the answer (hippo's `qa_top_k`); None: all.
+    #[serde(skip)]
+    pub answer_top_k: Option<usize>,
+}
+
+impl Retrieval {
+    /// The contexts the answer is written from: the first [`Retrieval::answer_top_k`].
+    pub fn answer_contexts(&self) -> &[Context] {
+        let n = self.answer_top_k.map_or(self.contexts.len(), |n| n.min(self.contexts.len()));
+        &self.contexts[..n]
+    }
 }
 
 /// A retrieval method.
@@ -103,22 +207,61 @@ pub trait Retriever {
     fn retrieve(&self, env: &QueryEnv, question: &str) -> Result<Retrieval>;
 }
 
+/// Every retrieval method, in the order listings show them (`auto` last). A method is its
+/// module (its retriever, settings, prompts and docs) plus its line here.
+pub(crate) const REGISTRY: &[&[MethodEntry]] = &[
+    basic::METHODS,
+    local::METHODS,
+    hippo::METHODS,
+    multihop::METHODS,
+    multipath::METHODS,
+    modes::METHODS,
+    global::METHODS,
+    drift::METHODS,
+    tog::METHODS,
+    dense::METHODS,
+    auto::METHODS,
+];
+
 /// The retriever implementing `method`.
 pub fn retriever(method: Method) -> Box<dyn Retriever> {
-    match method {
-        Method::Basic => Box::new(Basic),
-        Method::Local => Box::new(Local),
-        Method::Hippo => Box::new(Hippo::default()),
-        Method::Multihop => Box::new(Multihop),
-        Method::Multipath => Box::new(Multipath),
-        Method::ChunkOnly | Method::EntityOnly | Method::Hybrid | Method::GraphEnhanced => {
-            Box::new(Mode(method))
+    method.retriever()
+}
+
+/// The config sections of every method, each once, in the registry's order: what a
+/// configuration must hold for every method to run with its settings
+/// ([`Config::load_with_sections`], [`Config::with_sections`]).
+pub fn settings() -> Vec<&'static SectionKind> {
+    let mut out: Vec<&'static SectionKind> = Vec::new();
+    for kind in REGISTRY.iter().flat_map(|m| m.iter()).flat_map(|e| e.settings.iter().copied()) {
+        if !out.iter().any(|k| k.name == kind.name) {
+            out.push(kind);
         }
-        Method::Global => Box::new(Global),
-        Method::Drift => Box::new(Drift),
-        Method::Tog => Box::new(Tog),
-        Method::Auto => Box::new(Auto),
     }
+    out
+}
+
+/// The prompts retrieval owns, `(name, text)`, each once: those shared by several methods
+/// (question entities, query analysis, follow-up rewriting), then each method's, in the
+/// registry's order. The LLM's prompt set takes them in (`Prompts::builtin_with`).
+pub fn prompts() -> Vec<(&'static str, &'static str)> {
+    let shared: &[(&'static str, &'static str)] = &[
+        ("query_entities", include_str!("query_entities.txt")),
+        ("analyze_query", include_str!("analyze/analyze_query.txt")),
+        ("rewrite_followup", include_str!("analyze/rewrite_followup.txt")),
+    ];
+    let mut out: Vec<(&'static str, &'static str)> = Vec::new();
+    for &(name, text) in shared.iter().chain(REGISTRY.iter().flat_map(|m| m.iter()).flat_map(|e| e.prompts.iter())) {
+        if !out.iter().any(|(n, _)| *n == name) {
+            out.push((name, text));
+        }
+    }
+    out
+}
+
+/// `config` with every method's settings section (at its defaults where missing).
+pub fn with_method_settings(config: Config) -> Config {
+    config.with_sections(&settings())
 }
 
 pub(crate) fn ms(since: std::time::Instant) -> f64 {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use rhizome_core::ids::{chunk_id, document_id, entity_id, fact_id};
 use rhizome_core::llm::{ChatMessage, PromptLlm};
 use rhizome_core::*;
-use rhizome_llm::testing::{last_user_text, Fault, MockOpenAi};
+use rhizome_llm_testing::{last_user_text, Fault, MockOpenAi};
 use rhizome_llm::{BlockingLlm, OpenAiConfig, OpenAiProvider};
 use rhizome_retrieve::analyze::{
     analyze, analyze_rules, detect_language, parse_history, standalone_question, AnalysisSource, Complexity,
@@ -243,7 +243,7 @@ fn llm(server: &MockOpenAi) -> Llm {
     .unwrap();
     let llm = BlockingLlm {
         provider: Arc::new(provider),
-        prompts: Arc::new(rhizome_llm::prompt::Prompts::builtin()),
+        prompts: Arc::new(rhizome_llm::prompt::Prompts::builtin_with(&rhizome_retrieve::prompts())),
         runtime: rt.handle().clone(),
         temperature: 0.0,
         max_tokens: 256,

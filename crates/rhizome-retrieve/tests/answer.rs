@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rhizome_core::embed::WordHashEmbedder;
 use rhizome_core::ids::{chunk_id, document_id, sentence_id};
 use rhizome_core::*;
-use rhizome_retrieve::{extractive_answer, Context};
+use rhizome_retrieve::{extractive_answer, Context, ContextKind};
 use rhizome_store::SqliteStore;
 
 /// Counts the passages it is asked to embed.
@@ -31,8 +31,8 @@ const QUESTION: &str = "Who designed the tower?";
 const SENTENCES: [&str; 3] =
     ["The tower stands in Paris.", "The tower was designed by Gustave Eiffel's firm.", "Tourists visit it often."];
 
-fn context(id: &str, kind: &str, text: &str) -> Context {
-    Context { kind: kind.into(), id: id.into(), text: text.into(), score: 1.0, source: "t.txt".into(), title: "Tower".into() }
+fn context(id: &str, kind: ContextKind, text: &str) -> Context {
+    Context { kind, id: id.into(), text: text.into(), score: 1.0, source: "t.txt".into(), title: "Tower".into() }
 }
 
 #[test]
@@ -59,7 +59,7 @@ fn stored_sentence_vectors_are_read_not_embedded() {
     b.documents.push(doc);
     store.write_batch(&b).unwrap();
 
-    let ctx = [context(&chunk.id, "chunk", &text)];
+    let ctx = [context(&chunk.id, ContextKind::Chunk, &text)];
     let a = extractive_answer(&e, Some(&store), QUESTION, &ctx, 1, 3).unwrap();
     assert_eq!(e.0.load(Ordering::Relaxed), 0, "every sentence had a stored vector");
     assert_eq!(a, "Tourists visit it often. [1]");
@@ -69,7 +69,7 @@ fn stored_sentence_vectors_are_read_not_embedded() {
     let a = extractive_answer(&e, None, QUESTION, &ctx, 1, 3).unwrap();
     assert_eq!(e.0.load(Ordering::Relaxed), 3);
     assert_eq!(a, "The tower was designed by Gustave Eiffel's firm. [1]");
-    let mixed = [context(&chunk.id, "chunk", &text), context("f1", "fact", "Eiffel designed the tower")];
+    let mixed = [context(&chunk.id, ContextKind::Chunk, &text), context("f1", ContextKind::Fact, "Eiffel designed the tower")];
     extractive_answer(&e, Some(&store), QUESTION, &mixed, 1, 3).unwrap();
     assert_eq!(e.0.load(Ordering::Relaxed), 4, "only the fact is embedded");
 }

@@ -7,8 +7,9 @@ use rhizome_core::ids::{chunk_id, document_id, entity_id, normalize_name, relati
 use rhizome_core::llm::PromptLlm;
 use rhizome_core::text::count_tokens;
 use rhizome_core::*;
-use rhizome_llm::testing::{blocking_llm, MockOpenAi};
-use rhizome_retrieve::{retriever, GraphCache, Method, QueryEnv, Retrieval};
+use rhizome_llm::prompt::Prompts;
+use rhizome_llm_testing::{blocking_llm_with, MockOpenAi};
+use rhizome_retrieve::{DriftConfig, GraphCache, Method, QueryEnv, Retrieval, retriever};
 use rhizome_store::SqliteStore;
 use serde_json::Value;
 
@@ -168,11 +169,12 @@ fn runtime() -> tokio::runtime::Runtime {
 
 fn config(top_k: usize, folds: usize, depth: usize, k: usize) -> Config {
     let mut cfg = Config::default();
-    cfg.drift.primer_top_k = top_k;
-    cfg.drift.primer_folds = folds;
-    cfg.drift.n_depth = depth;
-    cfg.drift.drift_k_followups = k;
-    cfg.drift.local_max_tokens = 300;
+    let d = cfg.section_mut::<DriftConfig>();
+    d.primer_top_k = top_k;
+    d.primer_folds = folds;
+    d.n_depth = depth;
+    d.drift_k_followups = k;
+    d.local_max_tokens = 300;
     cfg
 }
 
@@ -185,7 +187,7 @@ fn run(store: &SqliteStore, cfg: &Config, llm: Option<&dyn PromptLlm>) -> Retrie
 fn with_server(responder: fn(&Value) -> String, s: &SqliteStore, cfg: &Config) -> (Retrieval, MockOpenAi) {
     let server = MockOpenAi::with_responder(Box::new(responder)).unwrap();
     let rt = runtime();
-    let llm = blocking_llm(&server, rt.handle().clone());
+    let llm = blocking_llm_with(&server, rt.handle().clone(), Prompts::builtin_with(&rhizome_retrieve::prompts()));
     let r = run(s, cfg, Some(&llm));
     (r, server)
 }
@@ -385,7 +387,7 @@ fn fewer_reports_than_folds_no_rounds_and_a_tight_reduce() {
     assert!(reduce[0].contains("Answer: Primer on"));
 
     let mut tight = cfg.clone();
-    tight.drift.reduce_max_tokens = 5;
+    tight.section_mut::<DriftConfig>().reduce_max_tokens = 5;
     let (r, server) = with_server(good_reply, &s, &tight);
     assert!(of_kind(&server, Kind::Reduce).is_empty());
     assert!(has_note(&r, &["reduce", "left out"]) && has_note(&r, &["reduce skipped"]), "{:#?}", r.notes);

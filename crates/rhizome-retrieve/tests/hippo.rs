@@ -7,13 +7,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rhizome_core::ids::{chunk_id, document_id, entity_id, fact_id, relation_id};
-use rhizome_core::config_methods::HippoConfig;
 use rhizome_core::*;
 use rhizome_llm::prompt::Prompts;
-use rhizome_llm::testing::{last_user_text, Fault, MockOpenAi};
+use rhizome_llm_testing::{last_user_text, Fault, MockOpenAi};
 use rhizome_llm::{BlockingLlm, OpenAiConfig, OpenAiProvider};
 use rhizome_retrieve::ppr::{gauss_seidel_f64, personalized_pagerank, Csr};
-use rhizome_retrieve::{retriever, GraphCache, Method, QueryEnv, Retrieval};
+use rhizome_retrieve::{retriever, GraphCache, HippoConfig, Method, QueryEnv, Retrieval};
 use rhizome_store::SqliteStore;
 use serde_json::Value;
 
@@ -207,11 +206,12 @@ fn store(dir: &std::path::Path, with_facts: bool) -> SqliteStore {
 
 fn config(linking_top_k: usize) -> Config {
     let mut c = Config::default();
-    c.hippo.linking_top_k = linking_top_k;
-    c.hippo.passage_bm25_weight = 0.0; // dense only: the lexical overlap must not decide
+    let h = c.section_mut::<HippoConfig>();
+    h.linking_top_k = linking_top_k;
+    h.passage_bm25_weight = 0.0; // dense only: the lexical overlap must not decide
     // HippoRAG's linking: every linked fact seeds, names in the question do not.
-    c.hippo.unfiltered_fact_weight = 1.0;
-    c.hippo.name_seed_weight = 0.0;
+    h.unfiltered_fact_weight = 1.0;
+    h.name_seed_weight = 0.0;
     c.retrieval.top_k = 5;
     c
 }
@@ -241,6 +241,8 @@ fn a_fact_link_lifts_the_answer_above_a_dense_distractor() {
     let score = r.extra["facts"][0]["score"].as_f64().unwrap();
     assert!((score - 1.0).abs() < 1e-6, "best fact of the best passage: {score}");
     assert_eq!(r.extra["qa_top_k"], 3);
+    assert_eq!(r.answer_top_k, Some(3), "the answer is written from the first qa_top_k contexts");
+    assert_eq!(r.answer_contexts().len(), 3.min(r.contexts.len()));
     let c = &r.contexts[1];
     assert_eq!((c.kind.as_str(), c.source.as_str()), ("chunk", "Mara Lindqvist.txt"));
     assert_eq!(c.text, "Mara Lindqvist was born in Korsholm.");
@@ -269,7 +271,7 @@ fn without_an_entity_seed_the_passage_seeds_still_walk_the_graph() {
 
     // Nothing seeds the graph (no entity, passage seeds weighted 0): dense order.
     let mut c = config(0);
-    c.hippo.passage_node_weight = 0.0;
+    c.section_mut::<HippoConfig>().passage_node_weight = 0.0;
     let r = run(&s, &c, None);
     assert_eq!(titles(&r)[..3], ["Tidewell", "Harbour Boats", "Mara Lindqvist"]);
     assert!(r.notes.iter().any(|n| n.contains("ranked by dense retrieval")), "{:?}", r.notes);
@@ -279,7 +281,7 @@ fn without_an_entity_seed_the_passage_seeds_still_walk_the_graph() {
     let tmp = tempfile::tempdir().unwrap();
     let s = store(tmp.path(), true);
     let mut c = config(1);
-    c.hippo.ppr_weight = 0.0;
+    c.section_mut::<HippoConfig>().ppr_weight = 0.0;
     let r = run(&s, &c, None);
     assert_eq!(titles(&r)[..3], ["Tidewell", "Harbour Boats", "Mara Lindqvist"]);
 }
@@ -290,9 +292,10 @@ fn without_an_llm_the_names_in_the_question_seed_and_embedded_facts_do_not() {
     let s = store(tmp.path(), true);
     let defaults = HippoConfig::default();
     let mut c = config(3);
-    c.hippo.unfiltered_fact_weight = defaults.unfiltered_fact_weight;
-    c.hippo.name_seed_weight = defaults.name_seed_weight;
-    assert_eq!((c.hippo.unfiltered_fact_weight, c.hippo.name_seed_weight), (0.0, 1.0));
+    let h = c.section_mut::<HippoConfig>();
+    h.unfiltered_fact_weight = defaults.unfiltered_fact_weight;
+    h.name_seed_weight = defaults.name_seed_weight;
+    assert_eq!((h.unfiltered_fact_weight, h.name_seed_weight), (0.0, 1.0));
     let r = run(&s, &c, None);
     assert_eq!(r.extra["named_entities"], serde_json::json!(["Tidewell"]), "{:?}", r.extra);
     assert!(fact_texts(&r).is_empty(), "facts that could seed nothing are not linked: {:?}", r.extra);
@@ -313,7 +316,7 @@ fn blocking(mock: &MockOpenAi, rt: &tokio::runtime::Runtime) -> BlockingLlm {
     .unwrap();
     BlockingLlm {
         provider: Arc::new(provider),
-        prompts: Arc::new(Prompts::builtin()),
+        prompts: Arc::new(Prompts::builtin_with(&rhizome_retrieve::prompts())),
         runtime: rt.handle().clone(),
         temperature: 0.0,
         max_tokens: 256,
@@ -368,7 +371,7 @@ fn the_llm_filter_keeps_what_it_recognises_and_survives_garbage() {
     let mock = MockOpenAi::with_responder(Box::new(|_req: &Value| "{\"relevant\": [1]}".to_string())).unwrap();
     let llm = blocking(&mock, &rt);
     let mut off = cfg.clone();
-    off.hippo.recognition_filter = false;
+    off.section_mut::<HippoConfig>().recognition_filter = false;
     let r = run(&s, &off, Some(&llm));
     assert_eq!(fact_texts(&r).len(), 3);
     assert_eq!(mock.request_count(), 0);

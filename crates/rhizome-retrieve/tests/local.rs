@@ -8,9 +8,9 @@ use rhizome_core::llm::{ChatProvider, PromptLlm};
 use rhizome_core::text::count_tokens;
 use rhizome_core::*;
 use rhizome_llm::prompt::Prompts;
-use rhizome_llm::testing::{last_user_text, MockOpenAi};
+use rhizome_llm_testing::{last_user_text, MockOpenAi};
 use rhizome_llm::{BlockingLlm, OpenAiConfig, OpenAiProvider};
-use rhizome_retrieve::{retriever, GraphCache, Method, QueryEnv, Retrieval};
+use rhizome_retrieve::{GraphCache, LocalConfig, Method, QueryEnv, Retrieval, retriever};
 use rhizome_store::SqliteStore;
 
 use rhizome_core::embed::WordHashEmbedder as WordEmbedder;
@@ -93,7 +93,7 @@ fn mixed_context_in_order_with_prioritised_relationships() {
     let tmp = tempfile::tempdir().unwrap();
     let s = store(tmp.path());
     let mut cfg = Config::default();
-    cfg.local.top_k_mapped_entities = 2;
+    cfg.section_mut::<LocalConfig>().top_k_mapped_entities = 2;
     let r = run(&s, &cfg, None, "What did Marie Curie do?");
     let kinds: Vec<&str> = r.contexts.iter().map(|c| c.kind.as_str()).collect();
     let mut sorted = kinds.clone();
@@ -138,7 +138,7 @@ fn tiny_budgets_are_never_exceeded() {
     let mut cut_seen = false;
     for budget in [0, 5, 20, 30, 45, 60, 80, 120, 200] {
         let mut cfg = Config::default();
-        cfg.local.max_context_tokens = budget;
+        cfg.section_mut::<LocalConfig>().max_context_tokens = budget;
         let r = run(&s, &cfg, None, "What did Marie Curie win?");
         let used: usize = r.contexts.iter().map(|c| count_tokens(&c.text)).sum();
         assert!(used <= budget, "budget {budget}: used {used}: {:#?}", r.contexts);
@@ -178,7 +178,7 @@ fn local_asks_the_llm_for_question_entities() {
     .unwrap();
     let llm = BlockingLlm {
         provider: Arc::new(p) as Arc<dyn ChatProvider>,
-        prompts: Arc::new(Prompts::builtin()),
+        prompts: Arc::new(Prompts::builtin_with(&rhizome_retrieve::prompts())),
         runtime: rt.handle().clone(),
         temperature: 0.0,
         max_tokens: 64,

@@ -7,9 +7,9 @@ use rhizome_core::ids::{chunk_id, document_id, entity_id, relation_id};
 use rhizome_core::llm::PromptLlm;
 use rhizome_core::text::bm25_terms;
 use rhizome_core::*;
-use rhizome_llm::testing::MockOpenAi;
+use rhizome_llm_testing::MockOpenAi;
 use rhizome_llm::BlockingLlm;
-use rhizome_retrieve::{retriever, GraphCache, Method, QueryEnv, Retrieval};
+use rhizome_retrieve::{GraphCache, Method, ModesConfig, QueryEnv, Retrieval, retriever};
 use rhizome_store::SqliteStore;
 
 /// Bag of BM25 terms hashed into 256 dimensions.
@@ -186,7 +186,7 @@ fn graph_enhanced_expands_through_similar_and_next_chunk() {
     let s = store(tmp.path());
     let mut cfg = Config::default();
     cfg.retrieval.top_k = 1;
-    cfg.modes.seed_chunks = 1;
+    cfg.section_mut::<ModesConfig>().seed_chunks = 1;
     let r = run(&s, &cfg, None, Method::GraphEnhanced, Q);
     let seed = r.extra["seed_chunks"][0].as_str().unwrap().to_string();
     assert_eq!(r.contexts[0].id, seed);
@@ -216,10 +216,10 @@ fn graph_enhanced_expands_through_similar_and_next_chunk() {
     }
 
     // Caps: one added chunk; no expansion at depth 0.
-    cfg.modes.max_chunks = 1;
+    cfg.section_mut::<ModesConfig>().max_chunks = 1;
     let r = run(&s, &cfg, None, Method::GraphEnhanced, Q);
     assert_eq!(of_kind(&r, "chunk"), [DOCS[0].1[2], DOCS[0].1[0]]);
-    cfg.modes.max_depth = 0;
+    cfg.section_mut::<ModesConfig>().max_depth = 0;
     let r = run(&s, &cfg, None, Method::GraphEnhanced, Q);
     assert_eq!(of_kind(&r, "chunk"), [DOCS[0].1[2]]);
     assert!(r.extra["expanded"].as_array().unwrap().is_empty());
@@ -227,15 +227,15 @@ fn graph_enhanced_expands_through_similar_and_next_chunk() {
     // Depth 2 reaches the far end of a document; seeds from two documents.
     let mut cfg = Config::default();
     cfg.retrieval.top_k = 2;
-    cfg.modes.seed_chunks = 2;
+    cfg.section_mut::<ModesConfig>().seed_chunks = 2;
     let r = run(&s, &cfg, None, Method::GraphEnhanced, "Who won the Nobel Prize?");
     let docs: HashSet<&str> = r.contexts.iter().filter(|c| c.kind == "chunk").map(|c| c.title.as_str()).collect();
     assert!(docs.contains("Aage Bohr") && docs.contains("Niels Bohr"), "{docs:?}");
-    assert!(r.extra["expanded"].as_array().unwrap().len() <= cfg.modes.max_chunks);
+    assert!(r.extra["expanded"].as_array().unwrap().len() <= cfg.section::<ModesConfig>().max_chunks);
 }
 
 fn llm(server: &MockOpenAi, rt: &tokio::runtime::Runtime) -> BlockingLlm {
-    rhizome_llm::testing::blocking_llm(server, rt.handle().clone())
+    rhizome_llm_testing::blocking_llm_with(server, rt.handle().clone(), rhizome_llm::prompt::Prompts::builtin_with(&rhizome_retrieve::prompts()))
 }
 
 #[test]

@@ -4,9 +4,9 @@
 use rhizome_core::ids::{chunk_id, document_id, entity_id, normalize_name, relation_id};
 use rhizome_core::llm::PromptLlm;
 use rhizome_core::*;
-use rhizome_llm::testing::{last_user_text, Fault, MockOpenAi};
+use rhizome_llm_testing::{last_user_text, Fault, MockOpenAi};
 use rhizome_llm::BlockingLlm;
-use rhizome_retrieve::{retriever, GraphCache, Method, QueryEnv, Retrieval};
+use rhizome_retrieve::{GraphCache, Method, MultihopConfig, QueryEnv, Retrieval, retriever};
 use rhizome_store::SqliteStore;
 
 use rhizome_core::embed::WordHashEmbedder as WordEmbedder;
@@ -107,20 +107,20 @@ fn award_edges_of_the_anchor_without_llm() {
     let s = store(tmp.path());
     let mut cfg = Config::default();
     // Niels Bohr (one shared word of two: cosine 0.5) becomes a second anchor.
-    cfg.multihop.anchor_min_score = 0.45;
+    cfg.section_mut::<MultihopConfig>().anchor_min_score = 0.45;
     let r = run(&s, &cfg, None, "Aage Bohr có những giải thưởng gì?");
     assert_eq!(anchor_names(&r), ["Aage Bohr", "Niels Bohr"]);
     assert_eq!(r.extra["anchors"]["question_entities"], serde_json::json!(["Aage Bohr"]));
     assert_eq!(r.extra["anchors"]["found_by"], "rules");
     assert!(r.notes.iter().any(|n| n.contains("no LLM configured")), "{:?}", r.notes);
     let edges = texts(&r, "edge");
-    assert_eq!(edges.len(), cfg.multihop.neighbor_top_k);
+    assert_eq!(edges.len(), cfg.section::<MultihopConfig>().neighbor_top_k);
     for award in ["Giải Nobel Vật lý 1975", "Huy chương Rutherford", "Huy chương H. C. Ørsted"] {
         assert!(edges.contains(&format!("Aage Bohr --đoạt giải--> {award}")), "{edges:?}");
     }
     // Several anchors (Aage Bohr, Niels Bohr share a word): paths between them.
     let paths = texts(&r, "path");
-    assert!(!paths.is_empty() && paths.len() <= cfg.multihop.top_k_paths);
+    assert!(!paths.is_empty() && paths.len() <= cfg.section::<MultihopConfig>().top_k_paths);
     assert_eq!(paths, r.paths);
     assert!(paths.contains(&"Aage Bohr -[là con trai của]-> Niels Bohr".to_string()), "{paths:?}");
     assert_eq!(r.contexts.iter().filter(|c| c.kind != "edge" && c.kind != "path").count(), 0);
@@ -166,12 +166,12 @@ fn paths_link_two_anchors_in_true_direction_with_sources() {
     let tmp = tempfile::tempdir().unwrap();
     let s = store(tmp.path());
     let mut cfg = Config::default();
-    cfg.multihop.anchor_per_entity = 1;
+    cfg.section_mut::<MultihopConfig>().anchor_per_entity = 1;
     let r = run(&s, &cfg, None, "Ernest Rutherford và Đan Mạch có liên quan gì?");
     assert_eq!(anchor_names(&r), ["Ernest Rutherford", "Đan Mạch"]);
     // Shortest links are 4 hops: none within max_hops 3.
     assert!(r.paths.is_empty(), "{:?}", r.paths);
-    cfg.multihop.max_hops = 4;
+    cfg.section_mut::<MultihopConfig>().max_hops = 4;
     let r = run(&s, &cfg, None, "Ernest Rutherford và Đan Mạch có liên quan gì?");
     assert!(r.paths.contains(&"Huy chương Rutherford -[được đặt theo tên]-> Ernest Rutherford ; \
         Aage Bohr -[đoạt giải]-> Huy chương Rutherford ; Aage Bohr -[sinh tại]-> Copenhagen ; \
@@ -183,7 +183,7 @@ fn paths_link_two_anchors_in_true_direction_with_sources() {
 }
 
 fn llm(server: &MockOpenAi, rt: &tokio::runtime::Runtime) -> BlockingLlm {
-    rhizome_llm::testing::blocking_llm(server, rt.handle().clone())
+    rhizome_llm_testing::blocking_llm_with(server, rt.handle().clone(), rhizome_llm::prompt::Prompts::builtin_with(&rhizome_retrieve::prompts()))
 }
 
 fn rt() -> tokio::runtime::Runtime {

@@ -7,9 +7,9 @@ use rhizome_core::ids::{chunk_id, document_id, entity_id, fact_id, relation_id};
 use rhizome_core::llm::PromptLlm;
 use rhizome_core::text::bm25_terms;
 use rhizome_core::*;
-use rhizome_llm::testing::{last_user_text, Fault, MockOpenAi};
+use rhizome_llm_testing::{last_user_text, Fault, MockOpenAi};
 use rhizome_llm::BlockingLlm;
-use rhizome_retrieve::{retriever, GraphCache, Method, QueryEnv, Retrieval};
+use rhizome_retrieve::{GraphCache, Method, MultipathConfig, QueryEnv, Retrieval, retriever};
 use rhizome_store::SqliteStore;
 
 /// Bag of BM25 terms (CJK unigrams and bigrams included) hashed into 256 dimensions.
@@ -134,7 +134,7 @@ fn multi_hop_question_without_llm() {
     let cfg = Config::default();
     let r = run(&s, &cfg, None, JPI);
     assert_eq!(r.extra["keywords"][0], "Journal of Psychotherapy Integration");
-    assert!(r.extra["keywords"].as_array().unwrap().len() <= cfg.multipath.keyword_limit);
+    assert!(r.extra["keywords"].as_array().unwrap().len() <= cfg.section::<MultipathConfig>().keyword_limit);
     let jpi = entity(&r, "Journal of Psychotherapy Integration").expect("entity found");
     for path in ["vector", "substring", "fulltext"] {
         assert!(jpi["paths"].as_array().unwrap().contains(&path.into()), "{jpi}");
@@ -147,18 +147,18 @@ fn multi_hop_question_without_llm() {
     assert_eq!(top2, ["American Psychological Association", "Journal of Psychotherapy Integration"], "{t:?}");
     // One hop and two hops from the journal.
     let rels = of_kind(&r, "relationship");
-    assert!(rels.len() <= cfg.multipath.max_relationships);
+    assert!(rels.len() <= cfg.section::<MultipathConfig>().max_relationships);
     assert!(rels.contains(&"Journal of Psychotherapy Integration --published by--> American Psychological Association"), "{rels:?}");
     assert!(rels.contains(&"G. Stanley Hall --first president of--> American Psychological Association"), "{rels:?}");
     let facts = of_kind(&r, "fact");
-    assert!(!facts.is_empty() && facts.len() <= cfg.multipath.fact_top_k);
+    assert!(!facts.is_empty() && facts.len() <= cfg.section::<MultipathConfig>().fact_top_k);
     assert!(facts.contains(&"G. Stanley Hall first president of American Psychological Association"), "{facts:?}");
     // Chunks, then relationships, facts, entities.
     let order: Vec<&str> = r.contexts.iter().map(|c| c.kind.as_str()).collect();
     let mut kinds = order.clone();
     kinds.dedup();
     assert_eq!(kinds, ["chunk", "relationship", "fact", "entity"]);
-    assert!(r.contexts.iter().filter(|c| c.kind == "entity").count() <= cfg.multipath.max_entities);
+    assert!(r.contexts.iter().filter(|c| c.kind == "entity").count() <= cfg.section::<MultipathConfig>().max_entities);
     let rel = r.contexts.iter().find(|c| c.kind == "relationship").unwrap();
     assert!(rel.source.ends_with(".txt"), "{rel:?}");
     for stage in ["embed_query", "embed_keywords", "keywords", "entities", "relationships", "chunk_vector",
@@ -185,11 +185,12 @@ fn synonyms_and_caps() {
     assert!(apa["paths"].as_array().unwrap().contains(&"synonym".into()), "{apa}");
     assert!(r.extra["entity_paths"]["synonym"].as_u64().unwrap() >= 1);
 
-    cfg.multipath.max_entities = 2;
-    cfg.multipath.max_relationships = 1;
-    cfg.multipath.fact_top_k = 1;
-    cfg.multipath.chunk_top_k = 2;
-    cfg.multipath.keyword_limit = 1;
+    let m = cfg.section_mut::<MultipathConfig>();
+    m.max_entities = 2;
+    m.max_relationships = 1;
+    m.fact_top_k = 1;
+    m.chunk_top_k = 2;
+    m.keyword_limit = 1;
     let r = run(&s, &cfg, None, JPI);
     assert_eq!(r.extra["keywords"], serde_json::json!(["Journal of Psychotherapy Integration"]));
     assert_eq!(of_kind(&r, "entity").len(), 2);
@@ -219,7 +220,7 @@ fn chinese_and_vietnamese_questions() {
 }
 
 fn llm(server: &MockOpenAi, rt: &tokio::runtime::Runtime) -> BlockingLlm {
-    rhizome_llm::testing::blocking_llm(server, rt.handle().clone())
+    rhizome_llm_testing::blocking_llm_with(server, rt.handle().clone(), rhizome_llm::prompt::Prompts::builtin_with(&rhizome_retrieve::prompts()))
 }
 
 fn rt() -> tokio::runtime::Runtime {
@@ -244,7 +245,7 @@ fn llm_rerank_and_its_fallbacks() {
     let rt = rt();
     let mut cfg = Config::default();
     let plain = run(&s, &cfg, None, JPI);
-    cfg.multipath.llm_rerank = true;
+    cfg.section_mut::<MultipathConfig>().llm_rerank = true;
 
     let r = run(&s, &cfg, None, JPI);
     assert!(r.notes.iter().any(|n| n.contains("no LLM configured")), "{:?}", r.notes);

@@ -2,13 +2,13 @@
 //! pruning) and with an LLM (a loopback OpenAI-compatible server whose responder plays
 //! the pruner, the judge and the answerer).
 
-use rhizome_core::config::TogPruning;
 use rhizome_core::ids::{chunk_id, document_id, entity_id, normalize_name, relation_id};
 use rhizome_core::llm::PromptLlm;
 use rhizome_core::*;
-use rhizome_llm::testing::{blocking_llm, last_user_text, MockOpenAi};
+use rhizome_llm::prompt::Prompts;
+use rhizome_llm_testing::{blocking_llm_with, last_user_text, MockOpenAi};
 use rhizome_llm::BlockingLlm;
-use rhizome_retrieve::{retriever, GraphCache, Method, QueryEnv, Retrieval};
+use rhizome_retrieve::{GraphCache, Method, QueryEnv, Retrieval, TogConfig, TogPruning, retriever};
 use rhizome_store::SqliteStore;
 use serde_json::{json, Value};
 
@@ -110,10 +110,11 @@ fn run(store: &SqliteStore, config: &Config, llm: Option<&dyn PromptLlm>, q: &st
 
 fn config(width: usize, depth: usize, retain: usize, pruning: TogPruning) -> Config {
     let mut c = Config::default();
-    c.tog.width = width;
-    c.tog.depth = depth;
-    c.tog.num_retain_entity = retain;
-    c.tog.pruning = pruning;
+    let t = c.section_mut::<TogConfig>();
+    t.width = width;
+    t.depth = depth;
+    t.num_retain_entity = retain;
+    t.pruning = pruning;
     c
 }
 
@@ -122,7 +123,7 @@ fn rt() -> tokio::runtime::Runtime {
 }
 
 fn llm(server: &MockOpenAi, rt: &tokio::runtime::Runtime) -> BlockingLlm {
-    blocking_llm(server, rt.handle().clone())
+    blocking_llm_with(server, rt.handle().clone(), Prompts::builtin_with(&rhizome_retrieve::prompts()))
 }
 
 fn kind(text: &str) -> &'static str {
@@ -305,7 +306,7 @@ fn garbled_prune_replies_fall_back_to_semantic() {
     .unwrap();
     let rt = rt();
     let mut cfg = config(1, 2, 1, TogPruning::Llm);
-    cfg.tog.early_stop = true;
+    cfg.section_mut::<TogConfig>().early_stop = true;
     let r = run(&s, &cfg, Some(&llm(&server, &rt)), "Which award did Ada Lovelace win?");
     assert_eq!(r.extra["pruning"], "llm");
     assert_eq!(user_texts(&server, "prune").len(), 2);

@@ -12,6 +12,7 @@ mod auth;
 mod chat;
 mod error;
 mod jobs;
+pub mod launch;
 mod limits;
 mod listen;
 pub mod memory;
@@ -114,6 +115,7 @@ fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/methods", get(routes_query::methods))
         .route("/health", get(graph::health))
         .route("/stats", get(graph::stats))
+        .route("/formats", get(docs::formats))
         .route("/documents", post(docs::upload).get(docs::list))
         .route("/documents/{id}", get(docs::get).delete(docs::delete))
         .route("/jobs", get(docs::jobs))

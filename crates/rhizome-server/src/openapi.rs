@@ -28,13 +28,13 @@ impl Modify for Security {
         /openapi.json and /docs needs `Authorization: Bearer KEY` (or `X-API-Key`); a read-only key cannot upload or delete."),
     paths(
         graph::health, graph::stats,
-        docs::upload, docs::list, docs::get, docs::delete, docs::job, docs::jobs, docs::job_events,
+        docs::formats, docs::upload, docs::list, docs::get, docs::delete, docs::job, docs::jobs, docs::job_events,
         query::query, query::methods,
         graph::entities, graph::neighbourhood, graph::entity, graph::communities,
         openai::completions, openai::models, ollama::chat, ollama::tags, ollama::version,
     ),
     components(schemas(
-        error::ErrorBody, types::MethodInfoOut, types::MethodParamOut, jobs::JobView, jobs::JobState, jobs::JobError,
+        error::ErrorBody, types::FormatOut, types::FormatKind, types::MethodInfoOut, types::MethodParamOut, jobs::JobView, jobs::JobState, jobs::JobError,
         types::Health, types::StatsOut, types::DocumentsBody, types::TextDocument, types::Accepted,
         types::DocumentList, types::DocumentSummaryOut, types::DocumentDetailOut, types::DocumentOut,
         types::GraphNodeOut, types::GraphEdgeOut, types::SubgraphOut, types::EntityDetailOut, types::MentionOut,

@@ -63,9 +63,17 @@ fn journal(state: &AppState, id: u64, work: &Work) -> Result<(), String> {
     }
 }
 
-/// Upload documents to index: `multipart/form-data` files (.txt .md .html .json .jsonl;
-/// the file name is kept as the document's label only) or JSON `{documents: [{title,
-/// text}]}`, at most 10,000 files or documents per upload. Indexing runs in the
+/// The file types an upload may have (by the extension of its file name) and indexing
+/// reads: text, Markdown, HTML, JSON and JSON Lines corpora, and `.csv` edge lists. The
+/// web UI offers what this lists.
+#[utoipa::path(get, path = "/formats", tag = "documents", responses((status = 200, body = Vec<FormatOut>)))]
+pub async fn formats(State(state): State<AppState>) -> ApiResult<Json<Vec<FormatOut>>> {
+    Ok(Json(mirror(&state.engine.formats())?))
+}
+
+/// Upload documents to index: `multipart/form-data` files of the types `GET /formats`
+/// lists (the file name is kept as the document's label only) or JSON `{documents:
+/// [{title, text}]}`, at most 10,000 files or documents per upload. Indexing runs in the
 /// background, one write job at a time.
 #[utoipa::path(post, path = "/documents", tag = "documents",
     request_body(content(

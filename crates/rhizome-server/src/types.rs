@@ -343,3 +343,30 @@ pub struct MethodParamOut {
     /// The values it accepts.
     pub valid: String,
 }
+
+/// A file type the server indexes (`GET /formats`): one row of the loader registry.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FormatOut {
+    pub kind: FormatKind,
+    /// File name extensions, lower case without the dot (`txt`); an upload is recognised
+    /// by the extension of its file name, in any case.
+    pub extensions: Vec<String>,
+    /// The media type (MIME), e.g. `text/plain`.
+    pub media_type: String,
+    /// What it is, for people.
+    pub description: String,
+}
+
+/// What a file of a format holds: documents (one per file, or many in a corpus) or an
+/// edge list, imported into the graph.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FormatKind {
+    Text,
+    Markdown,
+    Html,
+    JsonCorpus,
+    JsonLinesCorpus,
+    EdgeList,
+}

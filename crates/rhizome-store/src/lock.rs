@@ -147,6 +147,7 @@ pub(crate) fn now_secs() -> u64 {
 }
 
 /// This machine's name, for holders on a database server shared by several machines.
+#[cfg(any(feature = "postgres", feature = "falkordb"))]
 pub(crate) fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .or_else(|_| std::fs::read_to_string("/etc/hostname"))

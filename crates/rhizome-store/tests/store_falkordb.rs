@@ -44,6 +44,11 @@ fn falkordb_store_copies_document_by_document() {
 }
 
 #[test]
+fn falkordb_store_rekeys_an_entity_whose_name_went() {
+    rekey_contract(&falkor_opener());
+}
+
+#[test]
 fn falkordb_entity_importance_is_the_mean_of_its_support() {
     importance_contract(FalkorStore::open(&falkor_url("importance"), true).unwrap());
 }
@@ -140,7 +145,7 @@ fn falkordb_graph_version_is_shared_between_connections() {
     assert!(v1 > v0, "the reader sees the writer's batch");
     assert_eq!(r.stats().unwrap().nodes["Document"], 1);
     assert_eq!(r.bm25("Nobel Prize", 5).unwrap().len(), 1, "caches follow the version");
-    w.delete_document(&a.documents[0].id).unwrap();
+    w.delete_document(&a.documents[0].id, &mut unnamed).unwrap();
     assert!(r.graph_version().unwrap() > v1);
     assert!(r.bm25("Nobel Prize", 5).unwrap().is_empty());
 }

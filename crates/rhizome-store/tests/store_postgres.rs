@@ -38,6 +38,11 @@ fn postgres_store_copies_document_by_document() {
     copy_contract(&pg_opener());
 }
 
+#[test]
+fn postgres_store_rekeys_an_entity_whose_name_went() {
+    rekey_contract(&pg_opener());
+}
+
 /// Reads on SQLite and PostgreSQL of the same writes give the same answers (scores,
 /// ties, orders).
 #[test]

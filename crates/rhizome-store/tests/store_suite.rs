@@ -21,6 +21,11 @@ fn sqlite_store_copies_document_by_document() {
 }
 
 #[test]
+fn sqlite_store_rekeys_an_entity_whose_name_went() {
+    rekey_contract(&|p: &Path| SqliteStore::open(p, true).unwrap());
+}
+
+#[test]
 fn missing_and_corrupt_indexes_give_clear_errors() {
     let tmp = tempfile::tempdir().unwrap();
     let err = SqliteStore::open(&tmp.path().join("none"), false).err().unwrap().to_string();

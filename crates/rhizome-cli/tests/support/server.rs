@@ -71,8 +71,8 @@ pub fn start_cmd(mut c: Command) -> Server {
 
 /// `rhizome serve` on `index` with a loopback OpenAI-compatible LLM that answers every
 /// prompt with `reply`; keep the mock alive as long as the server.
-pub fn start_with_llm(index: &Path, reply: &'static str) -> (rhizome_llm::testing::MockOpenAi, Server) {
-    let llm = rhizome_llm::testing::MockOpenAi::with_responder(Box::new(move |_req: &Value| reply.to_string())).unwrap();
+pub fn start_with_llm(index: &Path, reply: &'static str) -> (rhizome_llm_testing::MockOpenAi, Server) {
+    let llm = rhizome_llm_testing::MockOpenAi::with_responder(Box::new(move |_req: &Value| reply.to_string())).unwrap();
     let base = llm.base_url();
     let s = start(
         index,

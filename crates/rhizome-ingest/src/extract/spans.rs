@@ -10,22 +10,8 @@ use rhizome_core::text::{is_cjk, is_stop_word};
 use super::chinese;
 use super::classify::{classify, looks_like_name};
 use super::lexicon::*;
+use super::mention::{collapse, push, Mention};
 use super::tokens::Sent;
-
-/// An entity-like span of a sentence.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mention {
-    /// Byte offset of the span in the sentence.
-    pub start: usize,
-    /// Byte offset just past the span.
-    pub end: usize,
-    /// Surface form, whitespace collapsed.
-    pub name: String,
-    /// PERSON, ORGANIZATION, LOCATION, DATE, NUMBER, MONEY, CONCEPT or ENTITY.
-    pub entity_type: &'static str,
-    /// A single capitalised word opening the sentence (possibly an ordinary word).
-    pub initial_word: bool,
-}
 
 /// The entity-like spans of `sentence`, in order, not overlapping.
 pub fn sentence_mentions(sentence: &str) -> Vec<Mention> {
@@ -41,18 +27,6 @@ pub fn sentence_mentions(sentence: &str) -> Vec<Mention> {
     years_and_numbers(&mut s, &mut out);
     out.sort_by_key(|m| (m.start, m.end));
     out
-}
-
-/// Claims tokens `a..b` (exclusive) as a mention of type `ty`.
-pub(crate) fn push(s: &mut Sent, out: &mut Vec<Mention>, a: usize, b: usize, ty: &'static str) {
-    let (start, end) = s.bytes(a, b);
-    s.take(a, b);
-    out.push(Mention { start, end, name: collapse(&s.text[start..end]), entity_type: ty, initial_word: false });
-}
-
-/// Whitespace runs collapsed to single spaces.
-fn collapse(t: &str) -> String {
-    t.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Largest char boundary of `t` at or below `i`.
@@ -456,5 +430,49 @@ fn years_and_numbers(s: &mut Sent, out: &mut Vec<Mention>) {
                 push(s, out, i, end, "NUMBER");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sentence_mentions;
+
+    fn names(s: &str) -> Vec<(String, &'static str)> {
+        sentence_mentions(s).into_iter().map(|m| (m.name, m.entity_type)).collect()
+    }
+
+    /// The rules of `chinese`, among the other detectors.
+    #[test]
+    fn chinese_spans() {
+        let n = names("Microsoft宣布向OpenAI投资100亿美元，这是AI领域最大的投资之一。");
+        assert!(n.contains(&("100亿美元".into(), "MONEY")), "{n:?}");
+        assert!(n.contains(&("Microsoft".into(), "ENTITY")), "{n:?}");
+        assert!(n.contains(&("OpenAI".into(), "ENTITY")), "{n:?}");
+        let n = names("公司总部位于旧金山，由Sam Altman领导。");
+        assert!(n.contains(&("旧金山".into(), "LOCATION")), "{n:?}");
+        assert!(n.contains(&("Sam Altman".into(), "PERSON")), "{n:?}");
+        let n = names("旧金山湾区是AI创新的中心。");
+        assert!(n.contains(&("旧金山湾区".into(), "LOCATION")), "{n:?}");
+        let n = names("北京大学的研究人员于2023年5月4日在中国人民银行发表报告，全国关注。");
+        assert!(n.contains(&("北京大学".into(), "ORGANIZATION")), "{n:?}");
+        assert!(n.contains(&("2023年5月4日".into(), "DATE")), "{n:?}");
+        assert!(n.contains(&("中国人民银行".into(), "ORGANIZATION")), "{n:?}");
+        assert!(!n.iter().any(|(x, _)| x == "全国"), "{n:?}");
+    }
+
+    /// The names of `zh_tags`, after the Chinese rules.
+    #[test]
+    fn tagged_chinese_names() {
+        let n = names("小明硕士毕业于中国科学院计算所，后在日本京都大学深造。");
+        assert!(n.contains(&("小明".into(), "PERSON")), "{n:?}");
+        assert!(n.iter().any(|(x, t)| x.contains("京都大学") && *t == "ORGANIZATION"), "{n:?}");
+        let n = names("今天纽约的天气真好啊，京华大酒店的张尧经理吃了一只北京烤鸭。");
+        assert!(n.contains(&("纽约".into(), "LOCATION")), "{n:?}");
+        assert!(n.contains(&("张尧".into(), "PERSON")), "{n:?}");
+        let n = names("我就会升职加薪，当上CEO，走上人生巅峰。");
+        assert!(!n.iter().any(|(x, _)| x == "加薪"), "{n:?}");
+        let n = names("OpenAI的CEO Sam Altman表示这次合作将加速AI技术的发展。");
+        assert!(n.contains(&("Sam Altman".into(), "PERSON")), "{n:?}");
+        assert!(n.iter().any(|(x, _)| x == "OpenAI"), "{n:?}");
     }
 }

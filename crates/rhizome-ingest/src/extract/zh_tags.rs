@@ -1,12 +1,12 @@
 //! Chinese names from jieba's part-of-speech tags ([`rhizome_core::text::zh::tag`]):
 //! `nr`/`nrt`/`nrfg` person, `ns` place, `nt` organisation, `nz` other proper noun.
-//! Runs after the date, cue and suffix rules of [`super::chinese`], on the characters they
+//! Runs after the date, cue and suffix rules of `chinese.rs`, on the characters they
 //! left; Latin-script names inside Chinese text ("OpenAI", "Sam Altman", jieba's `eng`)
 //! are found by the capitalised-span rules.
 
 use rhizome_core::text::{stop::ZH_STOP, zh};
 
-use super::spans::{push, Mention};
+use super::mention::{push, Mention};
 use super::tokens::Sent;
 
 /// Words the tagger marks as names that are generic nouns, or verbs it mistakes for
@@ -45,29 +45,5 @@ pub(crate) fn tagged_names(s: &mut Sent, out: &mut Vec<Mention>) {
         if a < b && s.bytes(a, b) == (w.start, w.end) && s.all_free(a, b) {
             push(s, out, a, b, ty);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::spans::sentence_mentions;
-
-    fn names(s: &str) -> Vec<(String, &'static str)> {
-        sentence_mentions(s).into_iter().map(|m| (m.name, m.entity_type)).collect()
-    }
-
-    #[test]
-    fn tagged_chinese_names() {
-        let n = names("小明硕士毕业于中国科学院计算所，后在日本京都大学深造。");
-        assert!(n.contains(&("小明".into(), "PERSON")), "{n:?}");
-        assert!(n.iter().any(|(x, t)| x.contains("京都大学") && *t == "ORGANIZATION"), "{n:?}");
-        let n = names("今天纽约的天气真好啊，京华大酒店的张尧经理吃了一只北京烤鸭。");
-        assert!(n.contains(&("纽约".into(), "LOCATION")), "{n:?}");
-        assert!(n.contains(&("张尧".into(), "PERSON")), "{n:?}");
-        let n = names("我就会升职加薪，当上CEO，走上人生巅峰。");
-        assert!(!n.iter().any(|(x, _)| x == "加薪"), "{n:?}");
-        let n = names("OpenAI的CEO Sam Altman表示这次合作将加速AI技术的发展。");
-        assert!(n.contains(&("Sam Altman".into(), "PERSON")), "{n:?}");
-        assert!(n.iter().any(|(x, _)| x == "OpenAI"), "{n:?}");
     }
 }

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use super::parse::parse_step;
 use super::STAGE;
-use crate::{Context, QueryEnv};
+use crate::{Context, ContextKind, DriftConfig, QueryEnv};
 
 /// A report chosen for the primer, with its cosine to the search vector.
 #[derive(Debug, Clone)]
@@ -23,7 +23,7 @@ impl Ranked<'_> {
     /// The report as a context: kind `report`, id the community id, score the cosine.
     pub fn context(&self) -> Context {
         Context {
-            kind: "report".into(),
+            kind: ContextKind::Report,
             id: self.report.community_id.clone(),
             text: self.report.text(),
             score: self.score,
@@ -46,7 +46,7 @@ pub(crate) fn hypothetical_report(llm: &dyn PromptLlm, env: &QueryEnv, question:
     let sample = sample_report(reports)?;
     let template = format!("# {}\n\n{}", sample.title, sample.summary);
     let call = PromptCall::new("drift_hyde", STAGE, &[("question", question), ("template", &template)])
-        .max_tokens(env.config.drift.max_output_tokens);
+        .max_tokens(env.config.section::<DriftConfig>().max_output_tokens);
     match llm.run_one(call) {
         Ok(text) if !text.trim().is_empty() => Some(text.trim().to_string()),
         Ok(_) => {
@@ -106,7 +106,7 @@ pub(crate) struct PrimerResult {
 /// Run one `drift_primer` call per fold, all at once.
 pub(crate) fn run_folds(llm: &dyn PromptLlm, env: &QueryEnv, question: &str, ranked: &[Ranked],
     notes: &mut Vec<String>) -> PrimerResult {
-    let split = folds(ranked.len(), env.config.drift.primer_folds);
+    let split = folds(ranked.len(), env.config.section::<DriftConfig>().primer_folds);
     let calls: Vec<PromptCall> = split
         .iter()
         .map(|fold| {
@@ -118,7 +118,7 @@ pub(crate) fn run_folds(llm: &dyn PromptLlm, env: &QueryEnv, question: &str, ran
                 .join("\n\n");
             PromptCall::new("drift_primer", STAGE, &[("question", question), ("reports", &reports)])
                 .json()
-                .max_tokens(env.config.drift.max_output_tokens)
+                .max_tokens(env.config.section::<DriftConfig>().max_output_tokens)
         })
         .collect();
     let replies = llm.run(&calls);

@@ -6,7 +6,7 @@ use rhizome_core::text::count_tokens;
 
 use super::state::QueryState;
 use super::STAGE;
-use crate::QueryEnv;
+use crate::{DriftConfig, QueryEnv};
 
 /// The answers as the reduce prompt shows them, best first, while they fit in `budget`
 /// tokens; returns the text and how many answers were left out.
@@ -37,7 +37,7 @@ pub(crate) fn pack_answers(state: &QueryState, budget: usize) -> (String, usize)
 /// or it answers nothing.
 pub(crate) fn reduce(llm: &dyn PromptLlm, env: &QueryEnv, question: &str, state: &QueryState,
     notes: &mut Vec<String>) -> Option<String> {
-    let cfg = &env.config.drift;
+    let cfg = env.config.section::<DriftConfig>();
     let (answers, left_out) = pack_answers(state, cfg.reduce_max_tokens);
     if left_out > 0 {
         notes.push(format!("reduce: {left_out} lower-scored answers left out to fit {} tokens", cfg.reduce_max_tokens));

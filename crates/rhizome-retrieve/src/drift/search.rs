@@ -6,7 +6,7 @@ use rhizome_core::text::count_tokens;
 use rhizome_core::{Config, Result};
 
 use crate::local::cut_to_tokens;
-use crate::{retriever, Context, Method, QueryEnv};
+use crate::{retriever, Context, DriftConfig, LocalConfig, Method, QueryEnv};
 
 /// What one local search gave: the contexts that fit the rendering, and their rendering.
 #[derive(Debug, Clone, Default)]
@@ -25,7 +25,7 @@ impl LocalRunner {
     /// The settings of `env` with `local.max_context_tokens = drift.local_max_tokens`.
     pub fn new(env: &QueryEnv) -> Self {
         let mut config = env.config.clone();
-        config.local.max_context_tokens = env.config.drift.local_max_tokens;
+        config.section_mut::<LocalConfig>().max_context_tokens = env.config.section::<DriftConfig>().local_max_tokens;
         LocalRunner { config }
     }
 
@@ -34,7 +34,7 @@ impl LocalRunner {
     pub fn search(&self, env: &QueryEnv, llm: Option<&dyn PromptLlm>, query: &str) -> Result<LocalFound> {
         let local_env = QueryEnv { store: env.store, embedder: env.embedder, config: &self.config, llm, graph: env.graph };
         let r = retriever(Method::Local).retrieve(&local_env, query)?;
-        let (contexts, rendered) = render(r.contexts, self.config.local.max_context_tokens);
+        let (contexts, rendered) = render(r.contexts, self.config.section::<LocalConfig>().max_context_tokens);
         Ok(LocalFound { contexts, rendered, notes: r.notes })
     }
 }
@@ -69,9 +69,10 @@ pub(crate) fn render(contexts: Vec<Context>, budget: usize) -> (Vec<Context>, St
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ContextKind;
 
     fn ctx(id: &str, text: &str) -> Context {
-        Context { kind: "chunk".into(), id: id.into(), text: text.into(), score: 1.0, source: "a.txt".into(),
+        Context { kind: ContextKind::Chunk, id: id.into(), text: text.into(), score: 1.0, source: "a.txt".into(),
             title: String::new() }
     }
 

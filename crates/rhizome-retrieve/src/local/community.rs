@@ -14,7 +14,7 @@ use rhizome_core::text::count_tokens;
 use rhizome_core::{CommunityReport, Result};
 
 use crate::graph::Graph;
-use crate::{Context, QueryEnv};
+use crate::{Context, ContextKind, QueryEnv};
 
 /// Report contexts within `budget` tokens, and the tokens used. Empty when the index has
 /// no reports.
@@ -52,7 +52,7 @@ pub(crate) fn report_contexts(env: &QueryEnv, g: &Graph, mapped: &[(u32, f32)], 
         }
         used += t;
         out.push(Context {
-            kind: "report".into(),
+            kind: ContextKind::Report,
             id: r.community_id.clone(),
             text,
             score: *n as f32 / mapped.len().max(1) as f32,
@@ -86,7 +86,7 @@ pub(crate) fn claim_contexts(env: &QueryEnv, g: &Graph, entity_ids: &[String], b
         }
         used += t;
         out.push(Context {
-            kind: "claim".into(),
+            kind: ContextKind::Claim,
             id: c.id.clone(),
             text,
             score: 1.0 / (1 + rank(c).min(1000)) as f32,

@@ -21,7 +21,7 @@ use serde_json::json;
 use super::EntitySide;
 use crate::multipath::memo;
 use crate::paths::{render_path, simple_paths};
-use crate::{ms, Context, Graph, QueryEnv, Retrieval};
+use crate::{ms, Context, ContextKind, Graph, ModesConfig, MultihopConfig, QueryEnv, Retrieval};
 
 /// Entities of each seed chunk used as path anchors (most mentioned first).
 const ANCHORS_PER_CHUNK: usize = 3;
@@ -95,7 +95,7 @@ pub(super) struct Reasoned {
 /// Expand from the seeds of `ranked` and merge; also the entity paths.
 pub(super) fn reason(env: &QueryEnv, g: &Arc<Graph>, ranked: Vec<(u32, f32)>, side: &EntitySide,
     out: &mut Retrieval) -> Result<Reasoned> {
-    let cfg = &env.config.modes;
+    let cfg = env.config.section::<ModesConfig>();
     let t = Instant::now();
     let order = memo(&DOC_ORDERS, g, DocOrder::build);
     let seeds: Vec<(u32, f32)> = ranked.iter().take(cfg.seed_chunks).copied().collect();
@@ -175,7 +175,7 @@ fn entity_paths(env: &QueryEnv, g: &Graph, seeds: &[(u32, f32)], side: &EntitySi
     }
     let mut seen = HashSet::new();
     anchors.retain(|a| seen.insert(*a));
-    let hops = env.config.multihop.max_hops;
+    let hops = env.config.section::<MultihopConfig>().max_hops;
     let paths = simple_paths(g, &anchors, hops, MAX_PATHS);
     let rels: Vec<u32> = paths.iter().filter_map(|p| p.first().copied()).collect();
     let sources = crate::paths::relation_sources(env.store, g, &rels)?;
@@ -184,7 +184,7 @@ fn entity_paths(env: &QueryEnv, g: &Graph, seeds: &[(u32, f32)], side: &EntitySi
         out.paths.push(text.clone());
         let id: Vec<&str> = p.iter().map(|&r| g.relations[r as usize].id.as_str()).collect();
         contexts.push(Context {
-            kind: "path".into(),
+            kind: ContextKind::Path,
             id: id.join(","),
             text,
             score: 1.0 / p.len() as f32,

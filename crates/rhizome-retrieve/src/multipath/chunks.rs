@@ -18,7 +18,7 @@ use std::time::Instant;
 use rhizome_core::{ChunkWithDoc, Result, VectorKind};
 
 use super::entities::{walk, Found, Keyword};
-use crate::{ms, Graph, QueryEnv, Retrieval};
+use crate::{ms, Graph, MultipathConfig, QueryEnv, Retrieval};
 
 /// The candidate paths, in the order of [`Ranked::features`] (after the cosine).
 pub(super) const CHUNK_PATHS: [&str; 5] = ["vector", "fulltext", "mentioned_in", "neighbour", "substring"];
@@ -43,7 +43,7 @@ pub(super) struct Ranked {
 /// Rank candidate chunks; returns the best `cfg.chunk_top_k` with their stored records.
 pub(super) fn rank(env: &QueryEnv, g: &Graph, question: &str, q: &[f32], kws: &[Keyword],
     found: &[Found], out: &mut Retrieval) -> Result<(Vec<Ranked>, HashMap<u32, ChunkWithDoc>)> {
-    let cfg = &env.config.multipath;
+    let cfg = env.config.section::<MultipathConfig>();
     let cands = env.config.retrieval.candidates.max(cfg.chunk_top_k);
     let n = g.chunk_ids.len();
 

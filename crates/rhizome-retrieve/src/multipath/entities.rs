@@ -3,11 +3,10 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use rhizome_core::text::bm25_terms;
-use rhizome_core::config_methods::MultipathConfig;
 use rhizome_core::{Result, StoreRead, VectorKind};
 
 use super::names::{top, NameIndex};
-use crate::Graph;
+use crate::{Graph, MultipathConfig};
 
 /// The discovery paths, in the order of [`Found::paths`].
 pub(super) const ENTITY_PATHS: [&str; 5] = ["vector", "substring", "fulltext", "question_vector", "synonym"];

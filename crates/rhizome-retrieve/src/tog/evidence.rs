@@ -10,7 +10,7 @@ use super::beam::Path;
 use super::judge::described;
 use crate::graph::Graph;
 use crate::paths::{relation_chunk, relation_sources};
-use crate::{Context, QueryEnv};
+use crate::{Context, ContextKind, QueryEnv};
 
 /// A chunk is cut to fit only when at least this many tokens are left for it.
 const MIN_CUT_TOKENS: usize = 12;
@@ -39,7 +39,7 @@ pub(crate) fn path_contexts(env: &QueryEnv, g: &Graph, paths: &[Path], texts: &H
         }
         let id = p.hops.iter().map(|h| g.relations[h.rel as usize].id.as_str()).collect::<Vec<_>>().join(",");
         out.push(Context {
-            kind: "path".into(),
+            kind: ContextKind::Path,
             id,
             text: described(p, texts, g),
             score: p.score(),
@@ -88,7 +88,7 @@ pub(crate) fn supporting_chunks(env: &QueryEnv, g: &Graph, paths: &[Path], slots
         };
         used += n.min(left);
         out.push(Context {
-            kind: "chunk".into(),
+            kind: ContextKind::Chunk,
             id,
             text,
             score,

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::atomic::AtomicBool;
 
 use rhizome_core::{
-    DeleteReport, Error, FactRecord, MentionRecord, RelationRecord, Result, StoreRead, StoreWrite,
+    DeleteReport, EmbedNames, Error, FactRecord, MentionRecord, RelationRecord, Result, StoreRead, StoreWrite,
     VectorKind, WriteBatch,
 };
 
@@ -66,7 +66,7 @@ impl FalkorStore {
             .collect())
     }
 
-    fn write_vectors(&self, vectors: &[(VectorKind, String, Vec<f32>)]) -> Result<()> {
+    pub(crate) fn write_vectors(&self, vectors: &[(VectorKind, String, Vec<f32>)]) -> Result<()> {
         let dim: Option<usize> = self.meta_get("embedding_dim")?.and_then(|d| d.parse().ok());
         let mut cmds = Vec::new();
         let mut by_label: BTreeMap<&str, Vec<Lit>> = BTreeMap::new();
@@ -325,9 +325,10 @@ impl StoreWrite for FalkorStore {
         self.take_failed()
     }
 
-    fn delete_document(&mut self, doc_id: &str) -> Result<DeleteReport> {
+    fn delete_document(&mut self, doc_id: &str, embed: EmbedNames<'_>) -> Result<DeleteReport> {
+        let rekeys = crate::aggregate::Rekeys::plan(&self.remaining_names(doc_id)?, embed)?;
         self.redis(&[b"SADD", &self.key(PENDING), doc_id.as_bytes()])?;
-        let r = self.delete_records(doc_id);
+        let r = self.delete_records(doc_id, &rekeys);
         if r.is_ok() {
             self.pipe(vec![
                 cmd([b"SREM".to_vec(), self.key(PENDING), doc_id.as_bytes().to_vec()]),

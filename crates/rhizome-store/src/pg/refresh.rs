@@ -159,7 +159,7 @@ pub fn facts(c: &mut impl GenericClient, ids: &[String]) -> PgResult<usize> {
          SELECT DISTINCT ON (fact_id) fact_id, subject, predicate, object, subject_id, object_id
          FROM fact_support WHERE fact_id = ANY($1) ORDER BY fact_id, doc_id, coalesce(chunk_id, ''), seq
          ON CONFLICT (id) DO UPDATE SET subject = excluded.subject, predicate = excluded.predicate,
-         object = excluded.object",
+         object = excluded.object, subject_id = excluded.subject_id, object_id = excluded.object_id",
         &[&ids],
     )?;
     if n as usize == ids.len() {

@@ -2,15 +2,16 @@
 //! COPY (into the tables, or into staging tables followed by one set-based upsert), and
 //! the aggregates of the touched ids are refreshed set-based ([`refresh`]).
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::atomic::AtomicBool;
 
 use postgres::types::Type;
 use postgres::GenericClient;
-use rhizome_core::{DeleteReport, Error, Result, StoreRead, StoreWrite, VectorKind, WriteBatch};
+use rhizome_core::{DeleteReport, EmbedNames, Error, Result, StoreRead, StoreWrite, VectorKind, WriteBatch};
 
 use super::refresh::{self, copy_in, PgResult, STAGING};
 use super::{communities, schema, search, PgStore};
+use crate::aggregate::Rekeys;
 use crate::bm25::{chunk_text, term_frequencies};
 
 const T: Type = Type::TEXT;
@@ -135,14 +136,7 @@ fn write_batch(c: &mut impl GenericClient, url: &str, batch: &WriteBatch) -> PgR
         vectors.insert((kind.as_str(), id.as_str()), v);
     }
     let vectors: Vec<_> = vectors.into_iter().collect();
-    if !vectors.is_empty() {
-        super::vector::copy_vectors(c, vectors.iter().map(|((k, id), v)| (*k, *id, v.as_slice())))?;
-        c.execute(
-            "INSERT INTO vectors(kind, id, vec) SELECT kind, id, vec FROM st_vectors
-             ON CONFLICT (kind, id) DO UPDATE SET vec = excluded.vec",
-            &[],
-        )?;
-    }
+    upsert_vectors(c, vectors.iter().map(|((k, id), v)| (*k, *id, v.as_slice())))?;
 
     // Extraction failures: a new one starts at its attempts, a known one counts up.
     let mut failures: Vec<(i32, String, String, String, i32, i32)> = Vec::new();
@@ -222,7 +216,89 @@ fn write_batch(c: &mut impl GenericClient, url: &str, batch: &WriteBatch) -> PgR
     Ok(version)
 }
 
-fn delete_document(c: &mut impl GenericClient, doc_id: &str) -> PgResult<DeleteReport> {
+/// Vectors (kind, id, vector) put in, replacing those of the same kind and id (once per
+/// transaction: the staging table empties at commit).
+fn upsert_vectors<'a>(c: &mut impl GenericClient, rows: impl Iterator<Item = (&'a str, &'a str, &'a [f32])>)
+    -> PgResult<()> {
+    let mut rows = rows.peekable();
+    if rows.peek().is_none() {
+        return Ok(());
+    }
+    super::vector::copy_vectors(c, rows)?;
+    c.execute(
+        "INSERT INTO vectors(kind, id, vec) SELECT kind, id, vec FROM st_vectors
+         ON CONFLICT (kind, id) DO UPDATE SET vec = excluded.vec",
+        &[],
+    )?;
+    Ok(())
+}
+
+/// The support that remains of the entities `doc_id` supports once its rows go: (name,
+/// count) rows by entity id.
+fn remaining_names(c: &mut impl GenericClient, doc_id: &str) -> PgResult<BTreeMap<String, Vec<(String, i64)>>> {
+    let mut out: BTreeMap<String, Vec<(String, i64)>> = BTreeMap::new();
+    for r in c.query(
+        "SELECT entity_id, name, count FROM entity_support WHERE doc_id != $1
+         AND entity_id IN (SELECT entity_id FROM entity_support WHERE doc_id = $1)",
+        &[&doc_id],
+    )? {
+        out.entry(r.get(0)).or_default().push((r.get(1), r.get::<_, i32>(2) as i64));
+    }
+    Ok(out)
+}
+
+/// Move the re-keyed entities' support rows, the relation and fact rows naming them and
+/// their summaries to the new ids ([`Rekeys`]), and store the new ids' vectors; the
+/// relations and facts to refresh are added to `rels` and `facts`.
+fn rekey(c: &mut impl GenericClient, r: &Rekeys, rels: &mut Vec<String>, facts: &mut Vec<String>) -> PgResult<()> {
+    if r.is_empty() {
+        return Ok(());
+    }
+    let (old, new): (Vec<&String>, Vec<&String>) = r.keys.iter().unzip();
+    let keys = "unnest($1::text[], $2::text[]) AS k(old, new)";
+    c.execute(&format!("UPDATE entity_support s SET entity_id = k.new FROM {keys} WHERE s.entity_id = k.old"),
+        &[&old, &new])?;
+    // A summary of the same descriptions holds under the new id (unless it has one).
+    c.execute(&format!(
+        "UPDATE entity_summaries s SET entity_id = k.new FROM {keys} WHERE s.entity_id = k.old
+         AND NOT EXISTS (SELECT 1 FROM entity_summaries x WHERE x.entity_id = k.new)"), &[&old, &new])?;
+    for row in c.query("SELECT DISTINCT fact_id FROM fact_support WHERE subject_id = ANY($1) OR object_id = ANY($1)",
+        &[&old])? {
+        facts.push(row.get(0));
+    }
+    for end in ["subject_id", "object_id"] {
+        c.execute(&format!("UPDATE fact_support s SET {end} = k.new FROM {keys} WHERE s.{end} = k.old"),
+            &[&old, &new])?;
+    }
+    let (mut moved, mut dropped) = ((Vec::new(), Vec::new(), Vec::new(), Vec::new()), Vec::new());
+    for row in c.query(
+        "SELECT seq, relation_id, source_id, rel_type, target_id FROM relation_support
+         WHERE source_id = ANY($1) OR target_id = ANY($1)",
+        &[&old],
+    )? {
+        let seq: i64 = row.get(0);
+        rels.push(row.get(1));
+        match r.relation(row.get(2), row.get(3), row.get(4)) {
+            Some((source, target, id)) => {
+                rels.push(id.clone());
+                moved.0.push(seq);
+                moved.1.push(id);
+                moved.2.push(source);
+                moved.3.push(target);
+            }
+            None => dropped.push(seq),
+        }
+    }
+    c.execute(
+        "UPDATE relation_support s SET relation_id = m.id, source_id = m.s, target_id = m.t
+         FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[]) AS m(seq, id, s, t) WHERE s.seq = m.seq",
+        &[&moved.0, &moved.1, &moved.2, &moved.3],
+    )?;
+    c.execute("DELETE FROM relation_support WHERE seq = ANY($1)", &[&dropped])?;
+    upsert_vectors(c, r.vectors.iter().map(|(id, v)| ("entity", id.as_str(), v.as_slice())))
+}
+
+fn delete_document(c: &mut impl GenericClient, doc_id: &str, rekeys: &Rekeys) -> PgResult<DeleteReport> {
     let mut report = DeleteReport::default();
     let (mut ents, mut rels, mut facts) = (Vec::new(), Vec::new(), Vec::new());
     for r in c.query(
@@ -253,14 +329,18 @@ fn delete_document(c: &mut impl GenericClient, doc_id: &str) -> PgResult<DeleteR
                   "extraction_failures", "covariates"] {
         c.execute(&format!("DELETE FROM {table} WHERE doc_id = $1"), &[&doc_id])?;
     }
-    ents.sort();
-    rels.sort();
-    facts.sort();
-    report.entities = refresh::entities(c, &ents)?.1 as u64;
+    rekey(c, rekeys, &mut rels, &mut facts)?;
+    ents.extend(rekeys.keys.values().cloned());
+    for ids in [&mut ents, &mut rels, &mut facts] {
+        ids.sort();
+        ids.dedup();
+    }
+    let (created, removed) = refresh::entities(c, &ents)?;
+    report.entities = removed as u64;
     report.relations = refresh::relations(c, &rels)? as u64;
     report.facts = refresh::facts(c, &facts)? as u64;
     report.documents = c.execute("DELETE FROM documents WHERE id = $1", &[&doc_id])?;
-    if report.entities > 0 {
+    if report.entities > 0 || created > 0 {
         schema::set_meta(c, "synonyms_dirty", "1")?;
     }
     schema::bump(c, true)?;
@@ -328,8 +408,12 @@ impl StoreWrite for PgStore {
         Ok(())
     }
 
-    fn delete_document(&mut self, doc_id: &str) -> Result<DeleteReport> {
-        self.in_tx(|tx| delete_document(tx, doc_id))
+    fn delete_document(&mut self, doc_id: &str, embed: EmbedNames<'_>) -> Result<DeleteReport> {
+        // Planned before the transaction (embedding is not a database step); the writer
+        // lock keeps the support as read.
+        let remaining = self.with(|conn| remaining_names(&mut conn.client, doc_id).map_err(|e| self.err(e)))?;
+        let rekeys = Rekeys::plan(&remaining, embed)?;
+        self.in_tx(|tx| delete_document(tx, doc_id, &rekeys))
     }
 
     fn set_entity_summary(&mut self, entity_id: &str, fingerprint: &str, summary: &str) -> Result<()> {

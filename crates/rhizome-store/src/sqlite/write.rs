@@ -1,15 +1,15 @@
 //! [`StoreWrite`] for [`SqliteStore`]: batches in one transaction each; deletion by
 //! support counting (a node or edge with no supporting document left is removed).
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::atomic::AtomicBool;
 
 use rhizome_core::{
-    DeleteReport, Error, Result, StoreRead, StoreWrite, VectorKind, WriteBatch,
+    DeleteReport, EmbedNames, Error, Result, StoreRead, StoreWrite, VectorKind, WriteBatch,
 };
 use rusqlite::{params, Connection, OptionalExtension};
 
-use crate::aggregate::{descriptions, entity_description, entity_row, relation_row, MentionVote};
+use crate::aggregate::{descriptions, entity_description, entity_row, relation_row, MentionVote, Rekeys};
 use crate::vectors::encode;
 use super::{meta, postings, sql, SqliteStore};
 
@@ -150,11 +150,84 @@ fn refresh_fact(conn: &Connection, id: &str) -> Result<Refreshed> {
         "INSERT INTO facts(id, subject, predicate, object, subject_id, object_id)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT(id) DO UPDATE SET subject = excluded.subject, predicate = excluded.predicate,
-         object = excluded.object",
+         object = excluded.object, subject_id = excluded.subject_id, object_id = excluded.object_id",
         params![id, s, p, o, sid, oid],
     )
     .map_err(sql)?;
     Ok(Refreshed::Kept)
+}
+
+/// The support that remains of the entities `doc_id` supports once its rows go: (name,
+/// count) rows by entity id.
+fn remaining_names(conn: &Connection, doc_id: &str) -> Result<BTreeMap<String, Vec<(String, i64)>>> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT entity_id, name, count FROM entity_support WHERE doc_id != ?1
+             AND entity_id IN (SELECT entity_id FROM entity_support WHERE doc_id = ?1)",
+        )
+        .map_err(sql)?;
+    let mut out: BTreeMap<String, Vec<(String, i64)>> = BTreeMap::new();
+    let rows = stmt.query_map([doc_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).map_err(sql)?;
+    for row in rows {
+        let (id, name, count): (String, String, i64) = row.map_err(sql)?;
+        out.entry(id).or_default().push((name, count));
+    }
+    Ok(out)
+}
+
+/// Move the re-keyed entities' support rows, the relation and fact rows naming them and
+/// their summaries to the new ids ([`Rekeys`]), and store the new ids' vectors; the
+/// relations and facts to refresh are added to `relations` and `facts`.
+fn rekey(conn: &Connection, r: &Rekeys, relations: &mut BTreeSet<String>, facts: &mut BTreeSet<String>)
+    -> Result<()> {
+    let mut moved: BTreeMap<i64, (String, String, String, String)> = BTreeMap::new();
+    for (old, new) in &r.keys {
+        exec(conn, "UPDATE entity_support SET entity_id = ?2 WHERE entity_id = ?1", params![old, new]).map_err(sql)?;
+        // A summary of the same descriptions holds under the new id (unless it has one).
+        exec(conn, "UPDATE OR IGNORE entity_summaries SET entity_id = ?2 WHERE entity_id = ?1", params![old, new])
+            .map_err(sql)?;
+        let mut stmt = conn
+            .prepare_cached("SELECT DISTINCT fact_id FROM fact_support WHERE subject_id = ?1 OR object_id = ?1")
+            .map_err(sql)?;
+        for id in stmt.query_map([old], |x| x.get::<_, String>(0)).map_err(sql)? {
+            facts.insert(id.map_err(sql)?);
+        }
+        exec(conn, "UPDATE fact_support SET subject_id = ?2 WHERE subject_id = ?1", params![old, new]).map_err(sql)?;
+        exec(conn, "UPDATE fact_support SET object_id = ?2 WHERE object_id = ?1", params![old, new]).map_err(sql)?;
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT rowid, relation_id, source_id, rel_type, target_id FROM relation_support
+                 WHERE source_id = ?1 OR target_id = ?1",
+            )
+            .map_err(sql)?;
+        let rows =
+            stmt.query_map([old], |x| Ok((x.get(0)?, (x.get(1)?, x.get(2)?, x.get(3)?, x.get(4)?)))).map_err(sql)?;
+        for row in rows {
+            let (rowid, rel) = row.map_err(sql)?;
+            moved.insert(rowid, rel);
+        }
+    }
+    for (rowid, (id, source, rel_type, target)) in moved {
+        relations.insert(id);
+        match r.relation(&source, &rel_type, &target) {
+            Some((s, t, id)) => {
+                exec(conn,
+                    "UPDATE relation_support SET relation_id = ?2, source_id = ?3, target_id = ?4 WHERE rowid = ?1",
+                    params![rowid, id, s, t],
+                )
+                .map_err(sql)?;
+                relations.insert(id);
+            }
+            None => {
+                exec(conn, "DELETE FROM relation_support WHERE rowid = ?1", [rowid]).map_err(sql)?;
+            }
+        }
+    }
+    for (id, v) in &r.vectors {
+        exec(conn, "INSERT OR REPLACE INTO vectors(kind, id, vec) VALUES ('entity', ?1, ?2)", params![id, encode(v)])
+            .map_err(sql)?;
+    }
+    Ok(())
 }
 
 fn is_partial(conn: &Connection, doc_id: &str) -> Result<bool> {
@@ -326,8 +399,9 @@ impl StoreWrite for SqliteStore {
         Ok(())
     }
 
-    fn delete_document(&mut self, doc_id: &str) -> Result<DeleteReport> {
+    fn delete_document(&mut self, doc_id: &str, embed: EmbedNames<'_>) -> Result<DeleteReport> {
         let tx = self.conn.transaction().map_err(sql)?;
+        let rekeys = Rekeys::plan(&remaining_names(&tx, doc_id)?, embed)?;
         let mut report = DeleteReport::default();
         let ids = |q: &str| -> Result<Vec<String>> {
             let mut stmt = tx.prepare(q).map_err(sql)?;
@@ -338,9 +412,12 @@ impl StoreWrite for SqliteStore {
                 .map_err(sql)?;
             Ok(v)
         };
-        let entity_ids = ids("SELECT DISTINCT entity_id FROM entity_support WHERE doc_id = ?1")?;
-        let relation_ids = ids("SELECT DISTINCT relation_id FROM relation_support WHERE doc_id = ?1")?;
-        let fact_ids = ids("SELECT DISTINCT fact_id FROM fact_support WHERE doc_id = ?1")?;
+        let mut entity_ids: BTreeSet<String> =
+            ids("SELECT DISTINCT entity_id FROM entity_support WHERE doc_id = ?1")?.into_iter().collect();
+        let mut relation_ids: BTreeSet<String> =
+            ids("SELECT DISTINCT relation_id FROM relation_support WHERE doc_id = ?1")?.into_iter().collect();
+        let mut fact_ids: BTreeSet<String> =
+            ids("SELECT DISTINCT fact_id FROM fact_support WHERE doc_id = ?1")?.into_iter().collect();
         let chunks: Vec<(i64, String)> = {
             let mut stmt = tx.prepare("SELECT rowid, id FROM chunks WHERE doc_id = ?1").map_err(sql)?;
             let v = stmt
@@ -363,9 +440,14 @@ impl StoreWrite for SqliteStore {
                       "covariates"] {
             exec(&tx, &format!("DELETE FROM {table} WHERE doc_id = ?1"), [doc_id]).map_err(sql)?;
         }
+        rekey(&tx, &rekeys, &mut relation_ids, &mut fact_ids)?;
+        entity_ids.extend(rekeys.keys.values().cloned());
+        let mut created = false;
         for id in &entity_ids {
-            if refresh_entity(&tx, id)? == Refreshed::Removed {
-                report.entities += 1;
+            match refresh_entity(&tx, id)? {
+                Refreshed::Removed => report.entities += 1,
+                Refreshed::Created => created = true,
+                Refreshed::Kept => {}
             }
         }
         for id in &relation_ids {
@@ -380,7 +462,7 @@ impl StoreWrite for SqliteStore {
         }
         report.documents =
             exec(&tx, "DELETE FROM documents WHERE id = ?1", [doc_id]).map_err(sql)? as u64;
-        if report.entities > 0 {
+        if report.entities > 0 || created {
             meta::set_meta(&tx, "synonyms_dirty", "1")?;
         }
         meta::bump_graph_version(&tx)?;

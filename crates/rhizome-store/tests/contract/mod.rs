@@ -59,6 +59,35 @@ pub fn batch(title: &str, texts: &[&str], ents: &[&str]) -> WriteBatch {
     b
 }
 
+/// The embedding callback of a deletion that re-keys no entity: embedding fails the test.
+pub fn unnamed(names: &[String]) -> Result<Vec<Vec<f32>>> {
+    panic!("no entity is re-keyed here, yet {names:?} were to be embedded")
+}
+
+/// `b` as entity resolution writes it when the entity named `alias` merges into the stored
+/// entity named `into`: its records under `into`'s id, and no vector of its own.
+pub fn merged(b: &WriteBatch, alias: &str, into: &str) -> WriteBatch {
+    let (from, to) = (entity_id(alias), entity_id(into));
+    let map = |id: &mut String| {
+        if *id == from {
+            *id = to.clone();
+        }
+    };
+    let mut b = b.clone();
+    b.mentions.iter_mut().for_each(|m| map(&mut m.entity_id));
+    for r in &mut b.relations {
+        map(&mut r.relation.source_id);
+        map(&mut r.relation.target_id);
+        r.relation.id = relation_id(&r.relation.source_id, &r.relation.rel_type, &r.relation.target_id);
+    }
+    for f in &mut b.facts {
+        map(&mut f.fact.subject_id);
+        map(&mut f.fact.object_id);
+    }
+    b.vectors.retain(|(k, id, _)| !(*k == VectorKind::Entity && *id == from));
+    b
+}
+
 pub fn contract<S: StoreWrite>(open: &dyn Fn(&Path) -> S) {
     let tmp = tempfile::tempdir().unwrap();
     let a = batch("alpha", &["Aage Bohr won the Nobel Prize", "Copenhagen physics"], &["Aage Bohr", "Nobel Prize"]);
@@ -146,7 +175,7 @@ pub fn contract<S: StoreWrite>(open: &dyn Fn(&Path) -> S) {
     assert_eq!(s.extraction_failures().unwrap().len(), 1);
 
     let beta = s.find_document("beta.txt").unwrap().unwrap();
-    let rep = s.delete_document(&beta.id).unwrap();
+    let rep = s.delete_document(&beta.id, &mut unnamed).unwrap();
     assert!(s.extraction_failures().unwrap().is_empty(), "deleted with its document");
     assert_eq!((rep.documents, rep.chunks, rep.entities, rep.facts), (1, 2, 2, 1));
     s.rebuild_synonyms(10, 0.8, &AtomicBool::new(false)).unwrap();
@@ -234,8 +263,57 @@ pub fn importance_contract<S: StoreWrite>(mut s: S) {
     }
     let get = |s: &S| s.entities(&[entity_id("Ada")]).unwrap()[0].importance;
     assert!((get(&s).unwrap() - 0.4).abs() < 1e-6);
-    s.delete_document(&b.documents[0].id).unwrap();
+    s.delete_document(&b.documents[0].id, &mut unnamed).unwrap();
     assert!((get(&s).unwrap() - 0.2).abs() < 1e-6);
-    s.delete_document(&a.documents[0].id).unwrap();
+    s.delete_document(&a.documents[0].id, &mut unnamed).unwrap();
     assert_eq!(get(&s), None, "only an unjudged mention is left");
+}
+
+/// An entity keyed by one document's name that absorbed another document's name as an
+/// alias ("US Congress" merged into "United States Congress"): deleting the first document
+/// re-keys the entity by the second's name, with its relations, facts and vector, so the
+/// store equals one where the first was never written.
+pub fn rekey_contract<S: StoreWrite>(open: &dyn Fn(&Path) -> S) {
+    let tmp = tempfile::tempdir().unwrap();
+    let a =
+        batch("alpha", &["The United States Congress passed the act"], &["United States Congress", "Clean Air Act"]);
+    let b = batch("beta", &["The US Congress met in Washington", "It met again"], &["US Congress", "Washington"]);
+    let congress = |s: &S| s.entities(&[entity_id("US Congress"), entity_id("United States Congress")]).unwrap();
+
+    let mut s = open(&tmp.path().join("ab"));
+    s.set_embedding_model("m", 3).unwrap();
+    s.write_batch(&a).unwrap();
+    s.write_batch(&merged(&b, "US Congress", "United States Congress")).unwrap();
+    assert_eq!(congress(&s).len(), 1, "one entity, under the first name's id");
+    let mut embedded = Vec::new();
+    let rep = s
+        .delete_document(&a.documents[0].id, &mut |names: &[String]| {
+            embedded.extend(names.iter().cloned());
+            // `batch` gives the first entity of a document this vector.
+            Ok(names.iter().map(|_| unit(&[1.0, 0.0, 0.0])).collect())
+        })
+        .unwrap();
+    assert_eq!(embedded, ["us congress"], "the new key's name, embedded once");
+    assert_eq!((rep.documents, rep.entities), (1, 2), "Clean Air Act and the old key go");
+    assert!(s.synonyms_dirty().unwrap());
+    s.rebuild_synonyms(10, 0.8, &AtomicBool::new(false)).unwrap();
+
+    let mut only_b = open(&tmp.path().join("b"));
+    only_b.set_embedding_model("m", 3).unwrap();
+    only_b.write_batch(&b).unwrap();
+    only_b.rebuild_synonyms(10, 0.8, &AtomicBool::new(false)).unwrap();
+    assert_eq!(congress(&s), congress(&only_b));
+    assert_eq!(congress(&s)[0].id, entity_id("US Congress"));
+    assert_eq!(s.graph_data().unwrap(), only_b.graph_data().unwrap());
+    assert_eq!(s.stats().unwrap(), only_b.stats().unwrap());
+    let doc = &b.documents[0].id;
+    assert_eq!(format!("{:?}", s.document_batch(doc).unwrap()), format!("{:?}", only_b.document_batch(doc).unwrap()));
+    let ids = [entity_id("US Congress"), entity_id("United States Congress"), entity_id("Washington")];
+    assert_eq!(s.vectors(VectorKind::Entity, &ids).unwrap(), only_b.vectors(VectorKind::Entity, &ids).unwrap());
+    assert_eq!(s.relations_of(&ids).unwrap(), only_b.relations_of(&ids).unwrap());
+
+    // The re-keyed entity goes with the last document that supports it.
+    s.delete_document(doc, &mut unnamed).unwrap();
+    assert!(s.graph_data().unwrap().entities.is_empty());
+    assert!(s.vectors(VectorKind::Entity, &ids).unwrap().is_empty());
 }

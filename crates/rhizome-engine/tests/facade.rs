@@ -1,0 +1,114 @@
+//! The engine facade on its own, as the CLI and the server use it: open an index that does
+//! not exist yet, index files and in-memory texts, query with two methods, list, count and
+//! delete documents. The smaller embedder (all-MiniLM-L6-v2) keeps it to seconds; it must
+//! be installed (`rhizome models fetch`).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use rhizome_core::{Config, Error};
+use rhizome_engine::{text_document, Engine, IndexInput, Method, NoProgress, QueryOutcome, QueryRequest, WriteOptions};
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/docs")
+}
+
+/// An engine on a new index in `dir`, with the smaller embedder.
+fn engine(dir: &Path) -> Engine {
+    let mut config = Config::default();
+    config.embed.model = "all-MiniLM-L6-v2".into();
+    Engine::open(&dir.join("index").display().to_string(), config, WriteOptions::default()).unwrap()
+}
+
+fn ask(engine: &Engine, question: &str, method: Method) -> QueryOutcome {
+    engine.query(&QueryRequest::new(question, method), None).unwrap()
+}
+
+fn documents(engine: &Engine) -> u64 {
+    engine.stats().unwrap().nodes.get("Document").copied().unwrap_or(0)
+}
+
+#[test]
+fn files_are_indexed_queried_listed_and_deleted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let engine = engine(tmp.path());
+    let cancel = AtomicBool::new(false);
+    assert!(!engine.exists(), "nothing is created before the first write");
+
+    let out = engine.index(IndexInput::Paths(vec![examples()]), &NoProgress, &cancel).unwrap();
+    assert!(engine.exists());
+    assert!(out.skipped.is_empty(), "{:?}", out.skipped);
+    assert_eq!(out.report.documents_indexed, 3);
+    assert_eq!(out.stats, engine.stats().unwrap());
+    assert_eq!(documents(&engine), 3);
+    assert!(out.stats.nodes.get("Entity").copied().unwrap_or(0) > 0, "{:?}", out.stats);
+
+    let page = engine.documents(None, 0, 10).unwrap();
+    assert_eq!(page.total, 3);
+    let physics = page.documents.iter().find(|d| d.source.ends_with("copenhagen-physics.txt")).unwrap();
+    assert!(physics.chunks > 0 && physics.entities > 0, "{physics:?}");
+    assert_eq!(engine.documents(Some("copenhagen"), 0, 10).unwrap().total, 1);
+
+    let question = "Who shared the Nobel Prize in Physics with Aage Bohr?";
+    for method in [Method::Basic, Method::Hippo] {
+        let o = ask(&engine, question, method);
+        assert_eq!(o.method, method);
+        let top = o.contexts.first().unwrap_or_else(|| panic!("{method:?}: no context"));
+        assert!(top.source.ends_with("copenhagen-physics.txt"), "{method:?}: {:?}", top.source);
+        assert!(o.contexts.iter().any(|c| c.text.contains("Mottelson")), "{method:?}: {:?}", o.contexts);
+    }
+
+    // The same files again: nothing new.
+    let again = engine.index(IndexInput::Paths(vec![examples()]), &NoProgress, &cancel).unwrap();
+    assert_eq!((again.report.documents_indexed, again.report.documents_unchanged), (0, 3));
+    assert_eq!(again.stats, out.stats);
+
+    let deleted = engine.delete(&physics.source, &cancel).unwrap();
+    assert_eq!(deleted.deleted.documents, 1);
+    assert_eq!(documents(&engine), 2);
+    assert_eq!(engine.documents(None, 0, 10).unwrap().total, 2);
+    let o = ask(&engine, question, Method::Basic);
+    assert!(o.contexts.iter().all(|c| !c.source.ends_with("copenhagen-physics.txt")), "{:?}", o.contexts);
+
+    match engine.delete("no-such-document", &cancel) {
+        Err(Error::NotFound(msg)) => assert!(msg.contains("no-such-document"), "{msg}"),
+        other => panic!("deleting an unknown document: {other:?}"),
+    }
+}
+
+#[test]
+fn texts_in_memory_are_indexed_and_seen_by_another_engine() {
+    let tmp = tempfile::tempdir().unwrap();
+    let writer = engine(tmp.path());
+    let cancel = AtomicBool::new(false);
+    let docs = vec![
+        text_document(
+            "Ada Lovelace",
+            "Ada Lovelace wrote the first program for Charles Babbage's Analytical Engine in 1843.",
+            "upload:ada",
+            "text",
+        )
+        .unwrap(),
+        text_document(
+            "Grace Hopper",
+            "Grace Hopper built the first compiler, the A-0 system, in 1952.",
+            "upload:grace",
+            "text",
+        )
+        .unwrap(),
+    ];
+    assert!(matches!(text_document("Empty", "  ", "upload:empty", "text"), Err(Error::BadInput { .. })));
+    let out = writer.index(IndexInput::Documents(docs), &NoProgress, &cancel).unwrap();
+    assert_eq!(out.report.documents_indexed, 2);
+
+    // Another engine on the same index (another process, as far as the store knows).
+    let reader = engine(tmp.path());
+    assert_eq!(reader.stats().unwrap(), writer.stats().unwrap());
+    let o = ask(&reader, "Who wrote the first program for the Analytical Engine?", Method::Basic);
+    assert_eq!(o.contexts.first().map(|c| c.source.as_str()), Some("upload:ada"), "{:?}", o.contexts);
+
+    // A write by one engine is seen by the other's pooled readers.
+    writer.delete("upload:grace", &cancel).unwrap();
+    assert_eq!(documents(&reader), 1);
+    assert_eq!(reader.documents(Some("Hopper"), 0, 10).unwrap().total, 0);
+}

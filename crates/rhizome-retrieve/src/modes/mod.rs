@@ -1,0 +1,296 @@
+//! The Neo4j GraphRAG-style modes.
+//!
+//! - `chunk-only`: dense + BM25 chunk retrieval, fused as in `basic` (same results).
+//! - `entity-only`: the question's nearest entities (entity vectors), the relationships
+//!   between them and their neighbours, and the chunks that mention them (MENTIONED_IN),
+//!   ranked by the summed weights of the entities they mention: `exp((cos - best cos) /
+//!   ENTITY_TEMPERATURE)` times how specific the entity is (rare entities count more).
+//! - `hybrid`: both: chunk-only's fused score plus [`W_ENTITY`] x the entity-side chunk
+//!   score (normalised to 0..1); with `retrieval.fusion = "rrf"` the entity ranking joins
+//!   as a third reciprocal-rank list with that weight.
+//! - `graph-enhanced`: hybrid, then graph reasoning ([`expand`]): from the best
+//!   `modes.seed_chunks` chunks through SIMILAR_TO and NEXT_CHUNK links up to
+//!   `modes.max_depth` hops (at most `modes.max_chunks` chunks added), and multi-hop entity
+//!   paths between the question's entities and the entities of those seed chunks.
+//!
+//! Contexts: chunks first (at most `retrieval.top_k`; graph-enhanced adds up to
+//! `modes.max_chunks` expanded ones), then paths, entities and relationships.
+
+mod settings;
+mod expand;
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use rhizome_core::config::Section;
+use rhizome_core::{EmbedKind, Result, VectorKind};
+use serde_json::json;
+
+use crate::basic::{rrf, score_fusion};
+use crate::multipath::idf_share;
+use crate::paths::relation_sources;
+pub use self::settings::ModesConfig;
+use crate::{ms, Context, ContextKind, Graph, Method, MethodEntry, QueryEnv, Retrieval, Retriever};
+
+/// Entities taken from the question's vector search.
+pub(crate) const ENTITY_K: usize = 10;
+/// Relationships of those entities kept.
+pub(crate) const MAX_RELATIONSHIPS: usize = 20;
+/// Weight of the entity-side chunk score in `hybrid` (the BM25 weight of `basic` is 0.1).
+pub(crate) const W_ENTITY: f32 = 0.1;
+/// How fast an entity's weight falls with its cosine below the best entity's: one
+/// temperature below weighs e^-1 as much. Summing plain cosines lets many loosely related
+/// entities outvote the one the question names (MuSiQue sample, entity-only R@2: 0.25
+/// summed, 0.36 with this weighting).
+pub(crate) const ENTITY_TEMPERATURE: f32 = 0.05;
+
+/// One of the four modes (`chunk-only`, `entity-only`, `hybrid`, `graph-enhanced`).
+pub struct Mode(pub Method);
+
+/// The registry entries of this module: one per mode, all run by [`Mode`].
+pub(crate) const METHODS: &[MethodEntry] = &[
+    mode(Method::ChunkOnly, "Neo4j-style: chunks only"),
+    mode(Method::EntityOnly, "Neo4j-style: entities and their relations only"),
+    mode(Method::Hybrid, "Neo4j-style: chunks and entities"),
+    mode(Method::GraphEnhanced, "Neo4j-style: chunks, then the graph around their entities"),
+];
+
+const fn mode(method: Method, description: &'static str) -> MethodEntry {
+    MethodEntry {
+        method,
+        description,
+        settings: &[&ModesConfig::KIND],
+        retriever: |m| Box::new(Mode(m)),
+        prompts: &[],
+    }
+}
+
+impl Retriever for Mode {
+    fn method(&self) -> Method {
+        self.0
+    }
+
+    fn retrieve(&self, env: &QueryEnv, question: &str) -> Result<Retrieval> {
+        let mut out = Retrieval::default();
+        let top_k = env.config.retrieval.top_k;
+        let t = Instant::now();
+        let q = env.embedder.embed(&[question.to_string()], EmbedKind::Query)?.remove(0);
+        out.timings_ms.insert("embed_query".into(), ms(t));
+        match self.0 {
+            Method::ChunkOnly => {
+                let fused = chunk_side(env, question, &q, &mut out)?;
+                let t = Instant::now();
+                push_chunks(&rank(fused), top_k, env, &mut out)?;
+                out.timings_ms.insert("fetch".into(), ms(t));
+            }
+            Method::EntityOnly => {
+                let g = graph(env, &mut out)?;
+                let side = entity_side(env, &g, &q, &mut out)?;
+                let t = Instant::now();
+                push_chunks(&ids(&g, &side.chunks), top_k, env, &mut out)?;
+                push_graph(env, &g, &side, &mut out)?;
+                out.timings_ms.insert("fetch".into(), ms(t));
+            }
+            Method::Hybrid | Method::GraphEnhanced => {
+                let g = graph(env, &mut out)?;
+                let fused = chunk_side(env, question, &q, &mut out)?;
+                let side = entity_side(env, &g, &q, &mut out)?;
+                let t = Instant::now();
+                let ranked = hybrid(env, &g, fused, &side);
+                out.timings_ms.insert("fuse".into(), ms(t));
+                // Graph reasoning returns the top_k chunks and those it adds.
+                let (ranked, paths) = if self.0 == Method::GraphEnhanced {
+                    let r = expand::reason(env, &g, ranked, &side, &mut out)?;
+                    (r.chunks, r.paths)
+                } else {
+                    (ranked, Vec::new())
+                };
+                let limit = if self.0 == Method::GraphEnhanced { ranked.len() } else { top_k };
+                let t = Instant::now();
+                push_chunks(&ids(&g, &ranked), limit, env, &mut out)?;
+                out.contexts.extend(paths);
+                push_graph(env, &g, &side, &mut out)?;
+                out.timings_ms.insert("fetch".into(), ms(t));
+            }
+            other => {
+                return Err(rhizome_core::Error::bad_input(format!("--method {other}"), "not a Neo4j-style mode"))
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn graph(env: &QueryEnv, out: &mut Retrieval) -> Result<std::sync::Arc<Graph>> {
+    let t = Instant::now();
+    let g = env.graph()?;
+    out.timings_ms.insert("graph".into(), ms(t));
+    Ok(g)
+}
+
+/// Dense + BM25 over chunks, fused as `basic` fuses them: chunk id -> score.
+fn chunk_side(env: &QueryEnv, question: &str, q: &[f32], out: &mut Retrieval) -> Result<HashMap<String, f32>> {
+    let cfg = &env.config.retrieval;
+    let t = Instant::now();
+    let dense = env.store.vector_search(VectorKind::Chunk, q, cfg.candidates)?;
+    out.timings_ms.insert("dense".into(), ms(t));
+    let t = Instant::now();
+    let sparse = env.store.bm25(question, cfg.candidates)?;
+    out.timings_ms.insert("bm25".into(), ms(t));
+    Ok(match cfg.fusion.as_str() {
+        "rrf" => rrf(&dense, &sparse, cfg.dense_weight, cfg.bm25_weight, cfg.rrf_k),
+        _ => score_fusion(&dense, &sparse, cfg.dense_weight, cfg.bm25_weight),
+    })
+}
+
+/// Chunk numbers to ids.
+fn ids(g: &Graph, ranked: &[(u32, f32)]) -> Vec<(String, f32)> {
+    ranked.iter().map(|&(c, s)| (g.chunk_ids[c as usize].clone(), s)).collect()
+}
+
+/// Best first, ties by id.
+fn rank(scores: HashMap<String, f32>) -> Vec<(String, f32)> {
+    let mut v: Vec<(String, f32)> = scores.into_iter().collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    v
+}
+
+/// What the entity side found: entities and relationships with scores, and the chunks
+/// that mention the entities, best first.
+pub(crate) struct EntitySide {
+    pub entities: Vec<(u32, f32)>,
+    pub relations: Vec<(u32, f32)>,
+    pub chunks: Vec<(u32, f32)>,
+}
+
+fn entity_side(env: &QueryEnv, g: &Graph, q: &[f32], out: &mut Retrieval) -> Result<EntitySide> {
+    let t = Instant::now();
+    let entities: Vec<(u32, f32)> = env
+        .store
+        .vector_search(VectorKind::Entity, q, ENTITY_K)?
+        .into_iter()
+        .filter_map(|s| g.entity(&s.id).map(|e| (e, s.score.max(0.0))))
+        .collect();
+    out.timings_ms.insert("entities".into(), ms(t));
+
+    let t = Instant::now();
+    let score: HashMap<u32, f32> = entities.iter().copied().collect();
+    let mut rel: HashMap<u32, f32> = HashMap::new();
+    for &(e, _) in &entities {
+        for nb in &g.neighbors[e as usize] {
+            let r = &g.relations[nb.relation as usize];
+            let s = score.get(&r.source).copied().unwrap_or(0.0) + score.get(&r.target).copied().unwrap_or(0.0);
+            rel.insert(nb.relation, s);
+        }
+    }
+    let mut relations: Vec<(u32, f32)> = rel.into_iter().collect();
+    relations.sort_by(|a, b| {
+        b.1.total_cmp(&a.1)
+            .then(g.relations[b.0 as usize].weight.total_cmp(&g.relations[a.0 as usize].weight))
+            .then(a.0.cmp(&b.0))
+    });
+    relations.truncate(MAX_RELATIONSHIPS);
+    out.timings_ms.insert("relationships".into(), ms(t));
+
+    let t = Instant::now();
+    let n = g.chunk_ids.len();
+    let mut chunk: HashMap<u32, f32> = HashMap::new();
+    let best = entities.first().map(|x| x.1).unwrap_or(0.0);
+    // The temperature is on MiniLM's cosine scale (see `Embedder::cosine_scale`).
+    let scale = env.embedder.cosine_scale();
+    for &(e, s) in &entities {
+        let mentions = &g.entity_chunks[e as usize];
+        let w = ((s - best) / (ENTITY_TEMPERATURE * scale)).exp() * idf_share(mentions.len(), n);
+        for &(c, _) in mentions {
+            *chunk.entry(c).or_default() += w;
+        }
+    }
+    let mut chunks: Vec<(u32, f32)> = chunk.into_iter().collect();
+    chunks.sort_by(|a, b| {
+        b.1.total_cmp(&a.1).then_with(|| g.chunk_ids[a.0 as usize].cmp(&g.chunk_ids[b.0 as usize]))
+    });
+    out.timings_ms.insert("entity_chunks".into(), ms(t));
+    Ok(EntitySide { entities, relations, chunks })
+}
+
+/// Chunk-side scores plus the entity side's (see the module doc), best first.
+fn hybrid(env: &QueryEnv, g: &Graph, mut fused: HashMap<String, f32>, side: &EntitySide) -> Vec<(u32, f32)> {
+    let cfg = &env.config.retrieval;
+    if cfg.fusion == "rrf" {
+        for (rank, &(c, _)) in side.chunks.iter().take(cfg.candidates).enumerate() {
+            *fused.entry(g.chunk_ids[c as usize].clone()).or_default() += W_ENTITY / (cfg.rrf_k + rank as f32 + 1.0);
+        }
+    } else {
+        // A chunk only the entity side found ranked below every dense candidate.
+        let floor = fused.values().copied().fold(f32::INFINITY, f32::min);
+        let floor = if floor.is_finite() { floor } else { 0.0 };
+        let max = side.chunks.first().map(|x| x.1).filter(|m| *m > 0.0).unwrap_or(1.0);
+        for &(c, s) in side.chunks.iter().take(cfg.candidates) {
+            *fused.entry(g.chunk_ids[c as usize].clone()).or_insert(floor) +=
+                env.embedder.cosine_scale() * W_ENTITY * s / max;
+        }
+    }
+    rank(fused).into_iter().filter_map(|(id, s)| g.chunk(&id).map(|c| (c, s))).collect()
+}
+
+/// The first `limit` chunks as contexts.
+fn push_chunks(ranked: &[(String, f32)], limit: usize, env: &QueryEnv, out: &mut Retrieval) -> Result<()> {
+    let top = &ranked[..ranked.len().min(limit)];
+    let ids: Vec<String> = top.iter().map(|x| x.0.clone()).collect();
+    let scores: HashMap<&str, f32> = top.iter().map(|x| (x.0.as_str(), x.1)).collect();
+    for c in env.store.chunks(&ids)? {
+        out.contexts.push(Context {
+            kind: ContextKind::Chunk,
+            score: scores.get(c.chunk.id.as_str()).copied().unwrap_or(0.0),
+            id: c.chunk.id,
+            text: c.chunk.text,
+            source: c.doc_source,
+            title: c.doc_title,
+        });
+    }
+    Ok(())
+}
+
+/// Entities (name, type, description) and relationships (`A --rel--> B`) as contexts.
+fn push_graph(env: &QueryEnv, g: &Graph, side: &EntitySide, out: &mut Retrieval) -> Result<()> {
+    let ids: Vec<String> = side.entities.iter().map(|&(e, _)| g.entity_ids[e as usize].clone()).collect();
+    let rows: HashMap<String, rhizome_core::Entity> =
+        env.store.entities(&ids)?.into_iter().map(|e| (e.id.clone(), e)).collect();
+    let top_chunk: Vec<u32> = side
+        .entities
+        .iter()
+        .filter_map(|&(e, _)| {
+            g.entity_chunks[e as usize].iter().max_by(|x, y| x.1.cmp(&y.1).then(y.0.cmp(&x.0))).map(|x| x.0)
+        })
+        .collect();
+    let docs = crate::paths::chunk_sources(env.store, g, &top_chunk)?;
+    for &(e, score) in &side.entities {
+        let Some(row) = rows.get(&g.entity_ids[e as usize]) else { continue };
+        let origin = g.entity_chunks[e as usize]
+            .iter()
+            .max_by(|x, y| x.1.cmp(&y.1).then(y.0.cmp(&x.0)))
+            .and_then(|x| docs.get(&x.0).cloned())
+            .unwrap_or_default();
+        let text = if row.description.is_empty() {
+            format!("{} ({})", row.name, row.entity_type)
+        } else {
+            format!("{} ({}): {}", row.name, row.entity_type, row.description)
+        };
+        out.contexts.push(Context { kind: ContextKind::Entity, id: row.id.clone(), text, score, source: origin.0, title: origin.1 });
+    }
+    let rels: Vec<u32> = side.relations.iter().map(|x| x.0).collect();
+    for (&(r, score), (source, title)) in side.relations.iter().zip(relation_sources(env.store, g, &rels)?) {
+        out.contexts.push(Context {
+            kind: ContextKind::Relationship,
+            id: g.relations[r as usize].id.clone(),
+            text: g.render_relation(r),
+            score,
+            source,
+            title,
+        });
+    }
+    out.extra.insert(
+        "entities".into(),
+        json!(side.entities.iter().map(|&(e, s)| json!({"name": g.entity_names[e as usize], "score": s})).collect::<Vec<_>>()),
+    );
+    Ok(())
+}
