@@ -8,8 +8,10 @@ use std::process::Command;
 
 fn run(cmd: &mut Command, what: &str) {
     let status = cmd.status().unwrap_or_else(|e| {
-        panic!("building the web UI: could not run {what} ({e}). Node.js 20 and npm are needed to build \
-                rhizome (Debian: apt-get install nodejs npm)")
+        panic!(
+            "building the web UI: could not run {what} ({e}). Node.js 20 and npm are needed to build \
+                rhizome (Debian: apt-get install nodejs npm)"
+        )
     });
     if !status.success() {
         panic!("building the web UI: {what} failed ({status}); run it in web/ to see why");

@@ -17,7 +17,11 @@ pub fn summary(o: &CommunityOutcome) -> String {
         o.reports_llm,
         o.reports_extractive,
         o.reports_reused,
-        if o.llm_failures > 0 { format!(", {} LLM reports failed (extractive ones stand in; see notes)", o.llm_failures) } else { String::new() },
+        if o.llm_failures > 0 {
+            format!(", {} LLM reports failed (extractive ones stand in; see notes)", o.llm_failures)
+        } else {
+            String::new()
+        },
     )
 }
 

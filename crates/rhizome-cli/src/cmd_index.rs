@@ -117,17 +117,25 @@ fn import_graphrag(app: &App, dir: &std::path::Path) -> Result<()> {
     println!(
         "GraphRAG folder {}: {} document(s), {} text units, {} entities, {} relationships, {} communities, \
          {} reports, {} covariates",
-        dir.display(), c.documents, c.text_units, c.entities, c.relationships, c.communities,
-        c.community_reports, c.covariates
+        dir.display(),
+        c.documents,
+        c.text_units,
+        c.entities,
+        c.relationships,
+        c.communities,
+        c.community_reports,
+        c.covariates
     );
     println!(
         "indexed {} new document(s) ({} unchanged, {} replaced): {} chunks, {} mentions, {} relations",
-        r.documents_new, r.documents_unchanged, r.documents_replaced, r.chunks,
-        r.entities_mentioned, r.relations
+        r.documents_new, r.documents_unchanged, r.documents_replaced, r.chunks, r.entities_mentioned, r.relations
     );
     println!(
         "covariates: {} written, {} already present; communities: {}; reports: {} written, {} unchanged",
-        done.covariates_written, done.covariates_present, done.communities, done.reports_written,
+        done.covariates_written,
+        done.covariates_present,
+        done.communities,
+        done.reports_written,
         done.reports_unchanged
     );
     print_timings(&r.timings_ms);
@@ -145,4 +153,3 @@ fn import_graphrag(_app: &App, dir: &std::path::Path) -> Result<()> {
         dir.display()
     )
 }
-

@@ -35,8 +35,16 @@ pub fn documents(app: App, search: Option<&str>, offset: usize, limit: usize) ->
     if app.json {
         return print_json(&page);
     }
-    println!("{} document(s) in {}{}", page.total, app.store,
-        if page.documents.len() < page.total as usize { format!(", showing {} from {}", page.documents.len(), offset) } else { String::new() });
+    println!(
+        "{} document(s) in {}{}",
+        page.total,
+        app.store,
+        if page.documents.len() < page.total as usize {
+            format!(", showing {} from {}", page.documents.len(), offset)
+        } else {
+            String::new()
+        }
+    );
     for d in &page.documents {
         println!(
             "{}  {:<3} {:>5} chunks {:>6} entities  {}{}\n      {}",
@@ -55,7 +63,9 @@ pub fn documents(app: App, search: Option<&str>, offset: usize, limit: usize) ->
 pub fn delete(app: App, doc: &str) -> Result<()> {
     let o = app.engine()?.delete(doc, &CANCEL)?;
     if app.json {
-        return print_json(&json!({"deleted": o.deleted, "synonym_edges": o.synonym_edges, "communities": o.communities}));
+        return print_json(
+            &json!({"deleted": o.deleted, "synonym_edges": o.synonym_edges, "communities": o.communities}),
+        );
     }
     let t = &o.deleted;
     println!(
@@ -97,8 +107,10 @@ pub fn models(app: App, what: ModelsCmd) -> Result<()> {
             let rows: Vec<_> = rhizome_models::ALL
                 .iter()
                 .chain(rhizome_models::LLMS.iter())
-                .map(|s| json!({"name": s.name, "installed": rhizome_models::is_installed(s, &dir),
-                    "path": rhizome_models::model_path(s, &dir)}))
+                .map(|s| {
+                    json!({"name": s.name, "installed": rhizome_models::is_installed(s, &dir),
+                    "path": rhizome_models::model_path(s, &dir)})
+                })
                 .collect();
             if app.json {
                 return print_json(&json!({"models_dir": dir, "models": rows}));

@@ -1,7 +1,6 @@
 //! `rhizome`: the command-line tool. Glue only: every capability lives in a library crate.
 
 mod app;
-mod method_flags;
 mod cmd_analyze;
 mod cmd_communities;
 mod cmd_copy;
@@ -11,6 +10,7 @@ mod cmd_misc;
 mod cmd_query;
 mod cmd_serve;
 mod dispatch;
+mod method_flags;
 mod progress;
 
 use std::path::PathBuf;

@@ -63,8 +63,18 @@ fn reference_questions_without_an_index() {
     assert_eq!(vi["multi_hop"], false);
     assert_eq!(vi["source"], "rules");
     for key in [
-        "language", "query_type", "complexity", "complexity_score", "key_concepts", "requires_reasoning",
-        "multiple_sources", "multi_hop", "standalone_question", "is_follow_up", "source", "notes",
+        "language",
+        "query_type",
+        "complexity",
+        "complexity_score",
+        "key_concepts",
+        "requires_reasoning",
+        "multiple_sources",
+        "multi_hop",
+        "standalone_question",
+        "is_follow_up",
+        "source",
+        "notes",
     ] {
         assert!(vi.get(key).is_some(), "{key} in {vi}");
     }
@@ -83,7 +93,12 @@ fn reference_questions_without_an_index() {
     let mut c = rz(tmp.path());
     c.args(["analyze", ZH]);
     let text = ok(c);
-    for line in ["Language:         zh", "Multi-hop:        yes", "--method auto:    hippo if the index has facts, else multihop", "Key concepts:     Sam Altman, AI"] {
+    for line in [
+        "Language:         zh",
+        "Multi-hop:        yes",
+        "--method auto:    hippo if the index has facts, else multihop",
+        "Key concepts:     Sam Altman, AI",
+    ] {
         assert!(text.contains(line), "{line:?} in:\n{text}");
     }
     assert!(!tmp.path().join("idx").exists(), "analysing creates no index");
@@ -154,7 +169,11 @@ fn llm_assisted_analysis() {
     .unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let h = tmp.path().join("chat.json");
-    std::fs::write(&h, r#"[{"role": "user", "content": "Who is Aage Bohr?"}, {"role": "assistant", "content": "A physicist."}]"#).unwrap();
+    std::fs::write(
+        &h,
+        r#"[{"role": "user", "content": "Who is Aage Bohr?"}, {"role": "assistant", "content": "A physicist."}]"#,
+    )
+    .unwrap();
     let mut c = rz(tmp.path());
     c.args(["--llm-provider", "openai", "--llm-model", "mock", "--llm-base-url"])
         .arg(server.base_url())
@@ -208,7 +227,12 @@ fn query_method_auto_routes_and_reports() {
 
     // `query --history`: the follow-up is asked as a self-contained question.
     let h = tmp.path().join("chat.json");
-    std::fs::write(&h, serde_json::json!([{"role": "user", "content": ZH}, {"role": "assistant", "content": "微软投资了OpenAI。"}]).to_string()).unwrap();
+    std::fs::write(
+        &h,
+        serde_json::json!([{"role": "user", "content": ZH}, {"role": "assistant", "content": "微软投资了OpenAI。"}])
+            .to_string(),
+    )
+    .unwrap();
     let mut c = rz(tmp.path());
     c.args(["--json", "query", "--history"]).arg(&h).arg("他的公司总部在哪里？");
     let out = run(c);

@@ -52,8 +52,10 @@ fn musique_recall_is_the_same_on_every_backend() {
         for store in [&pg, &fk] {
             let got = recall(store, tmp.path(), method);
             eprintln!("{method} on {store}: R@2 {:.3} R@5 {:.3} (SQLite {:.3} / {:.3})", got.0, got.1, want.0, want.1);
-            assert!((got.0 - want.0).abs() <= 0.005 && (got.1 - want.1).abs() <= 0.005,
-                "{method} on {store}: {got:?} vs SQLite {want:?}");
+            assert!(
+                (got.0 - want.0).abs() <= 0.005 && (got.1 - want.1).abs() <= 0.005,
+                "{method} on {store}: {got:?} vs SQLite {want:?}"
+            );
         }
     }
 }
@@ -106,8 +108,13 @@ fn delete_equals_never_indexed_on_every_backend() {
     let pg = rhizome_testdb::postgres::fresh_database;
     let fk = rhizome_testdb::falkordb::fresh_graph;
     for (runs, gone, tag) in [(vec![plain.clone()], &plain[2], "ab"), (merged, &a, "merged")] {
-        delete_equals_never_indexed(&lite(&format!("lite-{tag}")), &lite(&format!("lite-{tag}-fresh")), tmp.path(),
-            &runs, gone);
+        delete_equals_never_indexed(
+            &lite(&format!("lite-{tag}")),
+            &lite(&format!("lite-{tag}-fresh")),
+            tmp.path(),
+            &runs,
+            gone,
+        );
         delete_equals_never_indexed(&pg(tag), &pg(&format!("{tag}fresh")), tmp.path(), &runs, gone);
         delete_equals_never_indexed(&fk(tag), &fk(&format!("{tag}fresh")), tmp.path(), &runs, gone);
     }

@@ -34,9 +34,8 @@ fn ok(mut c: Command) -> Output {
 fn json(mut c: Command) -> Value {
     c.arg("--json");
     let out = ok(c);
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout))
-    })
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
 }
 
 fn stats(index: &Path) -> Value {
@@ -116,7 +115,10 @@ fn musique_eval_and_resume_after_sigkill() {
     let deadline = Instant::now() + Duration::from_secs(600);
     loop {
         std::thread::sleep(Duration::from_millis(200));
-        let docs = rz(&killed).args(["stats", "--json"]).output().ok()
+        let docs = rz(&killed)
+            .args(["stats", "--json"])
+            .output()
+            .ok()
             .filter(|o| o.status.success())
             .and_then(|o| serde_json::from_slice::<Value>(&o.stdout).ok())
             .and_then(|v| v["nodes"]["Document"].as_u64())
@@ -204,7 +206,10 @@ fn bad_input_is_skipped_and_named() {
     let out = rz(&bad).args(["query", "anything"]).output().unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("damaged or not a Rhizome index") && err.contains("backup") && !err.contains("panicked"), "{err}");
+    assert!(
+        err.contains("damaged or not a Rhizome index") && err.contains("backup") && !err.contains("panicked"),
+        "{err}"
+    );
 
     // Bad flags and settings name the fix.
     let out = rz(&idx).args(["query", "x", "--method", "nope"]).output().unwrap();
@@ -232,8 +237,9 @@ fn edge_list_import_builds_entities_and_facts() {
 #[test]
 fn openie_import_in_many_batches_equals_one_batch() {
     let tmp = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(shared().join("musique/openie_musique_train_results_ner_gpt-3.5-turbo-1106_1890.json"))
-        .unwrap();
+    let text =
+        std::fs::read_to_string(shared().join("musique/openie_musique_train_results_ner_gpt-3.5-turbo-1106_1890.json"))
+            .unwrap();
     // HippoRAG writes Python's NaN for its empty averages; JSON has no NaN.
     let full: Value = serde_json::from_str(&text.replace("NaN", "null")).unwrap();
     let mut small = full.clone();
@@ -295,11 +301,8 @@ fn adding_files_processes_only_new_ones_and_a_missing_model_is_explained() {
     let r = query(&idx, "When did Google introduce its Knowledge Graph?");
     assert_eq!(r["contexts"][0]["title"], "Knowledge graphs", "{r:#}");
 
-    let out = rz(&idx)
-        .env("RHIZOME_MODELS_DIR", tmp.path().join("no-models"))
-        .args(["query", "anything"])
-        .output()
-        .unwrap();
+    let out =
+        rz(&idx).env("RHIZOME_MODELS_DIR", tmp.path().join("no-models")).args(["query", "anything"]).output().unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("rhizome models fetch"));
 }
@@ -308,8 +311,7 @@ fn adding_files_processes_only_new_ones_and_a_missing_model_is_explained() {
 fn ingest_benchmark_prints_figures() {
     let tmp = tempfile::tempdir().unwrap();
     let mut c = rz(&tmp.path().join("unused"));
-    c.args(["bench", "ingest", "--baseline-sample", "5"])
-        .arg(shared().join("hipporag_misc/sample_corpus.json"));
+    c.args(["bench", "ingest", "--baseline-sample", "5"]).arg(shared().join("hipporag_misc/sample_corpus.json"));
     let b = json(c);
     assert!(b["embedding"]["passages_per_s"].as_f64().unwrap() > 0.0, "{b}");
     assert!(b["embedding"]["speedup_vs_baseline"].as_f64().unwrap() > 0.0);
@@ -368,17 +370,26 @@ fn dry_run_counts_replaced_and_unchanged_documents_as_the_run_does() {
     let mut c = rz(&idx);
     c.args(["--set", "embed.model=all-MiniLM-L6-v2", "index"]).arg(&docs);
     ok(c);
-    std::fs::write(docs.join("a.txt"), "Aage Bohr won the Nobel Prize in Physics in 1975, with Ben Mottelson.").unwrap();
+    std::fs::write(docs.join("a.txt"), "Aage Bohr won the Nobel Prize in Physics in 1975, with Ben Mottelson.")
+        .unwrap();
     std::fs::write(docs.join("c.txt"), "Niels Bohr founded the institute in Copenhagen.").unwrap();
     let plan = {
         let mut c = rz(&idx);
         c.args(["--set", "embed.model=all-MiniLM-L6-v2", "index", "--dry-run"]).arg(&docs);
         json(c)
     };
-    assert_eq!((&plan["documents_new"], &plan["documents_replaced"], &plan["documents_unchanged"]), (&1.into(), &1.into(), &1.into()), "{plan}");
+    assert_eq!(
+        (&plan["documents_new"], &plan["documents_replaced"], &plan["documents_unchanged"]),
+        (&1.into(), &1.into(), &1.into()),
+        "{plan}"
+    );
     let mut c = rz(&idx);
     c.args(["--set", "embed.model=all-MiniLM-L6-v2", "index"]).arg(&docs);
     let run = json(c);
     let r = &run["report"];
-    assert_eq!((&r["documents_new"], &r["documents_replaced"], &r["documents_unchanged"]), (&1.into(), &1.into(), &1.into()), "{run}");
+    assert_eq!(
+        (&r["documents_new"], &r["documents_replaced"], &r["documents_unchanged"]),
+        (&1.into(), &1.into(), &1.into()),
+        "{run}"
+    );
 }

@@ -173,7 +173,8 @@ fn three_servers_on_one_postgres_database() {
             std::fs::write(all.join(name), bytes).unwrap();
         }
     }
-    let env_for = |url: &str| vec![("RHIZOME_STORE_URL", url.to_string()), ("RHIZOME_EMBED_DOCS_PER_BATCH", "2".to_string())];
+    let env_for =
+        |url: &str| vec![("RHIZOME_STORE_URL", url.to_string()), ("RHIZOME_EMBED_DOCS_PER_BATCH", "2".to_string())];
     let start_on = |url: &str, dir: &Path| {
         let env = env_for(url);
         let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();

@@ -31,11 +31,8 @@ use support::{diff, dump, musique_docs, ok, rz, vector_gap};
 /// Passages of the corpus, and documents per batch (so a run commits several batches).
 const DOCS: usize = 40;
 const PER_BATCH: &str = "embed.docs_per_batch=8";
-const QUESTIONS: &[&str] = &[
-    "Who founded the company?",
-    "In which country is the city located?",
-    "When was the album released?",
-];
+const QUESTIONS: &[&str] =
+    &["Who founded the company?", "In which country is the city located?", "When was the album released?"];
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.trim().parse().ok()).unwrap_or(default)
@@ -304,7 +301,11 @@ fn campaign(setup: &Setup, kills: usize, fresh: &mut dyn FnMut(&str) -> Store) -
         support::json(c)
     };
     let want = snapshot(setup, &clean_store, tmp.path(), "clean");
-    assert!(want.tables["chunks"].len() >= DOCS && !want.tables["synonyms"].is_empty(), "{}: a real clean run", setup.name);
+    assert!(
+        want.tables["chunks"].len() >= DOCS && !want.tables["synonyms"].is_empty(),
+        "{}: a real clean run",
+        setup.name
+    );
     if setup.llm.is_some() {
         let facts = clean_stats["nodes"]["Fact"].as_u64().unwrap_or(0);
         assert!(facts > 0 && !want.tables["llm_cache"].is_empty(), "{}: the LLM extracted: {clean_stats}", setup.name);
@@ -338,7 +339,11 @@ fn campaign(setup: &Setup, kills: usize, fresh: &mut dyn FnMut(&str) -> Store) -
             } else {
                 kill_after(setup.index(store, &docs), Duration::from_secs_f64(at), &mut finished)
             };
-            if killed { Ok(()) } else { Err(finished) }
+            if killed {
+                Ok(())
+            } else {
+                Err(finished)
+            }
         };
         while let Err(took) = try_kill(&store, at, late_delay) {
             tries += 1;
@@ -367,11 +372,16 @@ fn campaign(setup: &Setup, kills: usize, fresh: &mut dyn FnMut(&str) -> Store) -
         if twice && kill_after(setup.index(&store, &docs), Duration::from_secs_f64(again_at), &mut None) {
             note.push_str(&format!("; rerun killed at {again_at:.2} s, in {}", stage_hit(setup, &store, &clean_stats)));
         }
-        let result = complete(setup.index(&store, &docs)).map_err(|e| vec![format!("the rerun failed: {e}")]).and_then(|()| {
-            let got = snapshot(setup, &store, tmp.path(), &format!("k{k}"));
-            let d = compare(&got, &want);
-            if d.is_empty() { Ok(()) } else { Err(d) }
-        });
+        let result =
+            complete(setup.index(&store, &docs)).map_err(|e| vec![format!("the rerun failed: {e}")]).and_then(|()| {
+                let got = snapshot(setup, &store, tmp.path(), &format!("k{k}"));
+                let d = compare(&got, &want);
+                if d.is_empty() {
+                    Ok(())
+                } else {
+                    Err(d)
+                }
+            });
         match result {
             Ok(()) => {
                 recovered += 1;
@@ -392,7 +402,12 @@ fn run_sqlite(setup: Setup, default_kills: usize) {
     let root = dirs.path().to_path_buf();
     let mut fresh = |n: &str| Store::Sqlite(root.join(n));
     let (landed, recovered, failures) = campaign(&setup, env_usize("RHIZOME_CRASH_KILLS", default_kills), &mut fresh);
-    assert!(failures.is_empty(), "{}: {recovered} of {landed} kills recovered; failures:\n{}", setup.name, failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{}: {recovered} of {landed} kills recovered; failures:\n{}",
+        setup.name,
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -410,10 +425,16 @@ fn postgres_kills_recover_to_the_clean_run() {
     let setup = Setup { name: "postgres llm-free", llm: None };
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path().to_path_buf();
-    let mut fresh = |n: &str| Store::Postgres { url: rhizome_testdb::postgres::fresh_database(n), scratch: dir.clone() };
+    let mut fresh =
+        |n: &str| Store::Postgres { url: rhizome_testdb::postgres::fresh_database(n), scratch: dir.clone() };
     let kills = env_usize("RHIZOME_CRASH_KILLS_PG", env_usize("RHIZOME_CRASH_KILLS", 1).min(10));
     let (landed, recovered, failures) = campaign(&setup, kills, &mut fresh);
-    assert!(failures.is_empty(), "{}: {recovered} of {landed} kills recovered; failures:\n{}", setup.name, failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{}: {recovered} of {landed} kills recovered; failures:\n{}",
+        setup.name,
+        failures.join("\n")
+    );
 }
 
 /// `rhizome serve` killed (SIGKILL) while an upload job runs, then restarted on the same
@@ -497,7 +518,9 @@ fn server_killed_during_an_upload_resumes_the_job() {
                 }
             }
             (None, Some("done")) => {}
-            (None, _) => problems.push(format!("job {id} was not finished and is not listed after the restart: {listed}")),
+            (None, _) => {
+                problems.push(format!("job {id} was not finished and is not listed after the restart: {listed}"))
+            }
         }
         drop(s);
         let pending: Vec<_> = std::fs::read_dir(idx.join("uploads-pending"))

@@ -212,7 +212,11 @@ fn postgres_disk_full_keeps_committed_batches_and_the_rerun_completes() {
     c.args(batch).arg("index").arg(&docs);
     let r = json(c);
     assert_eq!(r["report"]["documents_indexed"].as_u64(), Some(48 - n as u64), "{r}");
-    assert_eq!(stats(Path::new(&idx)), stats(Path::new(&clean)), "the rerun after freeing space differs from an unhindered run");
+    assert_eq!(
+        stats(Path::new(&idx)),
+        stats(Path::new(&clean)),
+        "the rerun after freeing space differs from an unhindered run"
+    );
     drop(server);
     drop(fs);
     let _ = std::fs::remove_dir_all(&base);
@@ -254,7 +258,10 @@ fn disk_full_during_an_upload_fails_the_job_clearly() {
         };
         assert_eq!(v["state"], "failed", "the upload fit: {v:#}");
         let e = v["errors"][0]["error"].as_str().unwrap();
-        assert!(e.contains("disk is full") && e.contains("free space") && e.contains("run the same command again"), "{v:#}");
+        assert!(
+            e.contains("disk is full") && e.contains("free space") && e.contains("run the same command again"),
+            "{v:#}"
+        );
         let q = s.post_json("/query", &serde_json::json!({"question": "Who founded the company?"}));
         assert_eq!(q.status().as_u16(), 200, "a query on the full disk");
         s.get_json("/health")["documents"].as_u64().unwrap()
@@ -307,7 +314,10 @@ fn unreadable_files_are_skipped_and_named() {
     let skipped = v["skipped"].as_array().unwrap();
     for (name, why) in &odd {
         let path = p(name).display().to_string();
-        let s = skipped.iter().find(|s| s["path"] == path.as_str()).unwrap_or_else(|| panic!("{name} not in skipped: {v:#}"));
+        let s = skipped
+            .iter()
+            .find(|s| s["path"] == path.as_str())
+            .unwrap_or_else(|| panic!("{name} not in skipped: {v:#}"));
         assert!(s["reason"].as_str().unwrap().contains(why), "{name}: {s}");
         assert!(err.contains(&format!("skipped {path}: ")), "{name} not named on stderr: {err}");
     }
@@ -414,25 +424,41 @@ fn damaged_model_files_are_refused_with_the_fix() {
     let weights = "model.safetensors";
 
     let cases: Vec<(&str, &str, Box<dyn Fn(&Path)>)> = vec![
-        ("truncated weights", weights, Box::new(|f: &Path| {
-            let len = std::fs::metadata(f).unwrap().len();
-            std::fs::OpenOptions::new().write(true).open(f).unwrap().set_len(len / 3).unwrap();
-        })),
-        ("junk weights of the right size", weights, Box::new(|f: &Path| {
-            let len = std::fs::metadata(f).unwrap().len() as usize;
-            std::fs::write(f, vec![0x5au8; len]).unwrap();
-        })),
+        (
+            "truncated weights",
+            weights,
+            Box::new(|f: &Path| {
+                let len = std::fs::metadata(f).unwrap().len();
+                std::fs::OpenOptions::new().write(true).open(f).unwrap().set_len(len / 3).unwrap();
+            }),
+        ),
+        (
+            "junk weights of the right size",
+            weights,
+            Box::new(|f: &Path| {
+                let len = std::fs::metadata(f).unwrap().len() as usize;
+                std::fs::write(f, vec![0x5au8; len]).unwrap();
+            }),
+        ),
         // Loads without complaint as far as the format goes: only its pinned digest tells.
-        ("one byte of the weights changed", weights, Box::new(|f: &Path| {
-            let mut bytes = std::fs::read(f).unwrap();
-            let mid = bytes.len() / 2;
-            bytes[mid] ^= 0x01;
-            std::fs::write(f, bytes).unwrap();
-        })),
-        ("junk tokenizer of the right size", "tokenizer.json", Box::new(|f: &Path| {
-            let len = std::fs::metadata(f).unwrap().len() as usize;
-            std::fs::write(f, vec![b'{'; len]).unwrap();
-        })),
+        (
+            "one byte of the weights changed",
+            weights,
+            Box::new(|f: &Path| {
+                let mut bytes = std::fs::read(f).unwrap();
+                let mid = bytes.len() / 2;
+                bytes[mid] ^= 0x01;
+                std::fs::write(f, bytes).unwrap();
+            }),
+        ),
+        (
+            "junk tokenizer of the right size",
+            "tokenizer.json",
+            Box::new(|f: &Path| {
+                let len = std::fs::metadata(f).unwrap().len() as usize;
+                std::fs::write(f, vec![b'{'; len]).unwrap();
+            }),
+        ),
         ("missing tokenizer", "tokenizer.json", Box::new(|f: &Path| std::fs::remove_file(f).unwrap())),
     ];
     for (what, file, damage) in &cases {
@@ -460,7 +486,10 @@ fn damaged_model_files_are_refused_with_the_fix() {
     let e5 = tmp.path().join("e5");
     let (out, err) = run(rz(&e5).args(support::fixture::E5).arg("index").arg(&more).env("RHIZOME_MODELS_DIR", &models));
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("e5-small-q4.bin") && err.contains("rhizome models fetch") && !err.contains("panicked"), "{err}");
+    assert!(
+        err.contains("e5-small-q4.bin") && err.contains("rhizome models fetch") && !err.contains("panicked"),
+        "{err}"
+    );
 
     // The POS tagger truncated: refused like the embedders (indexing without it would drop
     // English noun phrases silently), named with the fix, no index made.
@@ -472,7 +501,10 @@ fn damaged_model_files_are_refused_with_the_fix() {
     let pos = tmp.path().join("pos");
     let (out, err) = run(rz(&pos).arg("index").arg(&more).env("RHIZOME_MODELS_DIR", &models));
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("tagger.json.gz") && err.contains("rhizome models fetch") && !err.contains("panicked"), "{err}");
+    assert!(
+        err.contains("tagger.json.gz") && err.contains("rhizome models fetch") && !err.contains("panicked"),
+        "{err}"
+    );
     assert!(!pos.join("rhizome.sqlite").exists(), "an index was made: {err}");
     // The index of the first part is untouched by the refusal too.
     let (out, err) = run(rz(&idx).arg("index").arg(&more).env("RHIZOME_MODELS_DIR", &models));

@@ -62,8 +62,15 @@ fn operation_dulce_imports_once_and_answers() {
     let idx = tmp.path().join("idx");
     let first = import(&idx, &fixture());
     let read = &first["graphrag"]["read"];
-    for (k, n) in [("documents", 1), ("text_units", 5), ("entities", 39), ("relationships", 107),
-                   ("communities", 10), ("community_reports", 10), ("covariates", 41)] {
+    for (k, n) in [
+        ("documents", 1),
+        ("text_units", 5),
+        ("entities", 39),
+        ("relationships", 107),
+        ("communities", 10),
+        ("community_reports", 10),
+        ("covariates", 41),
+    ] {
         assert_eq!(read[k], n, "{k}: {first:#}");
     }
     let written = &first["graphrag"]["written"];
@@ -72,8 +79,9 @@ fn operation_dulce_imports_once_and_answers() {
     assert_eq!(first["report"]["documents_indexed"], 1);
 
     let s = stats(&idx);
-    for (k, n) in [("Document", 1), ("Chunk", 5), ("Community", 10), ("CommunityReport", 10),
-                   ("Covariate", 41), ("Fact", 0)] {
+    for (k, n) in
+        [("Document", 1), ("Chunk", 5), ("Community", 10), ("CommunityReport", 10), ("Covariate", 41), ("Fact", 0)]
+    {
         assert_eq!(s["nodes"][k], n, "{k}: {s:#}");
     }
     assert_eq!(s["edges"]["RELATED"], 107, "{s:#}");
@@ -81,8 +89,14 @@ fn operation_dulce_imports_once_and_answers() {
     // entities.parquet lacks (kept, so that all 107 relationships are).
     assert_eq!(s["nodes"]["Entity"], 39 + 2, "{s:#}");
     assert_eq!(read["endpoint_entities_added"], 2);
-    assert!(first["warnings"].as_array().unwrap().iter()
-        .any(|w| w.as_str().unwrap().contains("CONCRETE HALLWAY, ELEVATOR")), "{first:#}");
+    assert!(
+        first["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("CONCRETE HALLWAY, ELEVATOR")),
+        "{first:#}"
+    );
 
     // Again: nothing is written twice, no count changes.
     let second = import(&idx, &fixture());
@@ -157,7 +171,8 @@ fn a_table_the_parquet_reader_panics_on_is_an_error() {
     let saved = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../rhizome-fuzz/regressions/import_graphrag_parquet/panic-dict-decoder-unset.bin");
     let input = std::fs::read(&saved).unwrap();
-    let tables = ["documents", "text_units", "entities", "relationships", "communities", "community_reports", "covariates"];
+    let tables =
+        ["documents", "text_units", "entities", "relationships", "communities", "community_reports", "covariates"];
     let damaged = tables[input[0] as usize % tables.len()];
     for t in tables {
         std::fs::copy(fixture().join(format!("{t}.parquet")), dir.join(format!("{t}.parquet"))).unwrap();

@@ -250,10 +250,9 @@ fn communities_force_really_recomputes() {
 #[test]
 fn killed_inside_a_large_file_resumes_to_the_clean_run() {
     let tmp = tempfile::tempdir().unwrap();
-    let corpus: Vec<serde_json::Value> = serde_json::from_str(
-        &std::fs::read_to_string(shared().join("musique/musique_train_corpus.json")).unwrap(),
-    )
-    .unwrap();
+    let corpus: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(shared().join("musique/musique_train_corpus.json")).unwrap())
+            .unwrap();
     let mut text = String::new();
     for p in corpus.iter().take(400) {
         text.push_str(p["title"].as_str().unwrap());
@@ -273,14 +272,8 @@ fn killed_inside_a_large_file_resumes_to_the_clean_run() {
     assert!(chunks > 64, "the file makes {chunks} chunks: enough parts to kill inside");
 
     let killed = tmp.path().join("killed");
-    let mut child = rz(&killed)
-        .args(parts)
-        .arg("index")
-        .arg(&file)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child =
+        rz(&killed).args(parts).arg("index").arg(&file).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(300);
     let mut seen = 0;
     while Instant::now() < deadline {

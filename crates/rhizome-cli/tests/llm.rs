@@ -13,7 +13,8 @@ fn docs() -> PathBuf {
 
 fn rz(index: &Path, server: &MockOpenAi) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_rhizome"));
-    c.arg("--index").arg(index)
+    c.arg("--index")
+        .arg(index)
         .args(["--llm-provider", "openai", "--llm-model", "mock-model", "--llm-base-url"])
         .arg(server.base_url())
         .args(["--set", "llm.retry_base_ms=10", "--set", "llm.timeout_s=1", "--set", "llm.concurrency=1"])
@@ -26,7 +27,12 @@ fn rz(index: &Path, server: &MockOpenAi) -> Command {
 fn run_json(mut c: Command) -> Value {
     c.arg("--json");
     let out: Output = c.output().unwrap();
-    assert!(out.status.success(), "failed: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 

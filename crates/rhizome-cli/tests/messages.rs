@@ -89,8 +89,11 @@ fn delete_finds_a_document_by_any_spelling_and_documents_lists_them() {
     assert_eq!(page["total"], 3, "{page}");
     assert!(page["documents"][0]["chunks"].as_u64().unwrap() >= 1);
     assert_eq!(page["documents"][0]["language"], "en");
-    for (spelling, dir) in [("./docs/a.md", tmp.path().to_path_buf()), ("docs//b.md", tmp.path().to_path_buf()),
-        (docs.join("c.md").to_str().unwrap(), Path::new("/").to_path_buf())] {
+    for (spelling, dir) in [
+        ("./docs/a.md", tmp.path().to_path_buf()),
+        ("docs//b.md", tmp.path().to_path_buf()),
+        (docs.join("c.md").to_str().unwrap(), Path::new("/").to_path_buf()),
+    ] {
         let mut c = rz(&idx);
         c.current_dir(&dir).args(["delete", spelling]);
         let out = json(c);
@@ -168,8 +171,10 @@ fn damage_inside_an_index_names_the_index_and_the_fix() {
         }
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!err.contains("panicked"), "{err}");
-        assert!(err.contains(&*idx.display().to_string()) && err.contains("damaged") && err.contains("backup"),
-            "{args:?}: {err}");
+        assert!(
+            err.contains(&*idx.display().to_string()) && err.contains("damaged") && err.contains("backup"),
+            "{args:?}: {err}"
+        );
         saw += 1;
     }
     assert!(saw > 0, "the damage was never noticed");

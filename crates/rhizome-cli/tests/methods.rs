@@ -11,8 +11,16 @@ use serde_json::Value;
 mod support;
 
 const METHODS: [&str; 10] = [
-    "basic", "local", "hippo", "multihop", "multipath", "chunk-only", "entity-only", "hybrid",
-    "graph-enhanced", "auto",
+    "basic",
+    "local",
+    "hippo",
+    "multihop",
+    "multipath",
+    "chunk-only",
+    "entity-only",
+    "hybrid",
+    "graph-enhanced",
+    "auto",
 ];
 
 fn shared() -> PathBuf {
@@ -28,8 +36,12 @@ fn rz(index: &Path) -> Command {
 fn json(mut c: Command) -> Value {
     c.arg("--json");
     let out = c.output().unwrap();
-    assert!(out.status.success(), "rhizome failed: {}\n{}", String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "rhizome failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -62,14 +74,20 @@ fn musique_hippo_beats_basic_and_hipporag() {
         let mut c = rz(&idx);
         c.arg("eval").arg(&questions).args(["--method", method, "--k", "2,5"]);
         let e = json(c);
-        eprintln!("musique {method}: R@2 {:.3} R@5 {:.3} p50 {:.1} ms", recall(&e, "2"), recall(&e, "5"),
-            e["latency_ms"]["p50"].as_f64().unwrap());
+        eprintln!(
+            "musique {method}: R@2 {:.3} R@5 {:.3} p50 {:.1} ms",
+            recall(&e, "2"),
+            recall(&e, "5"),
+            e["latency_ms"]["p50"].as_f64().unwrap()
+        );
         e
     };
     let basic = eval("basic");
     let hippo = eval("hippo");
-    assert!(recall(&hippo, "2") > recall(&basic, "2") && recall(&hippo, "5") > recall(&basic, "5"),
-        "hippo {hippo} vs basic {basic}");
+    assert!(
+        recall(&hippo, "2") > recall(&basic, "2") && recall(&hippo, "5") > recall(&basic, "5"),
+        "hippo {hippo} vs basic {basic}"
+    );
     assert!(recall(&hippo, "2") > 0.481 && recall(&hippo, "5") > 0.621, "hippo vs HippoRAG: {hippo}");
     for m in METHODS.iter().filter(|m| !["basic", "hippo"].contains(m)) {
         let e = eval(m);
@@ -109,8 +127,10 @@ fn musique_llm_free_hippo_beats_basic() {
     let basic = eval("basic");
     let hippo = eval("hippo");
     for (m, e) in [("hippo", &hippo), ("auto", &eval("auto"))] {
-        assert!(recall(e, "2") > recall(&basic, "2") && recall(e, "5") > recall(&basic, "5"),
-            "{m} {e} vs basic {basic}");
+        assert!(
+            recall(e, "2") > recall(&basic, "2") && recall(e, "5") > recall(&basic, "5"),
+            "{m} {e} vs basic {basic}"
+        );
     }
     assert!(recall(&hippo, "2") > 0.56 && recall(&hippo, "5") > 0.72, "hippo: {hippo}");
 }

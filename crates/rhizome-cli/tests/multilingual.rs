@@ -86,14 +86,26 @@ fn vietnamese_question_without_diacritics_and_languages_per_document() {
     let docs = tmp.path().join("docs");
     std::fs::create_dir(&docs).unwrap();
     let files = [
-        ("bohr.txt", "Aage Bohr là nhà vật lý người Đan Mạch. Ông đoạt giải Nobel Vật lý năm 1975 \
-                      cùng Ben Mottelson và James Rainwater cho công trình về cấu trúc hạt nhân."),
-        ("copenhagen.txt", "Copenhagen là thủ đô và thành phố lớn nhất của Đan Mạch. Đại học \
-                            Copenhagen được thành lập năm 1479."),
-        ("hue.txt", "Huế là cố đô của Việt Nam, nằm bên bờ sông Hương. Nhiều du khách đến thăm \
-                     kinh thành và các lăng tẩm."),
-        ("journal.txt", "The Journal of Mathematical Physics is a peer-reviewed journal published \
-                         monthly by the American Institute of Physics."),
+        (
+            "bohr.txt",
+            "Aage Bohr là nhà vật lý người Đan Mạch. Ông đoạt giải Nobel Vật lý năm 1975 \
+                      cùng Ben Mottelson và James Rainwater cho công trình về cấu trúc hạt nhân.",
+        ),
+        (
+            "copenhagen.txt",
+            "Copenhagen là thủ đô và thành phố lớn nhất của Đan Mạch. Đại học \
+                            Copenhagen được thành lập năm 1479.",
+        ),
+        (
+            "hue.txt",
+            "Huế là cố đô của Việt Nam, nằm bên bờ sông Hương. Nhiều du khách đến thăm \
+                     kinh thành và các lăng tẩm.",
+        ),
+        (
+            "journal.txt",
+            "The Journal of Mathematical Physics is a peer-reviewed journal published \
+                         monthly by the American Institute of Physics.",
+        ),
         ("beijing.txt", "北京大学是中国著名的综合性大学，位于北京市海淀区。"),
     ];
     for (name, text) in files {
@@ -102,7 +114,11 @@ fn vietnamese_question_without_diacritics_and_languages_per_document() {
     let idx = tmp.path().join("idx");
     let report = rz(&idx, &["index", docs.to_str().unwrap()]);
     let langs = &report["report"]["languages"];
-    assert_eq!((langs["vi"].as_u64(), langs["en"].as_u64(), langs["zh"].as_u64()), (Some(3), Some(1), Some(1)), "{report:#}");
+    assert_eq!(
+        (langs["vi"].as_u64(), langs["en"].as_u64(), langs["zh"].as_u64()),
+        (Some(3), Some(1), Some(1)),
+        "{report:#}"
+    );
 
     for (q, want) in [
         ("Aage Bohr doat giai Nobel nam nao?", "bohr.txt"),
@@ -179,7 +195,8 @@ fn vietnamese_typed_with_combining_marks_is_the_same_text() {
 fn english_noun_phrases_need_the_tagger_and_say_so() {
     let tmp = tempfile::tempdir().unwrap();
     let doc = tmp.path().join("fission.txt");
-    std::fs::write(&doc, "Nuclear fission releases energy. Most power plants turn that energy into electricity.").unwrap();
+    std::fs::write(&doc, "Nuclear fission releases energy. Most power plants turn that energy into electricity.")
+        .unwrap();
     // With the installed tagger: lower-case noun phrases among the entities.
     let idx = tmp.path().join("idx");
     rz(&idx, &["index", doc.to_str().unwrap()]);

@@ -31,7 +31,8 @@ fn json_of(mut c: Command) -> Value {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
 }
 
 fn imported() -> (tempfile::TempDir, PathBuf) {
@@ -45,9 +46,7 @@ fn imported() -> (tempfile::TempDir, PathBuf) {
 
 /// Report numbers shown in a global map prompt.
 fn report_numbers(text: &str) -> Vec<u64> {
-    text.lines()
-        .filter_map(|l| l.strip_prefix("----- Report ")?.strip_suffix(" -----")?.parse().ok())
-        .collect()
+    text.lines().filter_map(|l| l.strip_prefix("----- Report ")?.strip_suffix(" -----")?.parse().ok()).collect()
 }
 
 /// One scripted reply per prompt kind, told apart by the prompt's own wording.
@@ -56,7 +55,9 @@ fn reply(req: &Value) -> String {
     if u.contains("Community reports (your share):") {
         let points: Vec<Value> = report_numbers(&u)
             .into_iter()
-            .map(|n| json!({"description": format!("Point from report {n}"), "score": (n * 7) % 90 + 5, "reports": [n]}))
+            .map(
+                |n| json!({"description": format!("Point from report {n}"), "score": (n * 7) % 90 + 5, "reports": [n]}),
+            )
             .collect();
         json!({ "points": points }).to_string()
     } else if u.contains("Points reported by the analysts") {
@@ -65,11 +66,13 @@ fn reply(req: &Value) -> String {
         "# Operation Dulce\n\nThe Paranormal Military Squad leads Operation Dulce at Dulce Base.".into()
     } else if u.contains("Answer the question as far as these reports allow") {
         json!({"intermediate_answer": "The squad leads it.", "score": 60,
-               "follow_up_queries": ["Who is Alex Mercer?", "What is Dulce Base?"]}).to_string()
+               "follow_up_queries": ["Who is Alex Mercer?", "What is Dulce Base?"]})
+        .to_string()
     } else if u.contains("Follow-up question:") {
         let f = u.split("Follow-up question:").nth(1).unwrap_or("").lines().next().unwrap_or("").trim().to_string();
         json!({"response": format!("Answer to {f}"), "score": 50,
-               "follow_up_queries": [format!("What else about {f}")]}).to_string()
+               "follow_up_queries": [format!("What else about {f}")]})
+        .to_string()
     } else if u.contains("Findings of the earlier steps") {
         "DRIFT ANSWER".into()
     } else if u.contains("Candidate relations of the current entity:") {
@@ -122,10 +125,8 @@ fn global_map_reduce_batches_points_and_reduces_once() {
     assert_eq!(seen, (1..=selected).collect::<Vec<_>>(), "every report in exactly one batch");
     let reduces = user_texts(&server, "Points reported by the analysts");
     assert_eq!(reduces.len(), 1);
-    let scores: Vec<u64> = reduces[0]
-        .lines()
-        .filter_map(|l| l.strip_prefix("Importance score: ")?.parse().ok())
-        .collect();
+    let scores: Vec<u64> =
+        reduces[0].lines().filter_map(|l| l.strip_prefix("Importance score: ")?.parse().ok()).collect();
     assert_eq!(scores.len() as u64, r["extra"]["map"]["points_kept"].as_u64().unwrap());
     assert!(scores.windows(2).all(|w| w[0] >= w[1]), "points sorted by score: {scores:?}");
     assert!(reduces[0].contains("----- Analyst "), "points labelled by analyst");
@@ -181,8 +182,18 @@ fn local_uses_reports_and_claims_and_tog_keeps_its_beam() {
 
     let before = server.request_count();
     let mut c = with_llm(&idx, &server);
-    c.args(["--set", "tog.width=2", "--set", "tog.depth=2", "--set", "tog.num_retain_entity=2",
-            "query", "--method", "tog", "Who does Alex Mercer work with at Dulce Base?"]);
+    c.args([
+        "--set",
+        "tog.width=2",
+        "--set",
+        "tog.depth=2",
+        "--set",
+        "tog.num_retain_entity=2",
+        "query",
+        "--method",
+        "tog",
+        "Who does Alex Mercer work with at Dulce Base?",
+    ]);
     let r = json_of(c);
     assert_eq!(r["answer"], "TOG ANSWER [P1]", "{r:#}");
     let reqs: Vec<String> = server.requests()[before..].iter().map(last_user_text).collect();
@@ -193,7 +204,8 @@ fn local_uses_reports_and_claims_and_tog_keeps_its_beam() {
     for d in depths {
         assert!(d["kept"].as_array().unwrap().len() <= 2, "beam width 2: {d:#}");
     }
-    let answers: Vec<&String> = reqs.iter().filter(|u| u.contains("Knowledge graph paths:") && !u.contains("\"sufficient\"")).collect();
+    let answers: Vec<&String> =
+        reqs.iter().filter(|u| u.contains("Knowledge graph paths:") && !u.contains("\"sufficient\"")).collect();
     assert_eq!(answers.len(), 1);
     assert!(answers[0].contains("[P1]") && !answers[0].contains("[P3]"), "at most width paths: {}", answers[0]);
     assert!(r["paths"].as_array().unwrap().len() <= 2, "{r:#}");

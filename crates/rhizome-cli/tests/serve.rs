@@ -37,7 +37,10 @@ fn serve_upload_query_browse_delete() {
     let dir = tempfile::tempdir().unwrap();
     let s = start(&dir.path().join("index"), &[], &[]);
     assert_eq!(s.get_json("/health")["documents"], 0);
-    assert_eq!(expect_error(s.post_json("/query", &json!({"question": QUESTION})), 404), "the index is empty: nothing has been indexed yet");
+    assert_eq!(
+        expect_error(s.post_json("/query", &json!({"question": QUESTION})), 404),
+        "the index is empty: nothing has been indexed yet"
+    );
 
     // Upload, and follow the job as server-sent events until it is done.
     let files = files_of(&examples());
@@ -71,11 +74,14 @@ fn serve_upload_query_browse_delete() {
     })));
     assert_eq!(a["standalone_question"], "Who was Aage Bohr's father?", "{a:#}");
     assert!(a["answer"].as_str().unwrap().contains("Niels Bohr"), "{a:#}");
-    let a = ok_json(s.post_json("/query", &json!({
-        "question": "And his son?", "method": "hippo",
-        "history": [{"role": "user", "content": "When did Niels Bohr receive the Nobel Prize in Physics?"},
-            {"role": "assistant", "content": "He received it in 1922 [1]."}],
-    })));
+    let a = ok_json(s.post_json(
+        "/query",
+        &json!({
+            "question": "And his son?", "method": "hippo",
+            "history": [{"role": "user", "content": "When did Niels Bohr receive the Nobel Prize in Physics?"},
+                {"role": "assistant", "content": "He received it in 1922 [1]."}],
+        }),
+    ));
     assert_eq!(a["standalone_question"], "And Niels Bohr's son?", "{a:#}");
     assert!(a["answer"].as_str().unwrap().contains("His son Aage Bohr"), "{a:#}");
 
@@ -111,7 +117,15 @@ fn serve_upload_query_browse_delete() {
     expect_error(s.get("/graph/entities/ent_nope"), 404);
     let api = s.get_json("/openapi.json");
     assert!(api["openapi"].as_str().unwrap().starts_with("3."));
-    for p in ["/query", "/documents", "/documents/{id}", "/jobs/{id}/events", "/v1/chat/completions", "/api/chat", "/graph/neighbourhood"] {
+    for p in [
+        "/query",
+        "/documents",
+        "/documents/{id}",
+        "/jobs/{id}/events",
+        "/v1/chat/completions",
+        "/api/chat",
+        "/graph/neighbourhood",
+    ] {
         assert!(api["paths"][p].is_object(), "{p} missing from /openapi.json");
     }
     assert!(api["components"]["schemas"]["QueryResponse"]["properties"]["contexts"].is_object());
@@ -133,7 +147,8 @@ fn serve_upload_query_browse_delete() {
     assert_eq!(s.get_json("/stats"), cli_stats(&rest), "after the delete vs never indexed");
     assert_eq!(s.get_json("/health")["documents"], 2);
     let jobs = s.get_json("/jobs");
-    let kinds: Vec<(&str, &str)> = jobs.as_array().unwrap().iter().map(|j| (j["kind"].as_str().unwrap(), j["state"].as_str().unwrap())).collect();
+    let kinds: Vec<(&str, &str)> =
+        jobs.as_array().unwrap().iter().map(|j| (j["kind"].as_str().unwrap(), j["state"].as_str().unwrap())).collect();
     assert_eq!(kinds, [("delete", "failed"), ("delete", "done"), ("index", "done")], "newest first");
 }
 
@@ -147,7 +162,12 @@ fn every_registered_file_type_uploads_and_indexes() {
     let registry = rhizome_ingest::load::FORMATS;
     assert_eq!(s.get_json("/formats"), serde_json::to_value(registry).unwrap());
 
-    let r = s.http.post(s.url("/documents")).multipart(support::server::form(&[("paper.pdf".into(), b"%PDF-1.4".to_vec())])).send().unwrap();
+    let r = s
+        .http
+        .post(s.url("/documents"))
+        .multipart(support::server::form(&[("paper.pdf".into(), b"%PDF-1.4".to_vec())]))
+        .send()
+        .unwrap();
     let e = expect_error(r, 415);
     assert!(e.contains(&rhizome_ingest::load::extension_list(registry)), "{e}");
 
@@ -159,7 +179,9 @@ fn every_registered_file_type_uploads_and_indexes() {
             let body = match f.kind {
                 MediaKind::Text => sentence,
                 MediaKind::Markdown => format!("# Notes {ext}\n\n*{sentence}*\n"),
-                MediaKind::Html => format!("<html><head><title>Notes {ext}</title></head><body><p>{sentence}</p></body></html>"),
+                MediaKind::Html => {
+                    format!("<html><head><title>Notes {ext}</title></head><body><p>{sentence}</p></body></html>")
+                }
                 MediaKind::JsonCorpus => json!([{"title": ext, "text": sentence}]).to_string(),
                 MediaKind::JsonLinesCorpus => format!("{}\n", json!({"title": ext, "text": sentence})),
                 MediaKind::EdgeList => format!("Aage Bohr,wrote,{ext} notes\n"),
@@ -173,7 +195,8 @@ fn every_registered_file_type_uploads_and_indexes() {
     let done = s.wait_job(s.upload(&files));
     assert_eq!(done["errors"], json!([]), "{done:#}");
     let list = s.get_json("/documents?limit=100");
-    let mut listed: Vec<String> = list["documents"].as_array().unwrap().iter().map(|d| d["source"].as_str().unwrap().to_string()).collect();
+    let mut listed: Vec<String> =
+        list["documents"].as_array().unwrap().iter().map(|d| d["source"].as_str().unwrap().to_string()).collect();
     listed.sort();
     sources.sort();
     assert_eq!(listed, sources, "{done:#}");
@@ -184,7 +207,11 @@ fn serve_keys_limits_and_bad_input() {
     let dir = tempfile::tempdir().unwrap();
     let rw = "rw-key-0123456789";
     let ro = "ro-key-0123456789";
-    let mut s = start(&dir.path().join("index"), &["--api-key", rw, "--max-upload-mb", "1"], &[("RHIZOME_API_KEYS", &format!("{ro}:ro"))]);
+    let mut s = start(
+        &dir.path().join("index"),
+        &["--api-key", rw, "--max-upload-mb", "1"],
+        &[("RHIZOME_API_KEYS", &format!("{ro}:ro"))],
+    );
 
     // Keys: none, wrong, read-only, right.
     assert_eq!(s.get_json("/health")["status"], "ok");
@@ -209,11 +236,15 @@ fn serve_keys_limits_and_bad_input() {
     ]);
     s.wait_job(job);
     s.key = Some(ro.into());
-    assert_eq!(ok_json(s.post_json("/query", &json!({"question": "Who founded the Glimmer Foundation?"})))["method"], "auto");
+    assert_eq!(
+        ok_json(s.post_json("/query", &json!({"question": "Who founded the Glimmer Foundation?"})))["method"],
+        "auto"
+    );
     s.key = Some(rw.into());
     assert!(!outside.exists() && !std::path::Path::new("/etc/x.txt").exists());
     let list = s.get_json("/documents");
-    let labels: Vec<&str> = list["documents"].as_array().unwrap().iter().map(|d| d["source"].as_str().unwrap()).collect();
+    let labels: Vec<&str> =
+        list["documents"].as_array().unwrap().iter().map(|d| d["source"].as_str().unwrap()).collect();
     assert_eq!(labels, ["upload:x.txt", "upload:x.txt"], "{list:#}");
 
     // Uploads: too large, wrong type, not a file; texts as JSON.
@@ -223,9 +254,22 @@ fn serve_keys_limits_and_bad_input() {
     let exe = vec![("tool.exe".to_string(), b"MZ".to_vec())];
     let r = s.http.post(s.url("/documents")).bearer_auth(rw).multipart(support::server::form(&exe)).send().unwrap();
     assert!(expect_error(r, 415).contains("tool.exe"));
-    let r = s.http.post(s.url("/documents")).bearer_auth(rw).body("plain").header("content-type", "text/plain").send().unwrap();
+    let r = s
+        .http
+        .post(s.url("/documents"))
+        .bearer_auth(rw)
+        .body("plain")
+        .header("content-type", "text/plain")
+        .send()
+        .unwrap();
     expect_error(r, 415);
-    let job = expect(s.post_json("/documents", &json!({"documents": [{"title": "Glimmer", "text": "The Glimmer Foundation runs a museum in Bergen."}]})), 202);
+    let job = expect(
+        s.post_json(
+            "/documents",
+            &json!({"documents": [{"title": "Glimmer", "text": "The Glimmer Foundation runs a museum in Bergen."}]}),
+        ),
+        202,
+    );
     let done = s.wait_job(job["job_id"].as_u64().unwrap());
     assert_eq!(done["outcome"]["report"]["documents_indexed"], 1);
 
@@ -246,17 +290,34 @@ fn serve_keys_limits_and_bad_input() {
     assert!(e.contains("text"), "{e}");
     let e = expect_error(s.post_json("/documents", &json!({"documents": [{"title": "a", "text": " "}]})), 400);
     assert!(e.contains("documents[0].text"), "{e}");
-    let r = s.http.post(s.url("/query")).bearer_auth(rw).header("content-type", "application/json").body("{\"question\": ").send().unwrap();
+    let r = s
+        .http
+        .post(s.url("/query"))
+        .bearer_auth(rw)
+        .header("content-type", "application/json")
+        .body("{\"question\": ")
+        .send()
+        .unwrap();
     expect_error(r, 400);
     assert!(expect_error(s.get("/graph/neighbourhood?entity=Oslo&depth=9"), 400).contains("depth"));
     assert!(expect_error(s.get("/documents?limit=abc"), 400).contains("limit"));
     expect_error(s.get("/nowhere"), 404);
     expect_error(s.get("/jobs/999"), 404);
-    expect_error(s.post_json("/v1/chat/completions", &json!({"model": "gpt-4", "messages": [{"role": "user", "content": "hi"}]})), 404);
+    expect_error(
+        s.post_json(
+            "/v1/chat/completions",
+            &json!({"model": "gpt-4", "messages": [{"role": "user", "content": "hi"}]}),
+        ),
+        404,
+    );
     expect_error(s.post_json("/api/chat", &json!({"model": "rhizome", "messages": []})), 400);
 
     // Listening beyond loopback needs a key.
-    let out = rz(&dir.path().join("index")).args(["serve", "--addr", "0.0.0.0:0"]).env_remove("RHIZOME_API_KEYS").output().unwrap();
+    let out = rz(&dir.path().join("index"))
+        .args(["serve", "--addr", "0.0.0.0:0"])
+        .env_remove("RHIZOME_API_KEYS")
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("refusing to listen on 0.0.0.0:0 without an API key"));
     drop(s);
@@ -268,7 +329,8 @@ fn serve_keys_limits_and_bad_input() {
 #[test]
 fn serve_streams_llm_tokens() {
     let dir = tempfile::tempdir().unwrap();
-    let (_llm, s) = start_with_llm(&dir.path().join("index"), "Ben Mottelson and James Rainwater shared it with him [1].");
+    let (_llm, s) =
+        start_with_llm(&dir.path().join("index"), "Ben Mottelson and James Rainwater shared it with him [1].");
     let job = s.upload(&files_of(&examples()));
     s.wait_job(job);
     let events = sse(s.post_json("/query", &json!({"question": QUESTION, "method": "basic", "stream": true})));
@@ -281,14 +343,24 @@ fn serve_streams_llm_tokens() {
     assert_eq!(done.1["answer"], text.as_str());
 
     // Another question: a cached answer would arrive whole.
-    let chunks = sse(s.post_json("/v1/chat/completions", &json!({
-        "model": "rhizome-basic", "stream": true,
-        "messages": [{"role": "user", "content": "Who shared the 1975 Nobel Prize in Physics with Aage Bohr?"}],
-    })));
+    let chunks = sse(s.post_json(
+        "/v1/chat/completions",
+        &json!({
+            "model": "rhizome-basic", "stream": true,
+            "messages": [{"role": "user", "content": "Who shared the 1975 Nobel Prize in Physics with Aage Bohr?"}],
+        }),
+    ));
     assert_eq!(chunks.last().unwrap().1, "[DONE]");
-    let deltas: Vec<&str> = chunks.iter().filter_map(|(_, c)| c["choices"][0]["delta"]["content"].as_str()).filter(|d| !d.is_empty()).collect();
+    let deltas: Vec<&str> = chunks
+        .iter()
+        .filter_map(|(_, c)| c["choices"][0]["delta"]["content"].as_str())
+        .filter(|d| !d.is_empty())
+        .collect();
     assert!(deltas.len() >= 6, "{chunks:?}");
     let reply = deltas.concat();
-    assert!(reply.starts_with("Ben Mottelson and James Rainwater shared it with him [1].\n\nSources:\n[1] "), "{reply}");
+    assert!(
+        reply.starts_with("Ben Mottelson and James Rainwater shared it with him [1].\n\nSources:\n[1] "),
+        "{reply}"
+    );
     assert_eq!(chunks[chunks.len() - 2].1["choices"][0]["finish_reason"], "stop");
 }

@@ -10,9 +10,9 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
+use support::fixture::examples_copy;
 use support::raw::{host_port, rss_mib, send, stream, PeakRss, Reply};
 use support::server::{serve_cmd, start_cmd, Server};
-use support::fixture::examples_copy;
 
 const TEN_GB: u64 = 10 << 30;
 const KEY: &str = "bodies-key-5c0ffee1";
@@ -41,7 +41,9 @@ fn head(path: &str, ctype: &str, length: Option<u64>, extra: &str) -> String {
         Some(n) => format!("Content-Length: {n}\r\n"),
         None => "Transfer-Encoding: chunked\r\n".into(),
     };
-    format!("POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {KEY}\r\nContent-Type: {ctype}\r\n{len}{extra}\r\n")
+    format!(
+        "POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {KEY}\r\nContent-Type: {ctype}\r\n{len}{extra}\r\n"
+    )
 }
 
 /// After a refused request: the server lives and answers, nothing was indexed or queued,
@@ -82,7 +84,13 @@ fn ten_gigabyte_bodies_are_refused_early() {
     let mp = format!("multipart/form-data; boundary={boundary}");
     let cases: Vec<(&str, &str, String, &'static str, bool)> = vec![
         ("multipart upload, length announced", "/documents", mp.clone(), "", true),
-        ("multipart upload, length announced, Expect: 100-continue", "/documents", mp.clone(), "Expect: 100-continue\r\n", true),
+        (
+            "multipart upload, length announced, Expect: 100-continue",
+            "/documents",
+            mp.clone(),
+            "Expect: 100-continue\r\n",
+            true,
+        ),
         ("multipart upload, chunked", "/documents", mp.clone(), "", false),
         ("JSON upload, length announced", "/documents", "application/json".into(), "", true),
         ("JSON upload, chunked", "/documents", "application/json".into(), "", false),
@@ -100,16 +108,31 @@ fn ten_gigabyte_bodies_are_refused_early() {
         let rss0 = rss_mib(s.pid());
         let watch = PeakRss::watch(s.pid());
         let t = std::time::Instant::now();
-        let r = stream(&addr, &head(path, &ctype, announced.then_some(TEN_GB), extra), TEN_GB, !announced, move |at, buf| {
-            for (i, b) in buf.iter_mut().enumerate() {
-                let pos = at + i as u64;
-                *b = if (pos as usize) < prefix.len() { prefix[pos as usize] } else { b"lorem ipsum "[(pos % 12) as usize] };
-            }
-        });
+        let r = stream(
+            &addr,
+            &head(path, &ctype, announced.then_some(TEN_GB), extra),
+            TEN_GB,
+            !announced,
+            move |at, buf| {
+                for (i, b) in buf.iter_mut().enumerate() {
+                    let pos = at + i as u64;
+                    *b = if (pos as usize) < prefix.len() {
+                        prefix[pos as usize]
+                    } else {
+                        b"lorem ipsum "[(pos % 12) as usize]
+                    };
+                }
+            },
+        );
         let peak = watch.peak_mib();
         refused(&r, announced, what);
         check_after(&mut s, &tmp, &before, rss0, peak, what);
-        eprintln!("{what}: {:?} after {} MiB sent, {:.1} s; server RSS {rss0:.0} -> peak {peak:.0} MiB", r.status, r.written >> 20, t.elapsed().as_secs_f64());
+        eprintln!(
+            "{what}: {:?} after {} MiB sent, {:.1} s; server RSS {rss0:.0} -> peak {peak:.0} MiB",
+            r.status,
+            r.written >> 20,
+            t.elapsed().as_secs_f64()
+        );
     }
 }
 
@@ -123,22 +146,50 @@ fn malformed_multipart_is_refused() {
     let addr = host_port(&s.base);
     let before = state(&s);
     let b = "BoUnDaRy42";
-    let file = |name: &str, body: &str| format!("--{b}\r\nContent-Disposition: form-data; name=\"f\"; filename=\"{name}\"\r\n\r\n{body}\r\n");
+    let file = |name: &str, body: &str| {
+        format!("--{b}\r\nContent-Disposition: form-data; name=\"f\"; filename=\"{name}\"\r\n\r\n{body}\r\n")
+    };
     let many: String = (0..5000).map(|i| file(&format!("p{i}.txt"), "Tiny part.")).collect();
     // (A well-formed part with an 8 MB header is accepted: the body limit bounds it.)
-    let huge_head = format!("--{b}\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a.txt\"\r\nX-Pad: {}\r\n\r\nbody", "p".repeat(8 << 20));
-    let many_heads = format!("--{b}\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a.txt\"\r\n{}\r\nbody\r\n--{b}--\r\n", "X-A: b\r\n".repeat(200_000));
+    let huge_head = format!(
+        "--{b}\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a.txt\"\r\nX-Pad: {}\r\n\r\nbody",
+        "p".repeat(8 << 20)
+    );
+    let many_heads = format!(
+        "--{b}\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a.txt\"\r\n{}\r\nbody\r\n--{b}--\r\n",
+        "X-A: b\r\n".repeat(200_000)
+    );
     let cases: Vec<(&str, String, String)> = vec![
         ("no boundary", "multipart/form-data".into(), file("a.txt", "text") + &format!("--{b}--\r\n")),
-        ("a boundary that never comes", format!("multipart/form-data; boundary={b}"), "just some bytes, no parts at all".into()),
-        ("a truncated part", format!("multipart/form-data; boundary={b}"), format!("--{b}\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a.txt\"\r\n\r\nhalf a fi")),
+        (
+            "a boundary that never comes",
+            format!("multipart/form-data; boundary={b}"),
+            "just some bytes, no parts at all".into(),
+        ),
+        (
+            "a truncated part",
+            format!("multipart/form-data; boundary={b}"),
+            format!("--{b}\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a.txt\"\r\n\r\nhalf a fi"),
+        ),
         ("an 8 MB part header, the part cut short", format!("multipart/form-data; boundary={b}"), huge_head),
         ("200,000 part headers", format!("multipart/form-data; boundary={b}"), many_heads),
         ("5,000 parts, then no closing boundary", format!("multipart/form-data; boundary={b}"), many.clone()),
-        ("a part with no file name", format!("multipart/form-data; boundary={b}"), format!("--{b}\r\nContent-Disposition: form-data; name=\"f\"\r\n\r\nx\r\n--{b}--\r\n")),
-        ("a file type that cannot be indexed", format!("multipart/form-data; boundary={b}"), file("tool.exe", "MZ") + &format!("--{b}--\r\n")),
+        (
+            "a part with no file name",
+            format!("multipart/form-data; boundary={b}"),
+            format!("--{b}\r\nContent-Disposition: form-data; name=\"f\"\r\n\r\nx\r\n--{b}--\r\n"),
+        ),
+        (
+            "a file type that cannot be indexed",
+            format!("multipart/form-data; boundary={b}"),
+            file("tool.exe", "MZ") + &format!("--{b}--\r\n"),
+        ),
         ("an empty upload", format!("multipart/form-data; boundary={b}"), format!("--{b}--\r\n")),
-        ("a multipart body declared as JSON", "application/json".into(), file("a.txt", "text") + &format!("--{b}--\r\n")),
+        (
+            "a multipart body declared as JSON",
+            "application/json".into(),
+            file("a.txt", "text") + &format!("--{b}--\r\n"),
+        ),
     ];
     for (what, ctype, body) in cases {
         let rss0 = rss_mib(s.pid());
@@ -152,7 +203,8 @@ fn malformed_multipart_is_refused() {
     }
     // `../` in a file name: indexed as `evil`, nothing written beside the temporary dir.
     let evil = dir.path().join("evil-hostile.txt");
-    let body = file(&format!("../../../../../../../../..{}", evil.display()), "Vantorel Quux built a bridge in Oslo.") + &format!("--{b}--\r\n");
+    let body = file(&format!("../../../../../../../../..{}", evil.display()), "Vantorel Quux built a bridge in Oslo.")
+        + &format!("--{b}--\r\n");
     let req = format!("POST /documents HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {KEY}\r\nContent-Type: multipart/form-data; boundary={b}\r\nContent-Length: {}\r\n\r\n{body}", body.len());
     let r = send(&addr, req.as_bytes());
     assert_eq!(r.status, Some(202), "{:?}", r.text);
@@ -182,14 +234,29 @@ fn zip_bomb_json_is_refused_with_bounded_memory() {
         ("/query", "50 MB of zeros in params", format!("{{\"question\": \"q\", \"params\": {{\"a.b\": {zeros}}}}}")),
         ("/query", "48 MB of empty objects in history", format!("{{\"question\": \"q\", \"history\": {empties}}}")),
         ("/query", "a 50 MB question", format!("{{\"question\": \"{long}\"}}")),
-        ("/v1/chat/completions", "nested 1e6 deep", format!("{{\"messages\": [{{\"role\": \"user\", \"content\": {deep}}}]}}")),
-        ("/v1/chat/completions", "50 MB of zeros as content", format!("{{\"messages\": [{{\"role\": \"user\", \"content\": {zeros}}}]}}")),
-        ("/api/chat", "50 MB of zeros as content", format!("{{\"messages\": [{{\"role\": \"user\", \"content\": \"x\", \"images\": {zeros}}}]}}")),
+        (
+            "/v1/chat/completions",
+            "nested 1e6 deep",
+            format!("{{\"messages\": [{{\"role\": \"user\", \"content\": {deep}}}]}}"),
+        ),
+        (
+            "/v1/chat/completions",
+            "50 MB of zeros as content",
+            format!("{{\"messages\": [{{\"role\": \"user\", \"content\": {zeros}}}]}}"),
+        ),
+        (
+            "/api/chat",
+            "50 MB of zeros as content",
+            format!("{{\"messages\": [{{\"role\": \"user\", \"content\": \"x\", \"images\": {zeros}}}]}}"),
+        ),
         ("/api/chat", "48 MB of empty messages", format!("{{\"messages\": {empties}}}")),
         ("/documents", "nested 1e6 deep", format!("{{\"documents\": {deep}}}")),
         ("/documents", "16 million empty documents", format!("{{\"documents\": {empties}}}")),
-        ("/documents", "2.5 million one-letter documents", format!("{{\"documents\": [{}]}}",
-            vec!["{\"title\":\"\",\"text\":\"a\"}"; 2_500_000].join(","))),
+        (
+            "/documents",
+            "2.5 million one-letter documents",
+            format!("{{\"documents\": [{}]}}", vec!["{\"title\":\"\",\"text\":\"a\"}"; 2_500_000].join(",")),
+        ),
     ];
     for (path, what, body) in bodies {
         let what = format!("POST {path}: {what}");
@@ -203,7 +270,12 @@ fn zip_bomb_json_is_refused_with_bounded_memory() {
         let peak = watch.peak_mib();
         assert!(r.is_client_error_json(), "{what}: {:?}", r.text.get(..300));
         check_after(&mut s, &tmp, &before, rss0, peak, &what);
-        eprintln!("{what} ({} MiB): {:?} in {:.2} s, server RSS {rss0:.0} -> peak {peak:.0} MiB: {}", body.len() >> 20, r.status,
-            t.elapsed().as_secs_f64(), r.json().unwrap()["error"]);
+        eprintln!(
+            "{what} ({} MiB): {:?} in {:.2} s, server RSS {rss0:.0} -> peak {peak:.0} MiB: {}",
+            body.len() >> 20,
+            r.status,
+            t.elapsed().as_secs_f64(),
+            r.json().unwrap()["error"]
+        );
     }
 }

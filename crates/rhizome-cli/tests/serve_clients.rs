@@ -21,9 +21,17 @@ fn venv() -> PathBuf {
     if std::fs::read_to_string(&marker).ok().as_deref() == Some(&PINS.join(" ")) && python.exists() {
         return python;
     }
-    let out = Command::new("python3").args(["-m", "venv"]).arg(&dir).output().expect("python3 is needed for the client tests");
+    let out = Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&dir)
+        .output()
+        .expect("python3 is needed for the client tests");
     assert!(out.status.success(), "python3 -m venv {}: {}", dir.display(), String::from_utf8_lossy(&out.stderr));
-    let out = Command::new(dir.join("bin/pip")).args(["install", "--quiet", "--disable-pip-version-check"]).args(PINS).output().unwrap();
+    let out = Command::new(dir.join("bin/pip"))
+        .args(["install", "--quiet", "--disable-pip-version-check"])
+        .args(PINS)
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "pip could not install {} from PyPI (is PyPI reachable?): {}",
@@ -43,7 +51,8 @@ fn run_client(python: &Path, script: &str, base: &str, key: &str) -> serde_json:
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{script}: not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{script}: not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
 }
 
 #[test]

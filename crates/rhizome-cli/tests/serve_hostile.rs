@@ -13,9 +13,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use support::fixture::examples_copy;
 use support::raw::{self, host_port, raise_nofile, rss_mib, send};
 use support::server::{expect, expect_error, serve_cmd, start, start_cmd, Server};
-use support::fixture::examples_copy;
 
 const RW: &str = "rw-key-7f3a9c1e55d2";
 const RO: &str = "ro-key-0b8e4d2a6c91";
@@ -51,7 +51,9 @@ fn writes_without_a_valid_key_are_refused_on_every_route() {
     let upload = json!({"documents": [{"title": "intruder", "text": "An intruder wrote this sentence."}]});
     let mut cases = 0;
     for (template, documented) in &paths {
-        let path = template.replace("/documents/{id}", &format!("/documents/{doc}")).replace("/jobs/{id}", "/jobs/1")
+        let path = template
+            .replace("/documents/{id}", &format!("/documents/{doc}"))
+            .replace("/jobs/{id}", "/jobs/1")
             .replace("/graph/entities/{id}", &format!("/graph/entities/{entity}"));
         assert!(!path.contains('{'), "a path template not filled: {template}");
         for method in ["POST", "PUT", "PATCH", "DELETE"] {
@@ -76,7 +78,10 @@ fn writes_without_a_valid_key_are_refused_on_every_route() {
             if is_write {
                 assert_eq!(status, 403, "{method} {path} with the read-only key: {text}");
             } else if !documented.contains(&method.to_lowercase()) {
-                assert!(matches!(status, 404 | 405), "{method} {path} (not an endpoint) with the read-only key: {status} {text}");
+                assert!(
+                    matches!(status, 404 | 405),
+                    "{method} {path} (not an endpoint) with the read-only key: {status} {text}"
+                );
             } else {
                 // A read that happens to be a POST (query, chat): answered or refused, never a write.
                 assert!(status != 401 && status != 403, "{method} {path}: the read-only key may read: {status} {text}");
@@ -85,7 +90,10 @@ fn writes_without_a_valid_key_are_refused_on_every_route() {
         }
     }
     assert_eq!(state(&s), before, "the index or the jobs changed after {cases} refused writes");
-    eprintln!("{cases} requests without a valid key (or with the read-only key) on {} paths: all refused, nothing changed", paths.len());
+    eprintln!(
+        "{cases} requests without a valid key (or with the read-only key) on {} paths: all refused, nothing changed",
+        paths.len()
+    );
 }
 
 /// A 1 MB header, a 1 MB request line and 10,000 headers: 431/414/400 or the connection
@@ -102,7 +110,10 @@ fn huge_request_heads_are_refused() {
         ("a 1 MB header", format!("GET /health HTTP/1.1\r\nHost: x\r\nX-Big: {big}\r\n\r\n")),
         ("a 1 MB path", format!("GET /{big} HTTP/1.1\r\nHost: x\r\n\r\n")),
         ("10,000 headers", format!("GET /health HTTP/1.1\r\nHost: x\r\n{many}\r\n")),
-        ("a 1 MB Authorization header", format!("GET /stats HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {big}\r\n\r\n")),
+        (
+            "a 1 MB Authorization header",
+            format!("GET /stats HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {big}\r\n\r\n"),
+        ),
     ] {
         for _ in 0..20 {
             let r = send(&addr, req.as_bytes());
@@ -261,7 +272,10 @@ fn logs_show_no_key_and_no_document_text() {
         let mut s = start_cmd(c);
         s.key = Some(RW.into());
         let secret = "Quuxbridge Vantorel invented the glimmerphone";
-        let r = s.post_json("/documents", &json!({"documents": [{"title": "Vantorel", "text": format!("{secret} in 1911.")}]}));
+        let r = s.post_json(
+            "/documents",
+            &json!({"documents": [{"title": "Vantorel", "text": format!("{secret} in 1911.")}]}),
+        );
         let job = support::server::expect(r, 202)["job_id"].as_u64().unwrap();
         s.wait_job(job);
         let r = s.post_json("/query", &json!({"question": "Who invented the glimmerphone?", "method": "basic"}));
@@ -274,13 +288,30 @@ fn logs_show_no_key_and_no_document_text() {
         }
         // Bad requests quoting the text: a bad method, a bad body, an oversized one.
         s.post_json("/query", &json!({"question": secret, "method": "no-such-method"}));
-        s.http.post(s.url("/query")).bearer_auth(RW).header("content-type", "application/json").body(format!("{{\"question\": \"{secret}")).send().unwrap();
-        s.http.post(s.url("/documents")).bearer_auth(RW).header("content-type", "application/json").body(format!("{secret} ").repeat(60_000)).send().unwrap();
+        s.http
+            .post(s.url("/query"))
+            .bearer_auth(RW)
+            .header("content-type", "application/json")
+            .body(format!("{{\"question\": \"{secret}"))
+            .send()
+            .unwrap();
+        s.http
+            .post(s.url("/documents"))
+            .bearer_auth(RW)
+            .header("content-type", "application/json")
+            .body(format!("{secret} ").repeat(60_000))
+            .send()
+            .unwrap();
         assert_eq!(s.delete("/documents/upload:Vantorel").status().as_u16(), 200);
         s.terminate(Duration::from_secs(60));
         let text = read_log(&log);
-        for (what, needle) in [("the read-write key", RW), ("the read-only key", RO), ("a wrong key", wrong), ("the document's text", "Quuxbridge"),
-            ("the document's text", "glimmerphone")] {
+        for (what, needle) in [
+            ("the read-write key", RW),
+            ("the read-only key", RO),
+            ("a wrong key", wrong),
+            ("the document's text", "Quuxbridge"),
+            ("the document's text", "glimmerphone"),
+        ] {
             assert!(!text.contains(needle), "the server log ({env:?}) shows {what}:\n{text}");
         }
         assert!(text.contains("rhizome serve"), "the log was captured: {text}");
@@ -293,8 +324,14 @@ fn a_garbage_request_line_gets_400_and_the_server_lives() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = start(&examples_copy(dir.path()), &[], &[]);
     let addr = host_port(&s.base);
-    for req in [&b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"[..], b"GET\r\n\r\n", b"BREW /pot HTCPCP/1.0\r\n\r\n", b"\0\0\0\0\r\n\r\n",
-        b"POST /query HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n", b"POST /query HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\nhello"] {
+    for req in [
+        &b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"[..],
+        b"GET\r\n\r\n",
+        b"BREW /pot HTCPCP/1.0\r\n\r\n",
+        b"\0\0\0\0\r\n\r\n",
+        b"POST /query HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
+        b"POST /query HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\nhello",
+    ] {
         let r = raw::send(&addr, req);
         assert!(matches!(r.status, None | Some(400..=499)), "{:?}: {:?}", String::from_utf8_lossy(req), r.text);
     }
@@ -321,16 +358,21 @@ fn probe_edges_are_answered_by_name() {
 
     let chat = |body: Value| s.post_json("/v1/chat/completions", &body);
     let ollama = |body: Value| s.post_json("/api/chat", &body);
-    let e = expect_error(chat(json!({"model": "rhizome-basic", "messages": [{"role": "hacker", "content": "Who?"}]})), 400);
+    let e =
+        expect_error(chat(json!({"model": "rhizome-basic", "messages": [{"role": "hacker", "content": "Who?"}]})), 400);
     assert!(e.contains("messages[0].role") && e.contains("hacker"), "{e}");
     let e = expect_error(ollama(json!({"model": "rhizome-basic", "messages": [{"role": "user", "content": 42}]})), 400);
     assert!(e.contains("messages[0].content"), "{e}");
-    let e = expect_error(chat(json!({"model": "rhizome-basic", "messages": [{"role": "user", "content": {"a": 1}}]})), 400);
+    let e =
+        expect_error(chat(json!({"model": "rhizome-basic", "messages": [{"role": "user", "content": {"a": 1}}]})), 400);
     assert!(e.contains("messages[0].content"), "{e}");
     // What clients really send still works: text parts, tool messages left out.
-    let ok = expect(chat(json!({"model": "rhizome-basic", "messages": [
+    let ok = expect(
+        chat(json!({"model": "rhizome-basic", "messages": [
         {"role": "tool", "content": "ignored"},
-        {"role": "user", "content": [{"type": "text", "text": "Who won the Nobel Prize?"}]}]})), 200);
+        {"role": "user", "content": [{"type": "text", "text": "Who won the Nobel Prize?"}]}]})),
+        200,
+    );
     assert!(ok["choices"][0]["message"]["content"].as_str().is_some_and(|c| !c.is_empty()), "{ok}");
 
     for key in ["llm.provider", "llm.base_url", "store.url", "embed.model"] {

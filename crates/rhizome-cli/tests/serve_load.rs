@@ -134,16 +134,26 @@ fn sixteen_clients_mixing_queries_uploads_and_deletes_lose_nothing() {
         .arg(shared().join("musique/musique_train.json"))
         .args(["--clients", "16", "--seconds", "35", "--sample-secs", "5"]);
     let v = json(c);
-    eprintln!("bench load: {} requests, {} errors, RSS {} MiB; documents {}", v["requests_served"], v["errors"], v["rss_mib"], v["documents"]);
+    eprintln!(
+        "bench load: {} requests, {} errors, RSS {} MiB; documents {}",
+        v["requests_served"], v["errors"], v["rss_mib"], v["documents"]
+    );
     assert_eq!(v["errors"], 0, "{:#}", v["error_samples"]);
     assert_eq!(v["documents"]["lost"], serde_json::json!([]));
     assert_eq!(v["documents"]["unexpected"], serde_json::json!([]));
     // Not asserted yet: after interleaved uploads and deletions the graph can differ from
     // a fresh index of the same documents by an entity or a few synonym / community edges
     // (seen in 2 of 3 runs: served index one Entity fewer, SYNONYM 78/80, communities off by one). Printed so that a run shows it.
-    eprintln!("stats equal to a fresh index of the surviving documents: {} {}", v["stats_equal_fresh_index"], v["stats_diff"]);
+    eprintln!(
+        "stats equal to a fresh index of the surviving documents: {} {}",
+        v["stats_equal_fresh_index"], v["stats_diff"]
+    );
     assert!(v["documents"]["acknowledged_uploads"].as_u64().unwrap() > 0, "no upload finished during the load: {v}");
     for m in ["basic", "hippo", "global", "drift", "tog", "auto"] {
-        assert!(v["kinds"][format!("query {m}")]["count"].as_u64().unwrap_or(0) > 0, "no {m} query answered: {}", v["kinds"]);
+        assert!(
+            v["kinds"][format!("query {m}")]["count"].as_u64().unwrap_or(0) > 0,
+            "no {m} query answered: {}",
+            v["kinds"]
+        );
     }
 }

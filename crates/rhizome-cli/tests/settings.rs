@@ -54,9 +54,12 @@ fn index_with_a_zero_chunk_size_is_refused_and_writes_nothing() {
     let mut c = rz(tmp.path(), &idx);
     c.args(["--set", "chunk.overlap=300", "index"]).arg(&docs);
     let err = refused(c);
-    assert!(err.contains("chunk.overlap = 300 (from --set chunk.overlap=300)")
-        && err.contains("chunk.size = 256 (default)")
-        && err.contains("chunk.overlap must be less than chunk.size"), "{err}");
+    assert!(
+        err.contains("chunk.overlap = 300 (from --set chunk.overlap=300)")
+            && err.contains("chunk.size = 256 (default)")
+            && err.contains("chunk.overlap must be less than chunk.size"),
+        "{err}"
+    );
     assert_eq!(entries(&idx), 0, "something was written into the index directory");
 }
 
@@ -68,8 +71,13 @@ fn nan_threshold_from_the_environment_is_refused() {
     let mut c = rz(tmp.path(), &idx);
     c.env("RHIZOME_SYNONYMY_THRESHOLD", "NaN").arg("index").arg(&docs);
     let err = refused(c);
-    assert!(err.contains("synonymy.threshold = NaN (from environment variable RHIZOME_SYNONYMY_THRESHOLD): \
-        must be a number from 0 to 1"), "{err}");
+    assert!(
+        err.contains(
+            "synonymy.threshold = NaN (from environment variable RHIZOME_SYNONYMY_THRESHOLD): \
+        must be a number from 0 to 1"
+        ),
+        "{err}"
+    );
     assert!(!idx.exists(), "the index directory was created");
 }
 
@@ -80,8 +88,10 @@ fn query_with_top_k_zero_is_refused() {
     let mut c = rz(tmp.path(), &idx);
     c.args(["--set", "retrieval.top_k=0", "query", "Who won two Nobel prizes?"]);
     let err = refused(c);
-    assert!(err.contains("retrieval.top_k = 0 (from --set retrieval.top_k=0): must be an integer from 1 to 1000"),
-        "{err}");
+    assert!(
+        err.contains("retrieval.top_k = 0 (from --set retrieval.top_k=0): must be an integer from 1 to 1000"),
+        "{err}"
+    );
     // The flag goes through the same check, and names itself.
     let mut c = rz(tmp.path(), &idx);
     c.args(["query", "--top-k", "0", "Who won two Nobel prizes?"]);
@@ -90,8 +100,10 @@ fn query_with_top_k_zero_is_refused() {
     let mut c = rz(tmp.path(), &idx);
     c.args(["--set", "retrieval.fusion=nosuch", "query", "x"]);
     let err = refused(c);
-    assert!(err.contains("retrieval.fusion = \"nosuch\" (from --set retrieval.fusion=nosuch): must be one of: score, rrf"),
-        "{err}");
+    assert!(
+        err.contains("retrieval.fusion = \"nosuch\" (from --set retrieval.fusion=nosuch): must be one of: score, rrf"),
+        "{err}"
+    );
     assert!(!idx.exists());
 }
 
@@ -103,8 +115,10 @@ fn a_bad_value_in_the_config_file_names_its_line() {
     c.arg("config");
     let err = refused(c);
     assert!(err.contains("chunk.size = 8 (from rhizome.toml:2): must be an integer from 16 to 8192"), "{err}");
-    assert!(err.contains("hippo.damping = 5 (from rhizome.toml:5): must be a number greater than 0 and less than 1"),
-        "{err}");
+    assert!(
+        err.contains("hippo.damping = 5 (from rhizome.toml:5): must be a number greater than 0 and less than 1"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -121,7 +135,12 @@ fn unknown_rhizome_variables_warn_and_config_still_prints() {
     assert!(out.status.success(), "{stderr}");
     assert!(stdout.contains("[chunk]") && stdout.contains("size = 64"), "{stdout}");
     assert!(stderr.contains("warning: RHIZOME_NOSUCH_KEY is not a Rhizome setting and is ignored"), "{stderr}");
-    assert!(stderr.contains("warning: RHIZOME_CHUNK_SIZ is not a Rhizome setting and is ignored; \
-        did you mean RHIZOME_CHUNK_SIZE (chunk.size)?"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "warning: RHIZOME_CHUNK_SIZ is not a Rhizome setting and is ignored; \
+        did you mean RHIZOME_CHUNK_SIZE (chunk.size)?"
+        ),
+        "{stderr}"
+    );
     assert_eq!(stderr.matches("warning:").count(), 2, "known variables are not warned about: {stderr}");
 }

@@ -25,23 +25,36 @@ fn web() -> PathBuf {
 
 fn browser_page(scenario: &str, s: &Server, key: &str, extra: &[&str]) -> Value {
     let chromium = std::env::var("RHIZOME_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
-    assert!(Path::new(&chromium).exists(),
-        "no Chromium at {chromium}: scripts/install-test-deps installs Debian's chromium (or set RHIZOME_CHROMIUM)");
-    assert!(web().join("node_modules/playwright-core").exists(),
-        "web/node_modules is missing: building rhizome-server runs npm ci in web/");
+    assert!(
+        Path::new(&chromium).exists(),
+        "no Chromium at {chromium}: scripts/install-test-deps installs Debian's chromium (or set RHIZOME_CHROMIUM)"
+    );
+    assert!(
+        web().join("node_modules/playwright-core").exists(),
+        "web/node_modules is missing: building rhizome-server runs npm ci in web/"
+    );
     let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui").join(scenario);
     let _ = std::fs::remove_dir_all(&out_dir);
     let _one = BROWSER.lock().unwrap_or_else(|p| p.into_inner());
     let out = Command::new("node")
         .current_dir(web())
-        .arg("tests/ui.mjs").arg(scenario).arg(&s.base).arg(&out_dir).arg(key).args(extra)
+        .arg("tests/ui.mjs")
+        .arg(scenario)
+        .arg(&s.base)
+        .arg(&out_dir)
+        .arg(key)
+        .args(extra)
         .env("RHIZOME_SHARED_DATA", support::shared())
         .env("RHIZOME_CHROMIUM", &chromium)
         .output()
         .expect("run node (Node.js 20 is needed for the browser tests)");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "browser test {scenario} failed (screenshots in {}):\n{stdout}\n{}",
-        out_dir.display(), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "browser test {scenario} failed (screenshots in {}):\n{stdout}\n{}",
+        out_dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
     let line = stdout.lines().last().unwrap_or_default();
     let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"));
     eprintln!("ui {scenario}: {v:#}");
@@ -88,7 +101,8 @@ fn vietnamese_edge_list() {
 #[test]
 fn llm_answers_stream_into_the_page() {
     let dir = tempfile::tempdir().unwrap();
-    let (_llm, s) = start_with_llm(&dir.path().join("index"), "Ben Mottelson and James Rainwater shared it with him [1].");
+    let (_llm, s) =
+        start_with_llm(&dir.path().join("index"), "Ben Mottelson and James Rainwater shared it with him [1].");
     let v = browser_page("llm", &s, "", &[]);
     assert_eq!(v["answer"], "Ben Mottelson and James Rainwater shared it with him [1].", "{v:#}");
 }
@@ -100,11 +114,19 @@ fn explorer_with_2000_nodes() {
     let s = start(&idx, &[], &[]);
     let v = browser_page("bench", &s, "", &["United States", "2000"]);
     let b = &v["bench"];
-    let line = format!("explorer, 2,000 nodes of the MuSiQue OpenIE import: {} nodes and {} edges drawn; fetch {} ms, \
+    let line = format!(
+        "explorer, 2,000 nodes of the MuSiQue OpenIE import: {} nodes and {} edges drawn; fetch {} ms, \
               first render {} ms after the click; dragging the view: {} frames/s ({} renders/s) with the layout \
               stopped, {} frames/s ({} renders/s) with the layout running",
-        b["rendered"], b["edges"], b["fetch_ms"], b["first_render_ms"], b["drag_layout_stopped"]["raf_fps"],
-        b["drag_layout_stopped"]["render_fps"], b["drag_layout_running"]["raf_fps"], b["drag_layout_running"]["render_fps"]);
+        b["rendered"],
+        b["edges"],
+        b["fetch_ms"],
+        b["first_render_ms"],
+        b["drag_layout_stopped"]["raf_fps"],
+        b["drag_layout_stopped"]["render_fps"],
+        b["drag_layout_running"]["raf_fps"],
+        b["drag_layout_running"]["render_fps"]
+    );
     println!("{line}");
     // Kept beside the screenshots; scripts/test prints it after the suite.
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui/bench/figures.txt");

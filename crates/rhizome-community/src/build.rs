@@ -57,8 +57,7 @@ impl EntityGraph {
 /// self-relations and relations to unknown entities are left out. `rhizome bench
 /// communities` times Leiden on exactly these.
 pub fn entity_edges(data: &GraphData) -> Vec<(u32, u32, f64)> {
-    let index: HashMap<&str, u32> =
-        data.entities.iter().enumerate().map(|(i, e)| (e.id.as_str(), i as u32)).collect();
+    let index: HashMap<&str, u32> = data.entities.iter().enumerate().map(|(i, e)| (e.id.as_str(), i as u32)).collect();
     let mut sums: BTreeMap<(u32, u32), f64> = BTreeMap::new();
     for r in &data.relations {
         let (Some(&a), Some(&b)) = (index.get(r.source_id.as_str()), index.get(r.target_id.as_str())) else {
@@ -82,20 +81,15 @@ pub fn compute(data: &GraphData, cfg: &CommunitiesConfig) -> Vec<Community> {
     let connected: Vec<bool> = eg.degree.iter().map(|&d| d > 0).collect();
     // Keep clusters of at least two related entities; a kept cluster's parent is kept too
     // (a parent has at least as many entities as its child).
-    let keep: Vec<bool> = clusters
-        .iter()
-        .map(|c| c.nodes.iter().filter(|&&n| connected[n as usize]).count() >= 2)
-        .collect();
+    let keep: Vec<bool> =
+        clusters.iter().map(|c| c.nodes.iter().filter(|&&n| connected[n as usize]).count() >= 2).collect();
     let member_ids = |nodes: &[u32]| -> Vec<String> {
         let mut v: Vec<String> =
             nodes.iter().filter(|&&n| connected[n as usize]).map(|&n| eg.ids[n as usize].clone()).collect();
         v.sort();
         v
     };
-    let ids: Vec<String> = clusters
-        .iter()
-        .map(|c| community_id(c.level, &member_ids(&c.nodes)))
-        .collect();
+    let ids: Vec<String> = clusters.iter().map(|c| community_id(c.level, &member_ids(&c.nodes))).collect();
     // Relations inside each cluster: by the cluster of each end at each level.
     let mut rel_ids: Vec<Vec<String>> = vec![Vec::new(); clusters.len()];
     let mut leaf_of: HashMap<u32, usize> = HashMap::new();

@@ -68,7 +68,13 @@ impl Material<'_> {
 
     fn entity_line(&self, e: &Entity) -> String {
         let importance = e.importance.map(|x| format!(", importance {x:.1}")).unwrap_or_default();
-        format!("- {} ({}, degree {}{importance}): {}", e.name, e.entity_type, self.deg(&e.id), one_line(&e.description, 400))
+        format!(
+            "- {} ({}, degree {}{importance}): {}",
+            e.name,
+            e.entity_type,
+            self.deg(&e.id),
+            one_line(&e.description, 400)
+        )
     }
 
     fn relation_line(&self, r: &Relation, names: &HashMap<&str, &str>) -> String {

@@ -39,9 +39,7 @@ impl WeightedGraph {
     /// A graph on `n` nodes. Edges with a weight that is not finite or is <= 0, or with an
     /// end >= `n`, are ignored.
     pub fn new(n: usize, edges: &[(u32, u32, f64)]) -> WeightedGraph {
-        let ok = |&&(u, v, w): &&(u32, u32, f64)| {
-            w.is_finite() && w > 0.0 && (u as usize) < n && (v as usize) < n
-        };
+        let ok = |&&(u, v, w): &&(u32, u32, f64)| w.is_finite() && w > 0.0 && (u as usize) < n && (v as usize) < n;
         let mut loops = vec![0.0; n];
         let mut offsets = vec![0usize; n + 1];
         for &(u, v, w) in edges.iter().filter(ok) {
@@ -256,11 +254,7 @@ fn iterate(g0: &WeightedGraph, init: &[u32], gamma: f64, opts: &LeidenOptions, r
         if k == g.node_count() {
             break;
         }
-        let mut labels = if opts.refine {
-            refine(g, &part, k, gamma, opts.randomness, rng)
-        } else {
-            part.clone()
-        };
+        let mut labels = if opts.refine { refine(g, &part, k, gamma, opts.randomness, rng) } else { part.clone() };
         let mut k_agg = renumber(&mut labels);
         if k_agg == g.node_count() {
             // Refinement merged nothing: aggregate on the moved partition so that the

@@ -56,9 +56,15 @@ impl MaterialReader {
     /// The entities of `ids` that exist, in `ids` order.
     pub(crate) fn entities(&mut self, store: &dyn StoreRead, ids: &[String]) -> Result<Vec<Entity>> {
         let keep = !self.full();
-        read_through(&mut self.entities, &mut self.bytes, keep, ids, |new| store.entities(new), |e| &e.id, |e| {
-            e.name.len() + e.description.len() + 64
-        })
+        read_through(
+            &mut self.entities,
+            &mut self.bytes,
+            keep,
+            ids,
+            |new| store.entities(new),
+            |e| &e.id,
+            |e| e.name.len() + e.description.len() + 64,
+        )
     }
 
     /// The relations with both ends among `ids`, each once.
@@ -81,8 +87,12 @@ impl MaterialReader {
                     Some(&i) => i,
                     None => {
                         let i = self.relations.len() as u32;
-                        self.bytes += 2 * r.id.len() + r.source_id.len() + r.target_id.len() + r.rel_type.len()
-                            + r.description.len() + 128;
+                        self.bytes += 2 * r.id.len()
+                            + r.source_id.len()
+                            + r.target_id.len()
+                            + r.rel_type.len()
+                            + r.description.len()
+                            + 128;
                         self.relation_ids.insert(r.id.clone(), i);
                         self.relations.push(r);
                         i
@@ -116,15 +126,25 @@ impl MaterialReader {
 
     /// Claims about `ids` (none read when the index holds none).
     pub(crate) fn claims(&self, store: &dyn StoreRead, ids: &[String]) -> Result<Vec<Covariate>> {
-        if self.claims { store.covariates_of(ids) } else { Ok(Vec::new()) }
+        if self.claims {
+            store.covariates_of(ids)
+        } else {
+            Ok(Vec::new())
+        }
     }
 
     /// The chunks of `ids` that exist, in `ids` order.
     pub(crate) fn chunks(&mut self, store: &dyn StoreRead, ids: &[String]) -> Result<Vec<ChunkWithDoc>> {
         let keep = !self.full();
-        read_through(&mut self.chunks, &mut self.bytes, keep, ids, |new| store.chunks(new), |c| &c.chunk.id, |c| {
-            c.chunk.text.len() + c.doc_title.len() + c.doc_source.len() + 128
-        })
+        read_through(
+            &mut self.chunks,
+            &mut self.bytes,
+            keep,
+            ids,
+            |new| store.chunks(new),
+            |c| &c.chunk.id,
+            |c| c.chunk.text.len() + c.doc_title.len() + c.doc_source.len() + 128,
+        )
     }
 
     fn full(&self) -> bool {
@@ -144,8 +164,11 @@ fn read_through<T: Clone>(
     size: impl Fn(&T) -> usize,
 ) -> Result<Vec<T>> {
     let new: Vec<String> = ids.iter().filter(|id| !cache.contains_key(*id)).cloned().collect();
-    let mut found: HashMap<String, T> =
-        if new.is_empty() { HashMap::new() } else { fetch(&new)?.into_iter().map(|x| (id_of(&x).clone(), x)).collect() };
+    let mut found: HashMap<String, T> = if new.is_empty() {
+        HashMap::new()
+    } else {
+        fetch(&new)?.into_iter().map(|x| (id_of(&x).clone(), x)).collect()
+    };
     if keep {
         for id in new {
             let x = found.remove(&id);

@@ -11,17 +11,14 @@ use crate::context::Material;
 
 /// The report of `m`, with `sentences` the representative sentences (best first) and
 /// `rating` already scaled.
-pub fn extractive_report(m: &Material, sentences: &[String], rating: f32, cfg: &CommunitiesConfig)
-    -> CommunityReport {
+pub fn extractive_report(m: &Material, sentences: &[String], rating: f32, cfg: &CommunitiesConfig) -> CommunityReport {
     let c = m.community;
     let mut ents: Vec<&rhizome_core::Entity> = m.entities.iter().collect();
     let deg = |id: &str| m.degree.get(id).copied().unwrap_or(0);
     ents.sort_by(|a, b| deg(&b.id).cmp(&deg(&a.id)).then(a.name.cmp(&b.name)));
     let mut rels: Vec<&rhizome_core::Relation> = m.relations.iter().collect();
     rels.sort_by(|a, b| b.weight.total_cmp(&a.weight).then(a.id.cmp(&b.id)));
-    let name = |id: &str| {
-        m.entities.iter().find(|e| e.id == id).map_or(id.to_string(), |e| e.name.clone())
-    };
+    let name = |id: &str| m.entities.iter().find(|e| e.id == id).map_or(id.to_string(), |e| e.name.clone());
     let mut types: Vec<(&str, usize)> = Vec::new();
     for e in &ents {
         match types.iter_mut().find(|(t, _)| *t == e.entity_type) {
@@ -29,11 +26,7 @@ pub fn extractive_report(m: &Material, sentences: &[String], rating: f32, cfg: &
             None => types.push((&e.entity_type, 1)),
         }
     }
-    let central: Vec<String> = ents
-        .iter()
-        .take(3)
-        .map(|e| format!("{} ({})", e.name, e.entity_type))
-        .collect();
+    let central: Vec<String> = ents.iter().take(3).map(|e| format!("{} ({})", e.name, e.entity_type)).collect();
     let summary = format!(
         "{} entities ({}) joined by {} relations; the most connected are {}.",
         c.entity_ids.len(),
@@ -52,7 +45,8 @@ pub fn extractive_report(m: &Material, sentences: &[String], rating: f32, cfg: &
         });
     }
     for r in rels.iter().take(cfg.extractive_relations) {
-        let desc = if r.description.trim().is_empty() { r.rel_type.clone() } else { first_sentences(&r.description, 2) };
+        let desc =
+            if r.description.trim().is_empty() { r.rel_type.clone() } else { first_sentences(&r.description, 2) };
         findings.push(Finding {
             summary: format!("{} -> {} ({})", name(&r.source_id), name(&r.target_id), r.rel_type),
             explanation: desc,

@@ -46,8 +46,8 @@ fn findings(v: Option<&Value>) -> Vec<Finding> {
 
 /// The report in `reply`, or why there is none.
 pub fn parse_report(reply: &str, community: &Community) -> Result<CommunityReport, String> {
-    let o = rhizome_llm::parse::json_object_lenient(reply)
-        .ok_or_else(|| "the reply holds no JSON object".to_string())?;
+    let o =
+        rhizome_llm::parse::json_object_lenient(reply).ok_or_else(|| "the reply holds no JSON object".to_string())?;
     let summary = text(&o, &["summary", "overview"]);
     let findings = findings(o.get("findings"));
     if summary.is_empty() && findings.is_empty() {
@@ -96,7 +96,11 @@ mod tests {
         assert_eq!(r.findings[1].explanation, "E");
         assert_eq!(r.fingerprint, "cfp_1");
         // Truncated mid-findings: what was read is kept, the title falls back.
-        let r = parse_report("{\"summary\": \"Only this.\", \"rating\": 42, \"findings\": [{\"summary\": \"F1\", \"expl", &community()).unwrap();
+        let r = parse_report(
+            "{\"summary\": \"Only this.\", \"rating\": 42, \"findings\": [{\"summary\": \"F1\", \"expl",
+            &community(),
+        )
+        .unwrap();
         assert_eq!(r.title, "A, B");
         assert_eq!(r.rating, 10.0);
         assert_eq!(r.summary, "Only this.");

@@ -173,10 +173,11 @@ pub fn refresh(
                     let calls: Vec<PromptCall> = built
                         .iter()
                         .map(|b| {
-                            PromptCall::new("community_report", "communities", &[
-                                ("context", b.text.as_str()),
-                                ("max_words", max_words.as_str()),
-                            ])
+                            PromptCall::new(
+                                "community_report",
+                                "communities",
+                                &[("context", b.text.as_str()), ("max_words", max_words.as_str())],
+                            )
                             .json()
                             .max_tokens(cfg.report_max_tokens)
                         })
@@ -193,14 +194,18 @@ pub fn refresh(
                         Ok(r) => Some(r),
                         Err(why) => {
                             if out.llm_failures < MAX_FAILURE_NOTES {
-                                out.notes.push(format!("community {}: LLM report unusable ({why}); extractive report kept", c.id));
+                                out.notes.push(format!(
+                                    "community {}: LLM report unusable ({why}); extractive report kept",
+                                    c.id
+                                ));
                             }
                             None
                         }
                     },
                     Some(Err(e)) => {
                         if out.llm_failures < MAX_FAILURE_NOTES {
-                            out.notes.push(format!("community {}: LLM call failed ({e}); extractive report kept", c.id));
+                            out.notes
+                                .push(format!("community {}: LLM call failed ({e}); extractive report kept", c.id));
                         }
                         None
                     }
@@ -255,7 +260,10 @@ pub fn input_fingerprint(m: &Material, sentences: &[String], rating: f32, childr
     let mut rels: Vec<&rhizome_core::Relation> = m.relations.iter().collect();
     rels.sort_by(|a, b| a.id.cmp(&b.id));
     for r in rels {
-        parts.push(format!("r\t{}\t{}\t{}\t{}\t{}\t{}", r.id, r.source_id, r.target_id, r.rel_type, r.description, r.weight));
+        parts.push(format!(
+            "r\t{}\t{}\t{}\t{}\t{}\t{}",
+            r.id, r.source_id, r.target_id, r.rel_type, r.description, r.weight
+        ));
     }
     let mut claims: Vec<String> = m.claims.iter().map(|c| format!("c\t{c:?}")).collect();
     claims.sort();
@@ -339,8 +347,13 @@ impl GraphStats {
 
 /// Sentences of the chunks that mention the most members, ranked by how many member
 /// names they contain.
-fn representative_sentences(reader: &mut MaterialReader, store: &dyn StoreRead, c: &Community, m: &Material,
-    stats: &GraphStats) -> Result<Vec<String>> {
+fn representative_sentences(
+    reader: &mut MaterialReader,
+    store: &dyn StoreRead,
+    c: &Community,
+    m: &Material,
+    stats: &GraphStats,
+) -> Result<Vec<String>> {
     let mut per_chunk: HashMap<&str, usize> = HashMap::new();
     for e in &c.entity_ids {
         for ch in stats.entity_chunks.get(e).into_iter().flatten() {
@@ -353,7 +366,8 @@ fn representative_sentences(reader: &mut MaterialReader, store: &dyn StoreRead, 
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let names: Vec<String> = m.entities.iter().map(|e| e.name.to_lowercase()).filter(|n| n.chars().count() > 1).collect();
+    let names: Vec<String> =
+        m.entities.iter().map(|e| e.name.to_lowercase()).filter(|n| n.chars().count() > 1).collect();
     let mut scored: Vec<(usize, usize, String)> = Vec::new();
     for (rank, ch) in reader.chunks(store, &ids)?.iter().enumerate() {
         for (_, s) in rhizome_core::text::sentences(&ch.chunk.text) {
@@ -379,14 +393,19 @@ fn representative_sentences(reader: &mut MaterialReader, store: &dyn StoreRead, 
 /// of its members' entity vectors — the same model's vectors, already computed, so
 /// offline indexing pays no embedding pass for reports (on MuSiQue's 3,816 communities
 /// that pass took 100 s with all-MiniLM-L6-v2). Members without vectors: embedded too.
-fn report_vectors(store: &dyn StoreWrite, embedder: &dyn Embedder, made: &[CommunityReport], all: &[Community])
-    -> Result<Vec<(String, Vec<f32>)>> {
+fn report_vectors(
+    store: &dyn StoreWrite,
+    embedder: &dyn Embedder,
+    made: &[CommunityReport],
+    all: &[Community],
+) -> Result<Vec<(String, Vec<f32>)>> {
     let mut out = Vec::with_capacity(made.len());
     let mut to_embed: Vec<&CommunityReport> = Vec::new();
     let by_id: HashMap<&str, &Community> = all.iter().map(|c| (c.id.as_str(), c)).collect();
     for r in made {
         let members = by_id.get(r.community_id.as_str()).map(|c| c.entity_ids.clone()).unwrap_or_default();
-        let vs = if r.kind == ReportKind::Extractive { store.vectors(VectorKind::Entity, &members)? } else { Vec::new() };
+        let vs =
+            if r.kind == ReportKind::Extractive { store.vectors(VectorKind::Entity, &members)? } else { Vec::new() };
         if vs.is_empty() {
             to_embed.push(r);
             continue;

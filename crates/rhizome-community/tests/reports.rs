@@ -25,8 +25,13 @@ fn write_graph(s: &mut SqliteStore, title: &str, groups: &[Vec<String>], bridges
     let names: Vec<&String> = groups.iter().flatten().collect();
     for n in &names {
         b.mentions.push(MentionRecord {
-            entity_id: entity_id(n), name: n.to_string(), entity_type: "CONCEPT".into(),
-            description: format!("{n} is a member of the test graph."), doc_id: doc.id.clone(), chunk_id: None, count: 1,
+            entity_id: entity_id(n),
+            name: n.to_string(),
+            entity_type: "CONCEPT".into(),
+            description: format!("{n} is a member of the test graph."),
+            doc_id: doc.id.clone(),
+            chunk_id: None,
+            count: 1,
             importance: None,
         });
     }
@@ -37,9 +42,16 @@ fn write_graph(s: &mut SqliteStore, title: &str, groups: &[Vec<String>], bridges
     let mut rel = |a: &str, t: &str, w: f32| {
         let (x, y) = (entity_id(a), entity_id(t));
         b.relations.push(RelationRecord {
-            relation: Relation { id: relation_id(&x, "RELATED", &y), source_id: x, target_id: y,
-                rel_type: "RELATED".into(), description: format!("{a} works with {t}"), weight: w },
-            doc_id: doc.id.clone(), chunk_id: None,
+            relation: Relation {
+                id: relation_id(&x, "RELATED", &y),
+                source_id: x,
+                target_id: y,
+                rel_type: "RELATED".into(),
+                description: format!("{a} works with {t}"),
+                weight: w,
+            },
+            doc_id: doc.id.clone(),
+            chunk_id: None,
         });
     };
     for g in groups {
@@ -60,8 +72,7 @@ fn write_graph(s: &mut SqliteStore, title: &str, groups: &[Vec<String>], bridges
 /// level 0 each pair is one community of ten (merging it beats splitting it on the whole
 /// graph), which the size limit of 5 splits into its two cliques at level 1.
 fn graph() -> (Vec<Vec<String>>, Vec<(String, String)>) {
-    let groups: Vec<Vec<String>> =
-        (0..8).map(|g| (0..5).map(|i| format!("Clique{g} Member{i}")).collect()).collect();
+    let groups: Vec<Vec<String>> = (0..8).map(|g| (0..5).map(|i| format!("Clique{g} Member{i}")).collect()).collect();
     let mut bridges = Vec::new();
     for pair in 0..4 {
         for i in 0..4 {
@@ -75,7 +86,11 @@ fn cfg() -> CommunitiesConfig {
     CommunitiesConfig { max_cluster_size: 5, ..CommunitiesConfig::default() }
 }
 
-fn refresh(s: &mut SqliteStore, llm: Option<&dyn llm::PromptLlm>, cfg: &CommunitiesConfig) -> rhizome_community::CommunityOutcome {
+fn refresh(
+    s: &mut SqliteStore,
+    llm: Option<&dyn llm::PromptLlm>,
+    cfg: &CommunitiesConfig,
+) -> rhizome_community::CommunityOutcome {
     rhizome_community::refresh(s, &WordEmbedder, llm, cfg, false, &AtomicBool::new(false)).unwrap()
 }
 
@@ -103,7 +118,8 @@ fn offline_reports_are_extractive_and_recomputed_only_when_the_graph_changes() {
         }
     }
     for c in comms.iter().filter(|c| !c.is_leaf()) {
-        let mut kids: Vec<&String> = comms.iter().filter(|k| c.children.contains(&k.id)).flat_map(|k| &k.entity_ids).collect();
+        let mut kids: Vec<&String> =
+            comms.iter().filter(|k| c.children.contains(&k.id)).flat_map(|k| &k.entity_ids).collect();
         kids.sort();
         assert_eq!(kids, c.entity_ids.iter().collect::<Vec<_>>(), "children partition their parent");
     }
@@ -117,7 +133,10 @@ fn offline_reports_are_extractive_and_recomputed_only_when_the_graph_changes() {
     assert_eq!(s.community_reports_of(&ids).unwrap().len(), 2);
     assert_eq!(s.community_report_count().unwrap(), n as u64);
     assert!(reports.iter().all(|r| r.kind == ReportKind::Extractive && !r.findings.is_empty()));
-    assert!(s.missing_vectors(VectorKind::Report, &comms.iter().map(|c| c.id.clone()).collect::<Vec<_>>()).unwrap().is_empty());
+    assert!(s
+        .missing_vectors(VectorKind::Report, &comms.iter().map(|c| c.id.clone()).collect::<Vec<_>>())
+        .unwrap()
+        .is_empty());
 
     let again = refresh(&mut s, None, &cfg());
     assert!(!again.recomputed && again.reports_reused == n && again.reports_extractive == 0, "{again:?}");
@@ -180,7 +199,8 @@ fn llm_reports_go_bottom_up_use_sub_reports_under_a_budget_and_are_not_paid_twic
     let reqs: Vec<String> = server.requests().iter().map(last_user_text).collect();
     // Leaves (level 1) are asked first, then the level-0 communities with their sub-reports.
     let leaves = o.per_level[1];
-    let first_parent = reqs.iter().position(|u| u.contains("Reports on sub-communities")).expect("a parent used sub-reports");
+    let first_parent =
+        reqs.iter().position(|u| u.contains("Reports on sub-communities")).expect("a parent used sub-reports");
     assert!(first_parent >= leaves, "children before parents: {first_parent} < {leaves}");
     assert!(reqs[first_parent].contains("Members work together."), "the child's LLM report text is used");
     for u in &reqs {

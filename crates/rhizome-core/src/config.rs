@@ -178,9 +178,7 @@ impl Calibration {
 /// core's sections: every numeric and enum setting has a rule in [`Section::RULES`] and a
 /// `Valid: ...` sentence in its doc comment (check both with
 /// [`section_problems`]).
-pub trait Section:
-    Any + Clone + fmt::Debug + PartialEq + Default + Serialize + DeserializeOwned + Send + Sync
-{
+pub trait Section: Any + Clone + fmt::Debug + PartialEq + Default + Serialize + DeserializeOwned + Send + Sync {
     /// The section's name.
     const NAME: &'static str;
     /// The valid range of each numeric and enum setting (keys `NAME.key`).

@@ -3,7 +3,6 @@
 
 use serde::{Deserialize, Serialize};
 
-
 /// Where the index lives.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -82,8 +81,15 @@ impl Default for LlmConfig {
             prompts_dir: String::new(),
             gleanings: 0,
             schema: [
-                "PERSON", "ORGANIZATION", "LOCATION", "EVENT", "CONCEPT", "TECHNOLOGY",
-                "PRODUCT", "DATE", "MONEY",
+                "PERSON",
+                "ORGANIZATION",
+                "LOCATION",
+                "EVENT",
+                "CONCEPT",
+                "TECHNOLOGY",
+                "PRODUCT",
+                "DATE",
+                "MONEY",
             ]
             .iter()
             .map(|s| s.to_string())

@@ -7,8 +7,8 @@
 use std::path::Path;
 
 use crate::config::Config;
-use crate::config_origin::{key_lines, Origin, Origins};
 use crate::config::{check_cross, rule_in, SectionKind};
+use crate::config_origin::{key_lines, Origin, Origins};
 use crate::config_rules::check_values;
 use crate::{Error, Result};
 

@@ -144,8 +144,10 @@ mod tests {
     fn origins_read_as_phrases() {
         let f = Origin::File { path: "rhizome.toml".into(), line: Some(3) };
         assert_eq!(f.to_string(), "from rhizome.toml:3");
-        assert_eq!(Origin::Env { var: "RHIZOME_CHUNK_SIZE".into() }.to_string(),
-            "from environment variable RHIZOME_CHUNK_SIZE");
+        assert_eq!(
+            Origin::Env { var: "RHIZOME_CHUNK_SIZE".into() }.to_string(),
+            "from environment variable RHIZOME_CHUNK_SIZE"
+        );
         assert_eq!(Origin::Set { arg: "chunk.size=0".into() }.to_string(), "from --set chunk.size=0");
         assert_eq!(Origins::default().get("chunk.size").to_string(), "default");
     }

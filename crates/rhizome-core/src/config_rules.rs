@@ -27,7 +27,6 @@ pub struct Rule {
     pub range: Range,
 }
 
-
 /// No upper bound for [`Range::Int`].
 pub const NO_MAX: i64 = i64::MAX;
 /// Token budgets of material given to a model.
@@ -104,7 +103,7 @@ static RULES: &[Rule] = &[
 /// String settings that are free text, not enums, so they have no rule (booleans need
 /// none either: their type is checked).
 pub const FREE_TEXT: &[&str] = &[
-    "store.url", // an index directory or URL: rhizome_store::StoreUrl checks it
+    "store.url",   // an index directory or URL: rhizome_store::StoreUrl checks it
     "embed.model", // a model name: the embedder registry (rhizome-embed) checks it
     "llm.base_url",
     "llm.model",
@@ -113,7 +112,6 @@ pub const FREE_TEXT: &[&str] = &[
     "llm.prompts_dir",
     "llm.schema",
 ];
-
 
 /// Every single-setting rule, in the order of the settings.
 pub fn rules() -> &'static [Rule] {
@@ -125,14 +123,19 @@ pub fn rule(key: &str) -> Option<&'static Rule> {
     RULES.iter().find(|r| r.key == key)
 }
 
-
 /// What is wrong with how a section declares its settings: a numeric or enum setting
 /// without a rule, a string setting with both a rule and a place in the free text (or
 /// neither), a default outside its rule, a rule of no setting, or a rule whose range the
 /// doc comment of its field does not state (`Valid: ...`). `defaults` is the section's
 /// table of defaults; `src` holds the source of `pub struct STRUKT {`.
-pub fn declaration_problems(section: &str, defaults: &toml::Value, rules: &[Rule], free_text: &[&str],
-    strukt: &str, src: &str) -> Vec<String> {
+pub fn declaration_problems(
+    section: &str,
+    defaults: &toml::Value,
+    rules: &[Rule],
+    free_text: &[&str],
+    strukt: &str,
+    src: &str,
+) -> Vec<String> {
     let mut out = Vec::new();
     let empty = toml::Table::new();
     let table = defaults.as_table().unwrap_or(&empty);
@@ -180,7 +183,6 @@ pub fn declaration_problems(section: &str, defaults: &toml::Value, rules: &[Rule
     }
     out
 }
-
 
 impl Range {
     /// The range in words, e.g. "an integer from 16 to 8192".
@@ -242,8 +244,12 @@ fn show_value(v: &toml::Value) -> String {
 /// The problems of `value` (the layered settings, shaped like `defaults`, holding the
 /// sections whose rules `rule_of` finds): a value out of its rule's range, or of another
 /// type than the default's.
-pub(crate) fn check_values(value: &toml::Value, defaults: &toml::Value, origins: &Origins,
-    rule_of: impl Fn(&str) -> Option<&'static Rule>) -> Vec<String> {
+pub(crate) fn check_values(
+    value: &toml::Value,
+    defaults: &toml::Value,
+    origins: &Origins,
+    rule_of: impl Fn(&str) -> Option<&'static Rule>,
+) -> Vec<String> {
     let mut out = Vec::new();
     let Some(sections) = defaults.as_table() else { return out };
     for (section, inner) in sections {

@@ -37,11 +37,7 @@ fn set_err(s: &[&str]) -> String {
 #[test]
 fn layers_apply_in_order() {
     let f = file("layers", "[chunk]\nsize = 100\noverlap = 10\n[synonymy]\ntop_k = 3\n");
-    let e = env(&[
-        ("RHIZOME_CHUNK_OVERLAP", "20"),
-        ("RHIZOME_SYNONYMY_THRESHOLD", "0.9"),
-        ("RHIZOME_INDEX", "/x"),
-    ]);
+    let e = env(&[("RHIZOME_CHUNK_OVERLAP", "20"), ("RHIZOME_SYNONYMY_THRESHOLD", "0.9"), ("RHIZOME_INDEX", "/x")]);
     let c = Config::load(Some(&f), e, &sets(&["synonymy.top_k=7"])).unwrap();
     assert_eq!(c.chunk.size, 100);
     assert_eq!(c.chunk.overlap, 20);
@@ -100,8 +96,14 @@ fn every_setting_is_ruled_and_documented() {
 
 #[test]
 fn zero_is_refused_where_it_means_nothing() {
-    for key in ["chunk.size", "embed.batch_size", "embed.docs_per_batch", "retrieval.top_k",
-        "communities.max_cluster_size", "llm.concurrency"] {
+    for key in [
+        "chunk.size",
+        "embed.batch_size",
+        "embed.docs_per_batch",
+        "retrieval.top_k",
+        "communities.max_cluster_size",
+        "llm.concurrency",
+    ] {
         let arg = format!("{key}=0");
         let err = set_err(&[arg.as_str()]);
         assert!(err.contains(&format!("{key} = 0 (from --set {arg}): must be an integer from")), "{err}");
@@ -194,16 +196,23 @@ fn file_errors_name_the_file_and_line() {
     assert!(err.contains(&want), "{err}");
     let f = file("bool", "communities.enabled = \"yes\"\n");
     let err = Config::load(Some(&f), vec![], &[]).unwrap_err().to_string();
-    assert!(err.contains(&format!("communities.enabled = \"yes\" (from {}:1): must be true or false", f.display())),
-        "{err}");
+    assert!(
+        err.contains(&format!("communities.enabled = \"yes\" (from {}:1): must be true or false", f.display())),
+        "{err}"
+    );
 }
 
 #[test]
 fn env_errors_name_the_variable_and_later_layers_win() {
     let e = env(&[("RHIZOME_SYNONYMY_THRESHOLD", "NaN")]);
     let err = Config::load(None, e, &[]).unwrap_err().to_string();
-    assert!(err.contains("synonymy.threshold = NaN (from environment variable RHIZOME_SYNONYMY_THRESHOLD): \
-        must be a number from 0 to 1"), "{err}");
+    assert!(
+        err.contains(
+            "synonymy.threshold = NaN (from environment variable RHIZOME_SYNONYMY_THRESHOLD): \
+        must be a number from 0 to 1"
+        ),
+        "{err}"
+    );
     // The bad file value is overridden by the environment, so it is not an error...
     let f = file("override", "[chunk]\nsize = 0\n");
     let c = Config::load(Some(&f), env(&[("RHIZOME_CHUNK_SIZE", "64")]), &[]).unwrap();
@@ -230,8 +239,10 @@ fn every_problem_is_reported_at_once() {
 fn flags_apply_last_and_name_themselves() {
     let flag = FlagSetting::new("retrieval.top_k", 0, "--top-k");
     let err = Config::load_with_flags(None, vec![], &sets(&["retrieval.top_k=3"]), &[flag]).unwrap_err();
-    assert!(err.to_string().contains("retrieval.top_k = 0 (from --top-k 0): must be an integer from 1 to 1000"),
-        "{err}");
+    assert!(
+        err.to_string().contains("retrieval.top_k = 0 (from --top-k 0): must be an integer from 1 to 1000"),
+        "{err}"
+    );
     let flag = FlagSetting::new("retrieval.top_k", 9, "--top-k");
     let (c, _) = Config::load_with_flags(None, vec![], &sets(&["retrieval.top_k=3"]), &[flag]).unwrap();
     assert_eq!(c.retrieval.top_k, 9);
@@ -244,8 +255,12 @@ fn unknown_rhizome_variables_are_warned_about() {
     assert_eq!(c, Config::default());
     assert_eq!(warnings.len(), 2, "{warnings:?}");
     assert!(warnings.iter().any(|w| w == "RHIZOME_NOSUCH_KEY is not a Rhizome setting and is ignored"), "{warnings:?}");
-    assert!(warnings.iter().any(|w| w.starts_with("RHIZOME_CHUNK_SIZ ")
-        && w.ends_with("did you mean RHIZOME_CHUNK_SIZE (chunk.size)?")), "{warnings:?}");
+    assert!(
+        warnings.iter().any(
+            |w| w.starts_with("RHIZOME_CHUNK_SIZ ") && w.ends_with("did you mean RHIZOME_CHUNK_SIZE (chunk.size)?")
+        ),
+        "{warnings:?}"
+    );
 }
 
 #[test]
@@ -262,9 +277,15 @@ fn known_non_setting_variables_are_not_warned_about() {
 #[test]
 fn settings_used_by_the_tests_and_docs_validate() {
     let used = [
-        "embed.model=all-MiniLM-L6-v2", "llm.timeout_s=1", "llm.retry_base_ms=10", "llm.concurrency=1",
-        "llm.max_retries=2", "llm.summarize_min_descriptions=2", "retrieval.dense_weight=0",
-        "communities.enabled=false", "llm.context_tokens=8192",
+        "embed.model=all-MiniLM-L6-v2",
+        "llm.timeout_s=1",
+        "llm.retry_base_ms=10",
+        "llm.concurrency=1",
+        "llm.max_retries=2",
+        "llm.summarize_min_descriptions=2",
+        "retrieval.dense_weight=0",
+        "communities.enabled=false",
+        "llm.context_tokens=8192",
     ];
     Config::load(None, vec![], &sets(&used)).unwrap();
 }
@@ -303,7 +324,8 @@ impl Default for ProbeConfig {
 
 impl Section for ProbeConfig {
     const NAME: &'static str = "probe";
-    const RULES: &'static [Rule] = &[int("probe.width", 1, 10), num("probe.min_score", 0.0, 1.0), num("probe.share", 0.0, 1.0)];
+    const RULES: &'static [Rule] =
+        &[int("probe.width", 1, 10), num("probe.min_score", 0.0, 1.0), num("probe.share", 0.0, 1.0)];
     const CROSS_RULES: &'static [CrossRule] = &[CrossRule {
         keys: ["probe.share", "retrieval.dense_weight"],
         text: "probe.share must not exceed retrieval.dense_weight",

@@ -38,8 +38,12 @@ pub trait Embedder: Send + Sync {
     /// whitespace boundary of the text (a sentence); it gets `None` when truncation cut
     /// it off. `Ok(None)` when the model cannot pool spans (the caller embeds the spans'
     /// texts instead).
-    fn embed_spans(&self, texts: &[String], spans: &[Vec<std::ops::Range<usize>>], kind: EmbedKind)
-        -> Result<Option<Vec<SpanVectors>>> {
+    fn embed_spans(
+        &self,
+        texts: &[String],
+        spans: &[Vec<std::ops::Range<usize>>],
+        kind: EmbedKind,
+    ) -> Result<Option<Vec<SpanVectors>>> {
         let _ = (texts, spans, kind);
         Ok(None)
     }

@@ -25,9 +25,7 @@ pub fn content_id(prefix: &str, parts: &[&str]) -> String {
 pub fn normalize_name(name: &str) -> String {
     let lowered = name.to_lowercase();
     let collapsed = lowered.split_whitespace().collect::<Vec<_>>().join(" ");
-    collapsed
-        .trim_matches(|c: char| !c.is_alphanumeric())
-        .to_string()
+    collapsed.trim_matches(|c: char| !c.is_alphanumeric()).to_string()
 }
 
 pub fn document_id(title: &str, text: &str) -> String {

@@ -56,20 +56,18 @@ fn is_shared_accent(c: char) -> bool {
 /// Frequent Vietnamese syllables as typed without diacritics; none is an English word
 /// that English running text uses often.
 const VI_PLAIN: &[&str] = &[
-    "bao", "cac", "cho", "co", "cua", "duoc", "gi", "giai", "khac", "khi", "khong", "la", "lam",
-    "mot", "nao", "nay", "nguoi", "nhau", "nhieu", "nhu", "nhung", "noi", "sao", "thi", "thuong",
-    "trong", "va", "vao", "voi", "cong", "truong", "hoc", "viet", "quoc", "gia", "tren", "duoi",
-    "truoc", "dang", "cung", "nen", "biet", "lanh", "dao", "ket", "thuoc", "sinh", "nhat", "nuoc",
-    "thanh", "pho", "duong", "chinh", "tinh", "huyen", "nghiep", "phat", "trien", "dau", "tu",
-    "ngay", "thang", "nam", "cau", "hoi", "tra", "loi", "ban", "toi", "chung", "minh",
+    "bao", "cac", "cho", "co", "cua", "duoc", "gi", "giai", "khac", "khi", "khong", "la", "lam", "mot", "nao", "nay",
+    "nguoi", "nhau", "nhieu", "nhu", "nhung", "noi", "sao", "thi", "thuong", "trong", "va", "vao", "voi", "cong",
+    "truong", "hoc", "viet", "quoc", "gia", "tren", "duoi", "truoc", "dang", "cung", "nen", "biet", "lanh", "dao",
+    "ket", "thuoc", "sinh", "nhat", "nuoc", "thanh", "pho", "duong", "chinh", "tinh", "huyen", "nghiep", "phat",
+    "trien", "dau", "tu", "ngay", "thang", "nam", "cau", "hoi", "tra", "loi", "ban", "toi", "chung", "minh",
 ];
 
 /// English function words, the counterweight to Vietnamese evidence.
 const EN_FUNCTION: &[&str] = &[
-    "the", "of", "and", "a", "an", "in", "on", "at", "to", "is", "was", "are", "were", "for",
-    "with", "by", "from", "that", "this", "which", "who", "what", "when", "where", "how", "as",
-    "it", "its", "his", "her", "their", "be", "been", "has", "have", "had", "did", "does", "do",
-    "not", "or", "but",
+    "the", "of", "and", "a", "an", "in", "on", "at", "to", "is", "was", "are", "were", "for", "with", "by", "from",
+    "that", "this", "which", "who", "what", "when", "where", "how", "as", "it", "its", "his", "her", "their", "be",
+    "been", "has", "have", "had", "did", "does", "do", "not", "or", "but",
 ];
 
 /// Evidence for Vietnamese and English in a list of words.
@@ -114,10 +112,8 @@ fn votes<'a>(words: impl Iterator<Item = &'a str>) -> Votes {
 pub fn detect_language(text: &str) -> Lang {
     let han = text.chars().filter(|&c| is_han(c)).count();
     let is_word_char = |c: char| (c.is_alphanumeric() && !is_han(c)) || ('\u{0300}'..='\u{036F}').contains(&c);
-    let words: Vec<&str> = text
-        .split(|c: char| !is_word_char(c))
-        .filter(|w| w.chars().any(char::is_alphabetic))
-        .collect();
+    let words: Vec<&str> =
+        text.split(|c: char| !is_word_char(c)).filter(|w| w.chars().any(char::is_alphabetic)).collect();
     if han > 0 && han >= words.len() {
         return Lang::Zh;
     }

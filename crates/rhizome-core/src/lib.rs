@@ -3,10 +3,10 @@
 
 pub mod community;
 pub mod config;
+pub mod config_core;
 pub mod config_load;
 pub mod config_origin;
 pub mod config_rules;
-pub mod config_core;
 pub mod config_sensemaking;
 #[cfg(test)]
 mod config_tests;

@@ -96,8 +96,7 @@ pub trait ChatProvider: Send + Sync {
     /// cache key.
     fn id(&self) -> String;
     /// Complete `req`. With `stream`, text is also passed to it as it is generated.
-    fn chat<'a>(&'a self, req: &'a ChatRequest, stream: Option<&'a TokenSink>)
-        -> BoxFuture<'a, Result<ChatResponse>>;
+    fn chat<'a>(&'a self, req: &'a ChatRequest, stream: Option<&'a TokenSink>) -> BoxFuture<'a, Result<ChatResponse>>;
 }
 
 /// Forwarding through shared pointers, so wrappers can hold `Arc<dyn ChatProvider>`.
@@ -105,8 +104,7 @@ impl<P: ChatProvider + ?Sized> ChatProvider for std::sync::Arc<P> {
     fn id(&self) -> String {
         (**self).id()
     }
-    fn chat<'a>(&'a self, req: &'a ChatRequest, stream: Option<&'a TokenSink>)
-        -> BoxFuture<'a, Result<ChatResponse>> {
+    fn chat<'a>(&'a self, req: &'a ChatRequest, stream: Option<&'a TokenSink>) -> BoxFuture<'a, Result<ChatResponse>> {
         (**self).chat(req, stream)
     }
 }
@@ -180,8 +178,8 @@ pub trait PromptLlm: Send + Sync {
     fn run(&self, calls: &[PromptCall]) -> Vec<Result<String>>;
     /// Run one call.
     fn run_one(&self, call: PromptCall) -> Result<String> {
-        self.run(std::slice::from_ref(&call)).pop().unwrap_or_else(|| {
-            Err(crate::Error::Llm { provider: self.id(), msg: "no result".into() })
-        })
+        self.run(std::slice::from_ref(&call))
+            .pop()
+            .unwrap_or_else(|| Err(crate::Error::Llm { provider: self.id(), msg: "no result".into() }))
     }
 }

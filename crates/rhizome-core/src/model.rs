@@ -120,5 +120,4 @@ impl Fact {
 /// Node labels of the graph.
 pub const NODE_LABELS: [&str; 4] = ["Document", "Chunk", "Entity", "Fact"];
 /// Edge types of the graph.
-pub const EDGE_TYPES: [&str; 6] =
-    ["PART_OF", "NEXT_CHUNK", "MENTIONED_IN", "RELATED", "SYNONYM", "SIMILAR_TO"];
+pub const EDGE_TYPES: [&str; 6] = ["PART_OF", "NEXT_CHUNK", "MENTIONED_IN", "RELATED", "SYNONYM", "SIMILAR_TO"];

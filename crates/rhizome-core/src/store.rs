@@ -208,8 +208,7 @@ pub trait StoreRead {
     /// Cosine nearest neighbours among vectors of `kind`. Best `k`.
     fn vector_search(&self, kind: VectorKind, query: &[f32], k: usize) -> Result<Vec<Scored>>;
     /// [`StoreRead::vector_search`] for many queries at once (one result list per query).
-    fn vector_search_many(&self, kind: VectorKind, queries: &[Vec<f32>], k: usize)
-        -> Result<Vec<Vec<Scored>>> {
+    fn vector_search_many(&self, kind: VectorKind, queries: &[Vec<f32>], k: usize) -> Result<Vec<Vec<Scored>>> {
         queries.iter().map(|q| self.vector_search(kind, q, k)).collect()
     }
     /// The stored vectors of `kind` for those of `ids` that have one, in the order asked.
@@ -286,12 +285,10 @@ pub trait StoreWrite: StoreRead + Send {
     fn delete_document(&mut self, doc_id: &str, embed: EmbedNames<'_>) -> Result<DeleteReport>;
     /// Store a summary of an entity's descriptions; the entity's description becomes the
     /// summary for as long as its descriptions keep this fingerprint.
-    fn set_entity_summary(&mut self, entity_id: &str, fingerprint: &str, summary: &str)
-        -> Result<()>;
+    fn set_entity_summary(&mut self, entity_id: &str, fingerprint: &str, summary: &str) -> Result<()>;
     /// Recompute SYNONYM edges: each entity to its `top_k` nearest entities with cosine
     /// >= `threshold`. Returns the number of edges. Stops early when `cancel` is set.
-    fn rebuild_synonyms(&mut self, top_k: usize, threshold: f32, cancel: &AtomicBool)
-        -> Result<u64>;
+    fn rebuild_synonyms(&mut self, top_k: usize, threshold: f32, cancel: &AtomicBool) -> Result<u64>;
     /// Replace all communities with `communities`, computed at `graph_version`. Reports
     /// (and their vectors) of communities that are gone are removed; the others are kept
     /// (the caller compares their inputs). Does not change the graph version.

@@ -27,19 +27,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let usage = "usage: e5_timing QUESTIONS.json CORPUS.json [ENTITIES.txt] [ROUNDS]";
     let questions: Vec<serde_json::Value> =
         serde_json::from_str(&std::fs::read_to_string(args.first().ok_or(usage)?)?)?;
-    let corpus: Vec<serde_json::Value> =
-        serde_json::from_str(&std::fs::read_to_string(args.get(1).ok_or(usage)?)?)?;
+    let corpus: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(args.get(1).ok_or(usage)?)?)?;
     let rounds: usize = args.get(3).map(|s| s.parse()).transpose()?.unwrap_or(3);
     let qs: Vec<String> = questions
         .iter()
         .filter_map(|q| q.get("question").and_then(|t| t.as_str()).map(str::to_string))
         .take(100)
         .collect();
-    let passages: Vec<String> = corpus
-        .iter()
-        .filter_map(|d| d.get("text").and_then(|t| t.as_str()).map(str::to_string))
-        .take(300)
-        .collect();
+    let passages: Vec<String> =
+        corpus.iter().filter_map(|d| d.get("text").and_then(|t| t.as_str()).map(str::to_string)).take(300).collect();
     let mut entities: Vec<String> = match args.get(2) {
         Some(p) => std::fs::read_to_string(p)?.lines().filter(|l| !l.trim().is_empty()).map(str::to_string).collect(),
         None => corpus.iter().filter_map(|d| d["title"].as_str().map(str::to_string)).collect(),
@@ -72,8 +68,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("wrote {} vectors to {path}", vecs.len());
     }
     let only = std::env::var("E5_TIMING_ONLY").unwrap_or_default();
-    let concurrent: usize =
-        std::env::var("E5_TIMING_CONCURRENT").ok().and_then(|g| g.parse().ok()).unwrap_or(1).max(1);
+    let concurrent: usize = std::env::var("E5_TIMING_CONCURRENT").ok().and_then(|g| g.parse().ok()).unwrap_or(1).max(1);
     let group: usize = std::env::var("E5_TIMING_GROUP").ok().and_then(|g| g.parse().ok()).unwrap_or(1).max(1);
     for round in 0..rounds {
         if only == "batch" {

@@ -34,11 +34,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let e = E5Embedder::load(&models::models_dir().join("multilingual-e5-small"))?;
-    let sets: Vec<(&str, Vec<String>)> = vec![
-        ("passages", passages),
-        ("entities", ents.into_iter().collect()),
-        ("facts", facts.into_iter().collect()),
-    ];
+    let sets: Vec<(&str, Vec<String>)> =
+        vec![("passages", passages), ("entities", ents.into_iter().collect()), ("facts", facts.into_iter().collect())];
     let compare = std::env::args().any(|a| a == "--compare");
     let compare_bf16 = std::env::args().any(|a| a == "--compare-bf16");
     let only = std::env::args().skip(2).find(|a| !a.starts_with("--"));
@@ -70,11 +67,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         };
         let (wall, cpu) = run(true, true)?;
         let n = texts.len();
-        println!("{name}: {n} strings, {sum} tokens ({:.1}/string), sum len^2 {sq}, embed {wall:.2} s ({cpu:.1} CPU-s)",
-            sum as f64 / n as f64);
+        println!(
+            "{name}: {n} strings, {sum} tokens ({:.1}/string), sum len^2 {sq}, embed {wall:.2} s ({cpu:.1} CPU-s)",
+            sum as f64 / n as f64
+        );
         if compare {
             let (w0, c0) = run(false, false)?;
-            println!("  previous attention: {w0:.2} s ({c0:.1} CPU-s): fused is {:.3}x wall, {:.3}x CPU", w0 / wall, c0 / cpu);
+            println!(
+                "  previous attention: {w0:.2} s ({c0:.1} CPU-s): fused is {:.3}x wall, {:.3}x CPU",
+                w0 / wall,
+                c0 / cpu
+            );
         }
         if compare_bf16 {
             let (w0, c0) = run(true, false)?;

@@ -25,21 +25,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let dir = models::models_dir();
     if names.is_empty() {
-        names = models::EMBEDDERS.iter().filter(|s| models::is_installed(s, &dir)).map(|s| s.name.to_string()).collect();
+        names =
+            models::EMBEDDERS.iter().filter(|s| models::is_installed(s, &dir)).map(|s| s.name.to_string()).collect();
     }
     let path = args.first().ok_or("usage: throughput [--model NAME]... CORPUS.json [N] [BATCH...]")?;
     let n: usize = args.get(1).map(|s| s.parse()).transpose()?.unwrap_or(512);
-    let batches: Vec<usize> = if args.len() > 2 {
-        args[2..].iter().map(|s| s.parse()).collect::<Result<_, _>>()?
-    } else {
-        vec![1, 32]
-    };
+    let batches: Vec<usize> =
+        if args.len() > 2 { args[2..].iter().map(|s| s.parse()).collect::<Result<_, _>>()? } else { vec![1, 32] };
     let corpus: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(path)?)?;
-    let texts: Vec<String> = corpus
-        .iter()
-        .filter_map(|d| d.get("text").and_then(|t| t.as_str()).map(str::to_string))
-        .take(n)
-        .collect();
+    let texts: Vec<String> =
+        corpus.iter().filter_map(|d| d.get("text").and_then(|t| t.as_str()).map(str::to_string)).take(n).collect();
     println!(
         "{} texts, {} rayon threads",
         texts.len(),

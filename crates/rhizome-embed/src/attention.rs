@@ -113,11 +113,25 @@ pub(crate) fn attention(qkv: &[f32], lens: &[usize], heads: usize, head_dim: usi
         unsafe {
             // scores (n x n) = Q (n x dh) . K^T (dh x n)
             gemm::gemm(
-                n, n, dh,
-                scores.as_mut_ptr(), 1, n as isize, false,
-                q.as_ptr(), 1, row_stride,
-                k.as_ptr(), row_stride, 1,
-                0.0, 1.0, false, false, false, gemm::Parallelism::None,
+                n,
+                n,
+                dh,
+                scores.as_mut_ptr(),
+                1,
+                n as isize,
+                false,
+                q.as_ptr(),
+                1,
+                row_stride,
+                k.as_ptr(),
+                row_stride,
+                1,
+                0.0,
+                1.0,
+                false,
+                false,
+                false,
+                gemm::Parallelism::None,
             );
         }
         for row in scores.chunks_mut(n) {
@@ -127,11 +141,25 @@ pub(crate) fn attention(qkv: &[f32], lens: &[usize], heads: usize, head_dim: usi
         unsafe {
             // context (n x dh) = P (n x n) . V (n x dh), written into `out` rows.
             gemm::gemm(
-                n, dh, n,
-                out_p, 1, h as isize, false,
-                scores.as_ptr(), 1, n as isize,
-                v.as_ptr(), 1, row_stride,
-                0.0, 1.0, false, false, false, gemm::Parallelism::None,
+                n,
+                dh,
+                n,
+                out_p,
+                1,
+                h as isize,
+                false,
+                scores.as_ptr(),
+                1,
+                n as isize,
+                v.as_ptr(),
+                1,
+                row_stride,
+                0.0,
+                1.0,
+                false,
+                false,
+                false,
+                gemm::Parallelism::None,
             );
         }
     };

@@ -62,8 +62,16 @@ pub(crate) fn scratch_len(n: usize) -> usize {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512bf16")]
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn head(q: *const f32, k: *const f32, v: *const f32, stride: usize, n: usize, out: *mut f32,
-    out_stride: usize, scratch: &mut [f32]) {
+pub(crate) unsafe fn head(
+    q: *const f32,
+    k: *const f32,
+    v: *const f32,
+    stride: usize,
+    n: usize,
+    out: *mut f32,
+    out_stride: usize,
+    scratch: &mut [f32],
+) {
     let (np, npp) = widths(n);
     assert!(n >= 1 && scratch.len() >= scratch_len(n), "attention: scratch too small");
     let (kt, rest) = scratch.split_at_mut(16 * np);
@@ -86,13 +94,17 @@ pub(crate) unsafe fn head(q: *const f32, k: *const f32, v: *const f32, stride: u
     }
     // Values: dimension d of keys 2m and 2m + 1 side by side; a missing last key is zero.
     let interleave = _mm512_set_epi16(
-        31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8,
-        23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0,
+        31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1,
+        16, 0,
     );
     for m in 0..npp / 2 {
         for half in 0..2 {
             let row = |j: usize| {
-                if j < n { _mm512_loadu_ps(v.add(j * stride + half * 16)) } else { _mm512_setzero_ps() }
+                if j < n {
+                    _mm512_loadu_ps(v.add(j * stride + half * 16))
+                } else {
+                    _mm512_setzero_ps()
+                }
             };
             let both: __m512i = std::mem::transmute(_mm512_cvtne2ps_pbh(row(2 * m + 1), row(2 * m)));
             let mixed = _mm512_permutexvar_epi16(interleave, both);
@@ -126,8 +138,18 @@ unsafe fn pairs(p: *const f32) -> __m512 {
 #[target_feature(enable = "avx512f,avx512bw,avx512bf16")]
 #[inline]
 #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
-unsafe fn block<const R: usize>(q: *const f32, stride: usize, n: usize, out: *mut f32, out_stride: usize,
-    kt: &[f32], vt: &[f32], s: &mut [f32], p2: &mut [f32], qp: &mut [f32]) {
+unsafe fn block<const R: usize>(
+    q: *const f32,
+    stride: usize,
+    n: usize,
+    out: *mut f32,
+    out_stride: usize,
+    kt: &[f32],
+    vt: &[f32],
+    s: &mut [f32],
+    p2: &mut [f32],
+    qp: &mut [f32],
+) {
     let (np, npp) = widths(n);
     for r in 0..R {
         _mm512_storeu_ps(qp.as_mut_ptr().add(r * 16), pairs(q.add(r * stride)));
@@ -194,7 +216,8 @@ mod tests {
         let stride = 3 * 64;
         for n in [1, 2, 3, 15, 16, 17, 31, 32, 33, 47, 48, 63, 64, 65, 120, 130] {
             // Queries scaled by 1/sqrt(32) as the encoder's are: scores of a few units.
-            let data: Vec<f32> = (0..n * stride).map(|i| if i % stride < 64 { next() * 0.177 } else { next() }).collect();
+            let data: Vec<f32> =
+                (0..n * stride).map(|i| if i % stride < 64 { next() * 0.177 } else { next() }).collect();
             let (q, k, v) = (&data[..], &data[64..], &data[128..]);
             let mut out = vec![f32::NAN; n * HEAD_DIM];
             let len = scratch_len(n);
@@ -240,7 +263,16 @@ mod timing {
                         let (q, k, v) = (data[h..].as_ptr(), data[384 + h..].as_ptr(), data[768 + h..].as_ptr());
                         unsafe {
                             if which == 0 {
-                                crate::attention_fused::head(q, k, v, stride, n, out.as_mut_ptr().add(h), 384, &mut scratch)
+                                crate::attention_fused::head(
+                                    q,
+                                    k,
+                                    v,
+                                    stride,
+                                    n,
+                                    out.as_mut_ptr().add(h),
+                                    384,
+                                    &mut scratch,
+                                )
                             } else {
                                 head(q, k, v, stride, n, out.as_mut_ptr().add(h), 384, &mut scratch)
                             }

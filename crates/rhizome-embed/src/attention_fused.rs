@@ -50,8 +50,16 @@ pub(crate) fn scratch_len(n: usize) -> usize {
 /// readable and those at `out` writable, and not overlap the scratch.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-pub(crate) unsafe fn head(q: *const f32, k: *const f32, v: *const f32, stride: usize, n: usize, out: *mut f32,
-    out_stride: usize, scratch: &mut [f32]) {
+pub(crate) unsafe fn head(
+    q: *const f32,
+    k: *const f32,
+    v: *const f32,
+    stride: usize,
+    n: usize,
+    out: *mut f32,
+    out_stride: usize,
+    scratch: &mut [f32],
+) {
     let np = n.div_ceil(16) * 16;
     assert!(n >= 1 && scratch.len() >= scratch_len(n), "attention: scratch too small");
     let (kt, s) = scratch.split_at_mut(HEAD_DIM * np);
@@ -93,8 +101,17 @@ pub(crate) unsafe fn head(q: *const f32, k: *const f32, v: *const f32, stride: u
 #[target_feature(enable = "avx512f")]
 #[inline]
 #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
-unsafe fn block<const R: usize>(q: *const f32, v: *const f32, stride: usize, n: usize, np: usize, out: *mut f32,
-    out_stride: usize, kt: &[f32], s: &mut [f32]) {
+unsafe fn block<const R: usize>(
+    q: *const f32,
+    v: *const f32,
+    stride: usize,
+    n: usize,
+    np: usize,
+    out: *mut f32,
+    out_stride: usize,
+    kt: &[f32],
+    s: &mut [f32],
+) {
     // Scores, 16 keys at a time: each key column load feeds R multiply-adds.
     for c in 0..np / 16 {
         let mut acc = [_mm512_setzero_ps(); R];
@@ -288,8 +305,16 @@ mod timing {
             for r in 0..reps {
                 let h = (r % 12) * 32;
                 unsafe {
-                    head(data.as_ptr().add(h), data.as_ptr().add(384 + h), data.as_ptr().add(768 + h), stride, n,
-                        out.as_mut_ptr().add(h), 384, &mut scratch)
+                    head(
+                        data.as_ptr().add(h),
+                        data.as_ptr().add(384 + h),
+                        data.as_ptr().add(768 + h),
+                        stride,
+                        n,
+                        out.as_mut_ptr().add(h),
+                        384,
+                        &mut scratch,
+                    )
                 };
             }
             let ns = t.elapsed().as_nanos() as f64 / reps as f64;

@@ -66,8 +66,7 @@ impl BertConfig {
     /// Parse `config.json`.
     pub fn from_file(path: &Path) -> Result<Self, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let cfg: BertConfig =
-            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let cfg: BertConfig = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         if cfg.num_attention_heads == 0 || cfg.hidden_size % cfg.num_attention_heads != 0 {
             return Err(format!(
                 "{}: hidden_size {} is not a multiple of num_attention_heads {}",
@@ -201,8 +200,8 @@ impl Bert {
             "relu" => Act::Relu,
             other => return Err(format!("unsupported hidden_act {other:?}")),
         };
-        let map = candle_core::safetensors::load(weights, &device)
-            .map_err(|e| format!("{}: {e}", weights.display()))?;
+        let map =
+            candle_core::safetensors::load(weights, &device).map_err(|e| format!("{}: {e}", weights.display()))?;
         let w = Weights(map);
         let h = cfg.hidden_size;
         let eps = cfg.layer_norm_eps;

@@ -165,8 +165,12 @@ impl E5Embedder {
     /// [`tokenize`](Self::tokenize) with, for each byte span of `text`, the range of
     /// sequence positions of the tokens that overlap it (`None` when truncation cut the
     /// span off or it holds no token).
-    pub fn tokenize_spans(&self, text: &str, kind: EmbedKind, spans: &[std::ops::Range<usize>])
-        -> (Vec<u32>, Vec<Option<std::ops::Range<usize>>>) {
+    pub fn tokenize_spans(
+        &self,
+        text: &str,
+        kind: EmbedKind,
+        spans: &[std::ops::Range<usize>],
+    ) -> (Vec<u32>, Vec<Option<std::ops::Range<usize>>>) {
         let clipped = clip(text, 256 * self.max_tokens);
         let prefix = e5_prefix(kind);
         let mut s = String::with_capacity(clipped.len() + prefix.len());
@@ -201,8 +205,11 @@ impl E5Embedder {
     /// [`embed_token_ids`](Self::embed_token_ids) (the same batches, so the same vectors bit
     /// for bit) plus, for each sequence, the mean of its last-layer states over each range
     /// of positions in `spans[i]`, L2-normalised.
-    pub fn embed_token_spans(&self, seqs: &[Vec<u32>], spans: &[Vec<Option<std::ops::Range<usize>>>])
-        -> Result<Vec<SpanVectors>> {
+    pub fn embed_token_spans(
+        &self,
+        seqs: &[Vec<u32>],
+        spans: &[Vec<Option<std::ops::Range<usize>>>],
+    ) -> Result<Vec<SpanVectors>> {
         let limit = self.encoder.header().max_positions;
         if let Some(bad) = seqs.iter().position(|s| s.is_empty() || s.len() > limit) {
             return Err(Error::bad_input(
@@ -275,10 +282,17 @@ impl Embedder for E5Embedder {
         crate::guard(|| self.embed_texts(texts, kind))
     }
 
-    fn embed_spans(&self, texts: &[String], spans: &[Vec<std::ops::Range<usize>>], kind: EmbedKind)
-        -> Result<Option<Vec<SpanVectors>>> {
+    fn embed_spans(
+        &self,
+        texts: &[String],
+        spans: &[Vec<std::ops::Range<usize>>],
+        kind: EmbedKind,
+    ) -> Result<Option<Vec<SpanVectors>>> {
         if texts.len() != spans.len() {
-            return Err(Error::bad_input("embed_spans", format!("{} texts but {} span lists", texts.len(), spans.len())));
+            return Err(Error::bad_input(
+                "embed_spans",
+                format!("{} texts but {} span lists", texts.len(), spans.len()),
+            ));
         }
         crate::guard(|| {
             let (ids, ranges): (Vec<_>, Vec<_>) =

@@ -187,8 +187,7 @@ impl E5File {
                  {intermediate}, positions {max_positions}, block {qk}, eps {eps}"
             ));
         }
-        let header =
-            E5Header { hidden, layers, heads, intermediate, vocab_rows, max_positions, type_rows, eps };
+        let header = E5Header { hidden, layers, heads, intermediate, vocab_rows, max_positions, type_rows, eps };
 
         let n = c.count("piece count", 1 << 26)?;
         let bos = c.count("<s> id", n)? as u32;

@@ -24,9 +24,9 @@
 //! ```
 
 pub mod bert;
-pub mod memo;
 pub mod e5;
 pub mod e5_file;
+pub mod memo;
 pub mod minilm;
 /// The model registry ([`rhizome_models`]), where the embedders come from.
 pub use rhizome_models as models;
@@ -34,16 +34,16 @@ pub mod attention;
 mod attention_bf16;
 mod attention_fused;
 mod ops;
-mod spans;
 pub mod q8i8;
+mod spans;
 pub mod spm;
 pub mod xlmr;
 
+pub use e5::{E5Embedder, E5Matmul, E5_MODEL_ID};
 pub use memo::MemoEmbedder;
 pub use minilm::{MiniLmEmbedder, DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, MINILM_MODEL_ID};
-pub use models::{fetch, is_installed, model_path, models_dir, require, ModelSpec, MINILM};
-pub use e5::{E5Embedder, E5Matmul, E5_MODEL_ID};
 pub use models::E5_SMALL;
+pub use models::{fetch, is_installed, model_path, models_dir, require, ModelSpec, MINILM};
 
 /// Load the embedder called `name` (`all-MiniLM-L6-v2` or `multilingual-e5-small`) from the
 /// models directory `dir` (e.g. [`models_dir`]), where it must be installed: a missing model

@@ -36,8 +36,12 @@ impl Embedder for MemoEmbedder {
         self.inner.cosine_scale()
     }
     /// Not remembered: each call is a different text's forward pass.
-    fn embed_spans(&self, texts: &[String], spans: &[Vec<std::ops::Range<usize>>], kind: EmbedKind)
-        -> Result<Option<Vec<SpanVectors>>> {
+    fn embed_spans(
+        &self,
+        texts: &[String],
+        spans: &[Vec<std::ops::Range<usize>>],
+        kind: EmbedKind,
+    ) -> Result<Option<Vec<SpanVectors>>> {
         self.inner.embed_spans(texts, spans, kind)
     }
     fn embed(&self, texts: &[String], kind: EmbedKind) -> Result<Vec<Vec<f32>>> {

@@ -46,17 +46,14 @@ impl MiniLmEmbedder {
     pub fn load(model_dir: &Path) -> Result<Self> {
         for f in MINILM_FILES {
             if !model_dir.join(f).is_file() {
-                return Err(Error::ModelMissing {
-                    name: MINILM_MODEL_ID.to_string(),
-                    path: model_dir.to_path_buf(),
-                });
+                return Err(Error::ModelMissing { name: MINILM_MODEL_ID.to_string(), path: model_dir.to_path_buf() });
             }
         }
         let cfg = BertConfig::from_file(&model_dir.join("config.json")).map_err(Error::Model)?;
         let bert = Bert::load(&model_dir.join("model.safetensors"), cfg).map_err(Error::Model)?;
         let tok_path: PathBuf = model_dir.join("tokenizer.json");
-        let mut tokenizer = Tokenizer::from_file(&tok_path)
-            .map_err(|e| Error::Model(format!("{}: {e}", tok_path.display())))?;
+        let mut tokenizer =
+            Tokenizer::from_file(&tok_path).map_err(|e| Error::Model(format!("{}: {e}", tok_path.display())))?;
         tokenizer.with_padding(None);
         let mut this = MiniLmEmbedder {
             model_id: MINILM_MODEL_ID.to_string(),
@@ -137,9 +134,7 @@ impl MiniLmEmbedder {
         while start < order.len() {
             let mut end = start;
             let mut tokens = 0;
-            while end < order.len()
-                && (end == start || tokens + seqs[order[end]].len() <= budget)
-            {
+            while end < order.len() && (end == start || tokens + seqs[order[end]].len() <= budget) {
                 tokens += seqs[order[end]].len();
                 end += 1;
             }

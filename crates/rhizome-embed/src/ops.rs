@@ -26,7 +26,13 @@ fn exp_f32(x_in: f32) -> f32 {
     const LN2_HI: f32 = 0.693_145_75;
     const LN2_LO: f32 = 1.428_606_8e-6;
     const ROUND: f32 = 12_582_912.0; // 1.5 * 2^23: adding and subtracting rounds to integer
-    let x = if x_in < -87.0 { -87.0 } else if x_in > 88.0 { 88.0 } else { x_in };
+    let x = if x_in < -87.0 {
+        -87.0
+    } else if x_in > 88.0 {
+        88.0
+    } else {
+        x_in
+    };
     // n = round(x / ln 2), as a float and (from the same sum's low mantissa bits) as an
     // integer: no float-to-int cast, which would not vectorise.
     let v = x * LOG2E + ROUND;
@@ -34,10 +40,7 @@ fn exp_f32(x_in: f32) -> f32 {
     let n_int = v.to_bits() as i32 - ROUND.to_bits() as i32;
     let r = x - n * LN2_HI - n * LN2_LO;
     // Taylor polynomial of e^r on |r| <= ln2/2 (error < 2e-7 relative).
-    let p = 1.0
-        + r * (1.0
-            + r * (0.5
-                + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0))))));
+    let p = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0))))));
     let y = p * f32::from_bits(((n_int + 127) as u32) << 23);
     if x_in < -87.0 {
         0.0
@@ -51,7 +54,13 @@ fn exp_f32(x_in: f32) -> f32 {
 /// exp, one division.
 #[inline(always)]
 fn erf_f32(x: f32) -> f32 {
-    let x = if x < -4.0 { -4.0 } else if x > 4.0 { 4.0 } else { x };
+    let x = if x < -4.0 {
+        -4.0
+    } else if x > 4.0 {
+        4.0
+    } else {
+        x
+    };
     let x2 = x * x;
     let mut p = x2 * -2.726_142_3e-10 + 2.770_681_4e-8;
     p = x2 * p + -2.101_024e-6;
@@ -266,9 +275,9 @@ fn f32_data_mut<'a>(s: &'a mut CpuStorage, l: &Layout, op: &str) -> Result<&'a m
 fn rows_mut(x: &mut [f32], w: usize, par: bool, f: impl Fn(usize, &mut [f32]) + Sync) {
     let per = rows_per_task(w);
     if par {
-        x.par_chunks_mut(w * per).enumerate().for_each(|(c, rows)| {
-            rows.chunks_mut(w).enumerate().for_each(|(r, row)| f(c * per + r, row))
-        });
+        x.par_chunks_mut(w * per)
+            .enumerate()
+            .for_each(|(c, rows)| rows.chunks_mut(w).enumerate().for_each(|(r, row)| f(c * per + r, row)));
     } else {
         x.chunks_mut(w).enumerate().for_each(|(r, row)| f(r, row));
     }
@@ -415,7 +424,10 @@ mod tests {
             let v = (vals[i] + bias[i]) as f64;
             let want = 0.5 * v * (1.0 + erf_series(v / 2f64.sqrt()));
             let tol = 1e-6 * want.abs().max(1.0);
-            assert!((*x as f64 - want).abs() < tol && (*y as f64 - want).abs() < tol, "gelu({v}) = {x} / {y}, want {want}");
+            assert!(
+                (*x as f64 - want).abs() < tol && (*y as f64 - want).abs() < tol,
+                "gelu({v}) = {x} / {y}, want {want}"
+            );
         }
         let (mut a, mut b) = (vals.clone(), vals.clone());
         softmax_row(&mut a);
@@ -446,8 +458,7 @@ pub fn mean_pool(x: &candle_core::Tensor, lens: &[usize], h: usize) -> Result<Ve
 /// Mean of each sequence's rows of `flat` (packed sequences of `lens` tokens, `h` columns).
 pub(crate) fn mean_pool_rows(flat: &[f32], lens: &[usize], h: usize) -> Vec<Vec<f32>> {
     let mut rows = flat.chunks_exact(h);
-    lens
-        .iter()
+    lens.iter()
         .map(|&len| {
             let mut acc = vec![0f32; h];
             for row in rows.by_ref().take(len) {

@@ -387,7 +387,11 @@ mod tests {
             blocks.extend((0..16).map(|_| next() as u8));
         }
         let x: Vec<f32> = (0..tokens * nin).map(|_| (next() % 2001) as f32 / 1000.0 - 1.0).collect();
-        let m = I8Matrix::from_q4(&[(&blocks[..blocks.len() / 2], nout / 2, 2.0), (&blocks[blocks.len() / 2..], nout / 2, 1.0)], nin).unwrap();
+        let m = I8Matrix::from_q4(
+            &[(&blocks[..blocks.len() / 2], nout / 2, 2.0), (&blocks[blocks.len() / 2..], nout / 2, 1.0)],
+            nin,
+        )
+        .unwrap();
         let y = m.matmul(&x);
         let mut w = vec![0f32; nout * nin];
         dequantize_q4(&blocks, &mut w);
@@ -419,7 +423,9 @@ mod timing {
             return;
         }
         let blocks = |nout: usize, nin: usize| -> Vec<u8> {
-            (0..nout * nin / Q4_BLOCK).flat_map(|i| [0x66, 0x2e].into_iter().chain((0..16).map(move |j| (i * 31 + j * 7) as u8))).collect()
+            (0..nout * nin / Q4_BLOCK)
+                .flat_map(|i| [0x66, 0x2e].into_iter().chain((0..16).map(move |j| (i * 31 + j * 7) as u8)))
+                .collect()
         };
         // 12 layers' worth of distinct matrices, as in the encoder: ~21 MB of weights, more
         // than L2 holds, so a pass streams them as a real forward pass does.

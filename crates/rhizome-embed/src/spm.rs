@@ -354,15 +354,8 @@ mod tests {
             blob.extend_from_slice(p.as_bytes());
             offsets.push(blob.len() as u32);
         }
-        let vocab = E5Vocab {
-            blob,
-            offsets,
-            scores: pieces.iter().map(|p| p.1).collect(),
-            bos: 0,
-            eos: 2,
-            pad: 1,
-            unk: 3,
-        };
+        let vocab =
+            E5Vocab { blob, offsets, scores: pieces.iter().map(|p| p.1).collect(), bos: 0, eos: 2, pad: 1, unk: 3 };
         // Tab -> space; U+00AD (soft hyphen) deleted; 'A' -> 'a'.
         let norm = vec![(9, vec![32]), (65, vec![97]), (0xad, vec![])];
         SpmTokenizer::new(&vocab, &norm)

@@ -86,11 +86,25 @@ impl Linear {
                 // row-major and contiguous, as the strides say.
                 unsafe {
                     gemm::gemm(
-                        tokens, *nout, *nin,
-                        y.as_mut_ptr(), 1, *nout as isize, false,
-                        x.as_ptr(), 1, *nin as isize,
-                        w.as_ptr(), 1, *nout as isize,
-                        0.0, 1.0, false, false, false, threads,
+                        tokens,
+                        *nout,
+                        *nin,
+                        y.as_mut_ptr(),
+                        1,
+                        *nout as isize,
+                        false,
+                        x.as_ptr(),
+                        1,
+                        *nin as isize,
+                        w.as_ptr(),
+                        1,
+                        *nout as isize,
+                        0.0,
+                        1.0,
+                        false,
+                        false,
+                        false,
+                        threads,
                     );
                 }
                 if let Some(b) = bias {
@@ -281,14 +295,16 @@ impl XlmrEncoder {
                 self.token_tail(layer, next, t, x, ctx, qkv)
             };
             if par {
-                let tiles = b.x.par_chunks_mut(TILE_TOKENS * h)
-                    .zip(b.ctx.par_chunks(TILE_TOKENS * h))
-                    .zip(b.qkv.par_chunks_mut(TILE_TOKENS * qkv_w));
+                let tiles =
+                    b.x.par_chunks_mut(TILE_TOKENS * h)
+                        .zip(b.ctx.par_chunks(TILE_TOKENS * h))
+                        .zip(b.qkv.par_chunks_mut(TILE_TOKENS * qkv_w));
                 tiles.for_each_init(Tile::default, |t, ((x, ctx), qkv)| tail(t, x, ctx, qkv));
             } else {
-                let tiles = b.x.chunks_mut(TILE_TOKENS * h)
-                    .zip(b.ctx.chunks(TILE_TOKENS * h))
-                    .zip(b.qkv.chunks_mut(TILE_TOKENS * qkv_w));
+                let tiles =
+                    b.x.chunks_mut(TILE_TOKENS * h)
+                        .zip(b.ctx.chunks(TILE_TOKENS * h))
+                        .zip(b.qkv.chunks_mut(TILE_TOKENS * qkv_w));
                 let mut t = Tile::default();
                 tiles.for_each(|((x, ctx), qkv)| tail(&mut t, x, ctx, qkv));
             }
@@ -301,8 +317,15 @@ impl XlmrEncoder {
     /// The per-token rest of `layer` after attention, on one tile of tokens: `x` (the
     /// layer's input, replaced by its output) and `ctx` (attention's output) are the tile's
     /// rows; with a `next` layer, its QKV projection of the new `x` goes into `qkv`.
-    fn token_tail(&self, layer: &Layer, next: Option<&Layer>, t: &mut Tile, x: &mut [f32], ctx: &[f32],
-        qkv: &mut [f32]) {
+    fn token_tail(
+        &self,
+        layer: &Layer,
+        next: Option<&Layer>,
+        t: &mut Tile,
+        x: &mut [f32],
+        ctx: &[f32],
+        qkv: &mut [f32],
+    ) {
         let rows = x.len() / self.header.hidden;
         t.tmp.resize(x.len(), 0.0);
         layer.attn_out.forward_into(ctx, None, &mut t.tmp, &mut t.q8, false);

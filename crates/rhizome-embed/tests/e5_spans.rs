@@ -69,8 +69,11 @@ fn span_tokens_are_the_sentence_tokens() {
             let got = &ids[r.clone()];
             let (a, b) = (&alone[alone.len().saturating_sub(got.len())..], got);
             let tail_matches = alone.len() >= 2 && got.len() >= 2 && a[1..] == b[1..];
-            assert!(got == alone.as_slice() || tail_matches,
-                "{:?}: span tokens {got:?}, the sentence alone {alone:?}", &text[sp.clone()]);
+            assert!(
+                got == alone.as_slice() || tail_matches,
+                "{:?}: span tokens {got:?}, the sentence alone {alone:?}",
+                &text[sp.clone()]
+            );
         }
         // Spans tile the sentences in order without sharing tokens between sentences
         // separated by whitespace.

@@ -82,10 +82,8 @@ fn batching_preserves_order_and_values() {
         "ok",
     ]);
     let e = embedder();
-    let one_by_one: Vec<Vec<f32>> = texts
-        .iter()
-        .map(|t| e.embed(std::slice::from_ref(t), EmbedKind::Passage).unwrap().remove(0))
-        .collect();
+    let one_by_one: Vec<Vec<f32>> =
+        texts.iter().map(|t| e.embed(std::slice::from_ref(t), EmbedKind::Passage).unwrap().remove(0)).collect();
     // Batches of 3 force padding and several batches; batch 1 and one big batch as well.
     for bs in [1, 3, 32] {
         let e = MiniLmEmbedder::load(&model_dir()).unwrap().with_batch_size(bs);

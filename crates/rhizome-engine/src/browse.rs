@@ -243,10 +243,13 @@ impl Engine {
         let ids: Vec<String> = communities.iter().map(|c| c.id.clone()).collect();
         let reports: HashMap<String, CommunityReport> =
             store.community_reports_of(&ids)?.into_iter().map(|r| (r.community_id.clone(), r)).collect();
-        let communities = communities.into_iter().map(|c| {
-            let r = reports.get(&c.id).cloned();
-            (c, r)
-        }).collect();
+        let communities = communities
+            .into_iter()
+            .map(|c| {
+                let r = reports.get(&c.id).cloned();
+                (c, r)
+            })
+            .collect();
         Ok(EntityDetail { entity, degree, aliases, mentions, communities })
     }
 

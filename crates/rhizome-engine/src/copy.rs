@@ -57,21 +57,33 @@ impl Engine {
         let t0 = std::time::Instant::now();
         let dest_url = StoreUrl::parse(to)?;
         if dest_url == *self.url() {
-            return Err(Error::bad_input("--to", format!(
-                "{} is the index being copied; give another directory or database URL", dest_url.display())));
+            return Err(Error::bad_input(
+                "--to",
+                format!("{} is the index being copied; give another directory or database URL", dest_url.display()),
+            ));
         }
         let src = self.reader()?;
         let Some(model) = src.embedding_model()? else {
-            return Err(Error::bad_input("--from", format!(
-                "{} holds no vectors yet (nothing indexed); index documents into it first", self.url().display())));
+            return Err(Error::bad_input(
+                "--from",
+                format!(
+                    "{} holds no vectors yet (nothing indexed); index documents into it first",
+                    self.url().display()
+                ),
+            ));
         };
         let dim: usize = src.meta("embedding_dim")?.and_then(|d| d.parse().ok()).unwrap_or(0);
         let on_wait = &self.write.on_wait;
         let mut dst = dest_url.open_writer(true, &self.write.command, self.write.wait, &mut |h| on_wait(h))?;
         if dst.document_count(None)? > 0 {
-            return Err(Error::bad_input("--to", format!(
-                "{} already holds {} documents; copy into an empty store (a new directory, database or graph)",
-                dest_url.display(), dst.document_count(None)?)));
+            return Err(Error::bad_input(
+                "--to",
+                format!(
+                    "{} already holds {} documents; copy into an empty store (a new directory, database or graph)",
+                    dest_url.display(),
+                    dst.document_count(None)?
+                ),
+            ));
         }
         dst.set_embedding_model(&model, dim)?;
         for key in COPIED_META {
@@ -130,7 +142,11 @@ impl Engine {
             return Err(Error::Store(format!(
                 "the copy in {} does not count what {} holds ({:?} vs {:?}); the destination is incomplete: \
                  remove it and copy again",
-                dest_url.display(), self.url().display(), stats, want)));
+                dest_url.display(),
+                self.url().display(),
+                stats,
+                want
+            )));
         }
         Ok(CopyOutcome {
             from: self.url().display(),

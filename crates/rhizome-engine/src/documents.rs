@@ -44,9 +44,8 @@ impl Engine {
             Error::NotFound(format!("no document with id or source {id:?}; list them with GET /documents"))
         })?;
         let g = self.graph().get(&*store)?;
-        let mut chunk_nums: Vec<u32> = (0..g.chunk_ids.len() as u32)
-            .filter(|&c| g.chunk_docs[c as usize] == document.id)
-            .collect();
+        let mut chunk_nums: Vec<u32> =
+            (0..g.chunk_ids.len() as u32).filter(|&c| g.chunk_docs[c as usize] == document.id).collect();
         chunk_nums.sort_by_key(|&c| g.chunk_ordinals[c as usize]);
         let ids: Vec<String> = chunk_nums.iter().map(|&c| g.chunk_ids[c as usize].clone()).collect();
         let mut chunks: Vec<Chunk> = store.chunks(&ids)?.into_iter().map(|c| c.chunk).collect();
@@ -61,10 +60,7 @@ impl Engine {
         ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         let leaf = self.leaf_communities()?;
         let entities = ranked.into_iter().map(|(e, _)| Engine::node(&g, e, &leaf)).collect();
-        let summary = store
-            .documents(Some(&document.title), 0, 50)?
-            .into_iter()
-            .find(|s| s.id == document.id);
+        let summary = store.documents(Some(&document.title), 0, 50)?.into_iter().find(|s| s.id == document.id);
         Ok(DocumentDetail { document, summary, chunks, entities })
     }
 }

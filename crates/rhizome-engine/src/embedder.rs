@@ -34,8 +34,9 @@ pub fn load(config: &Config, held: Option<&str>) -> Result<Arc<dyn Embedder>> {
     Ok(match name {
         rhizome_embed::MINILM_MODEL_ID => Arc::new(rhizome_embed::load_minilm(&dir)?.with_batch_size(b)),
         rhizome_embed::E5_MODEL_ID => Arc::new(rhizome_embed::load_e5(&dir)?.with_batch_size(b)),
-        _ => Arc::from(rhizome_embed::load_embedder(name, &dir).map_err(|e| {
-            Error::Config(format!("embed.model = {name:?}: {e} (see `rhizome models list`)"))
-        })?),
+        _ => Arc::from(
+            rhizome_embed::load_embedder(name, &dir)
+                .map_err(|e| Error::Config(format!("embed.model = {name:?}: {e} (see `rhizome models list`)")))?,
+        ),
     })
 }

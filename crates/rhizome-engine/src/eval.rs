@@ -30,8 +30,15 @@ impl Engine {
     /// Evaluate `method` on the questions in `file` (MuSiQue, HotpotQA, 2Wiki formats),
     /// the first `limit` of them; `ks` are the Recall cut-offs; `answers` also scores
     /// extractive (or the method's own) answers against the gold ones.
-    pub fn eval(&self, file: &Path, method: Method, ks: &[usize], answers: bool, limit: Option<usize>,
-        progress: &dyn Progress) -> Result<EvalOutcome> {
+    pub fn eval(
+        &self,
+        file: &Path,
+        method: Method,
+        ks: &[usize],
+        answers: bool,
+        limit: Option<usize>,
+        progress: &dyn Progress,
+    ) -> Result<EvalOutcome> {
         if ks.is_empty() || ks.contains(&0) {
             return Err(Error::bad_input("--k", "takes positive cut-offs, e.g. --k 2,5"));
         }
@@ -74,8 +81,14 @@ impl Engine {
                 if answers {
                     let a = match &got.answer {
                         Some(a) => a.clone(),
-                        None => extractive_answer(env.embedder, Some(env.store), &q.question, &got.contexts,
-                            env.config.retrieval.answer_sentences, 3)?,
+                        None => extractive_answer(
+                            env.embedder,
+                            Some(env.store),
+                            &q.question,
+                            &got.contexts,
+                            env.config.retrieval.answer_sentences,
+                            3,
+                        )?,
                     };
                     ems.push(exact_match(&a, &q.answers));
                     f1s.push(f1(&a, &q.answers));
@@ -93,8 +106,10 @@ impl Engine {
                     ("p50".to_string(), percentile(&latency, 50.0)),
                     ("p95".to_string(), percentile(&latency, 95.0)),
                 ]),
-                answers: answers.then(|| serde_json::json!({"kind": "extractive", "em": mean(&ems), "f1": mean(&f1s),
-                    "contains_gold": mean(&holds)})),
+                answers: answers.then(|| {
+                    serde_json::json!({"kind": "extractive", "em": mean(&ems), "f1": mean(&f1s),
+                    "contains_gold": mean(&holds)})
+                }),
             })
         })
     }

@@ -129,7 +129,9 @@ impl Engine {
                 };
                 Ok(Box::new(self.llm_extractor(&llm)))
             }
-            other => Err(Error::Config(format!("extract.extractor = {other:?}: use --extractor nlp or --extractor llm"))),
+            other => {
+                Err(Error::Config(format!("extract.extractor = {other:?}: use --extractor nlp or --extractor llm")))
+            }
         }
     }
 
@@ -142,7 +144,8 @@ impl Engine {
                 if docs.is_empty() {
                     // Nothing is written, and no index is created.
                     let named: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-                    let why: Vec<String> = skipped.iter().take(5).map(|s| format!("{}: {}", s.path, s.reason)).collect();
+                    let why: Vec<String> =
+                        skipped.iter().take(5).map(|s| format!("{}: {}", s.path, s.reason)).collect();
                     let more = skipped.len().saturating_sub(5);
                     return Err(Error::bad_input(
                         named.join(", "),
@@ -308,9 +311,8 @@ impl Engine {
         // An entity re-keyed by a deletion needs the vector of its new name: the embedder
         // is loaded only then.
         let held = store.embedding_model()?;
-        let mut embed = |names: &[String]| {
-            self.embedder_for(held.clone())?.embed(names, rhizome_core::EmbedKind::Passage)
-        };
+        let mut embed =
+            |names: &[String]| self.embedder_for(held.clone())?.embed(names, rhizome_core::EmbedKind::Passage);
         for d in &targets {
             let r = store.delete_document(&d.id, &mut embed)?;
             total.documents += r.documents;
@@ -338,8 +340,11 @@ impl Engine {
 
     /// `rhizome communities`: bring communities and reports up to date (`force`:
     /// recompute the communities and rewrite every report), with the configured LLM.
-    pub fn communities(&self, force: bool, cancel: &AtomicBool)
-        -> Result<(CommunityOutcome, Option<BTreeMap<String, StageUsage>>)> {
+    pub fn communities(
+        &self,
+        force: bool,
+        cancel: &AtomicBool,
+    ) -> Result<(CommunityOutcome, Option<BTreeMap<String, StageUsage>>)> {
         let mut store = self.writer(false)?;
         let embedder = self.embedder(store.as_ref())?;
         store.set_embedding_model(embedder.model_id(), embedder.dim())?;
@@ -352,8 +357,14 @@ impl Engine {
         Ok((outcome, usage))
     }
 
-    fn refresh_communities(&self, store: &mut dyn StoreWrite, embedder: &dyn rhizome_core::Embedder,
-        llm: Option<&Llm>, force: bool, cancel: &AtomicBool) -> Result<CommunityOutcome> {
+    fn refresh_communities(
+        &self,
+        store: &mut dyn StoreWrite,
+        embedder: &dyn rhizome_core::Embedder,
+        llm: Option<&Llm>,
+        force: bool,
+        cancel: &AtomicBool,
+    ) -> Result<CommunityOutcome> {
         let prompt_llm = llm.map(|l| l.prompt_llm(&self.config));
         rhizome_community::refresh(
             store,
@@ -447,8 +458,12 @@ mod graphrag {
         /// summaries (GraphRAG's descriptions are summaries already) and without community
         /// detection (GraphRAG's communities are imported); then its covariates,
         /// communities and reports.
-        pub fn import_graphrag(&self, dir: &Path, progress: &dyn Progress, cancel: &AtomicBool)
-            -> Result<GraphragOutcome> {
+        pub fn import_graphrag(
+            &self,
+            dir: &Path,
+            progress: &dyn Progress,
+            cancel: &AtomicBool,
+        ) -> Result<GraphragOutcome> {
             let mut gi = gr::read(dir)?;
             let mut store = self.writer(true)?;
             let embedder = self.embedder(store.as_ref())?;

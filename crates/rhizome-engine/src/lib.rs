@@ -29,9 +29,9 @@ use rhizome_retrieve::GraphCache;
 use rhizome_store::{Reader, StoreUrl, Writer};
 
 pub use browse::{EntityDetail, GraphEdge, GraphNode, Mention, Subgraph};
+pub use copy::CopyOutcome;
 pub use documents::{DocumentDetail, DocumentPage};
 pub use embedder::load as load_embedder;
-pub use copy::CopyOutcome;
 pub use eval::EvalOutcome;
 pub use export::{ExportFormat, ExportOutcome};
 #[cfg(feature = "graphrag-parquet")]
@@ -224,5 +224,8 @@ impl Drop for PooledReader<'_> {
 
 /// An empty question, named with what to do.
 pub(crate) fn empty_question(example_cmd: &str) -> Error {
-    Error::bad_input("question", format!("the question is empty; ask something, e.g. {example_cmd} \"Who founded OpenAI?\""))
+    Error::bad_input(
+        "question",
+        format!("the question is empty; ask something, e.g. {example_cmd} \"Who founded OpenAI?\""),
+    )
 }

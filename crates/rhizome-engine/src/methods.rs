@@ -39,7 +39,9 @@ impl Engine {
                         let Some(r) = self.config.rule(&key) else { continue };
                         let value = match v {
                             // Settings are f32: show 0.1, not 0.10000000149011612.
-                            toml::Value::Float(f) => serde_json::json!((*f as f32).to_string().parse::<f64>().unwrap_or(*f)),
+                            toml::Value::Float(f) => {
+                                serde_json::json!((*f as f32).to_string().parse::<f64>().unwrap_or(*f))
+                            }
                             v => serde_json::to_value(v).unwrap_or(serde_json::Value::Null),
                         };
                         params.push(MethodParam { key, value, valid: r.range.describe() });

@@ -66,15 +66,25 @@ impl Engine {
         self.with_env_config(&self.config, top_k, f)
     }
 
-    fn with_env_config<T>(&self, base: &Config, top_k: Option<usize>, f: impl FnOnce(&QueryEnv) -> Result<T>)
-        -> Result<T> {
+    fn with_env_config<T>(
+        &self,
+        base: &Config,
+        top_k: Option<usize>,
+        f: impl FnOnce(&QueryEnv) -> Result<T>,
+    ) -> Result<T> {
         let store = self.reader()?;
         let embedder = self.embedder(&*store)?;
         self.with_env_embedder(&*store, embedder.as_ref(), base, top_k, f)
     }
 
-    fn with_env_embedder<T>(&self, store: &dyn StoreRead, embedder: &dyn Embedder, base: &Config,
-        top_k: Option<usize>, f: impl FnOnce(&QueryEnv) -> Result<T>) -> Result<T> {
+    fn with_env_embedder<T>(
+        &self,
+        store: &dyn StoreRead,
+        embedder: &dyn Embedder,
+        base: &Config,
+        top_k: Option<usize>,
+        f: impl FnOnce(&QueryEnv) -> Result<T>,
+    ) -> Result<T> {
         let mut config = base.calibrated(embedder.cosine_scale());
         if let Some(k) = top_k {
             config.retrieval.top_k = k;
@@ -159,11 +169,24 @@ impl Engine {
                 answer_contexts.iter().map(|c| Evidence { source: &c.source, text: &c.text }).collect();
             let c = &self.config.llm;
             let resp = llm.runtime.block_on(generate_answer(
-                llm.stack.as_ref(), &llm.prompts, &question, &evidence, sink, c.temperature, c.max_tokens,
+                llm.stack.as_ref(),
+                &llm.prompts,
+                &question,
+                &evidence,
+                sink,
+                c.temperature,
+                c.max_tokens,
             ))?;
             (resp.text, AnswerKind::Llm)
         } else {
-            let a = extractive_answer(&embedder, Some(&*store), &question, answer_contexts, base.retrieval.answer_sentences, 3)?;
+            let a = extractive_answer(
+                &embedder,
+                Some(&*store),
+                &question,
+                answer_contexts,
+                base.retrieval.answer_sentences,
+                3,
+            )?;
             (a, AnswerKind::Extractive)
         };
         r.timings_ms.insert("answer".into(), t.elapsed().as_secs_f64() * 1e3);
@@ -242,10 +265,7 @@ fn check_request(req: &QueryRequest) -> Result<()> {
             let may: Vec<String> = sections.iter().map(|s| format!("{s}.*")).collect();
             return Err(Error::bad_input(
                 format!("params.{}", rhizome_core::text::clip(key.trim(), 80)),
-                format!(
-                    "cannot be set per request (it is the server's setting); a request may set {}",
-                    may.join(", ")
-                ),
+                format!("cannot be set per request (it is the server's setting); a request may set {}", may.join(", ")),
             ));
         }
     }

@@ -22,8 +22,9 @@ pub fn is_edge_list(u: &Upload) -> bool {
 pub(crate) fn edges_upload(u: &Upload) -> Result<rhizome_ingest::import::Imported> {
     let base = upload_base_name(&u.name);
     let label = format!("upload:{base}");
-    let bytes = std::fs::read(&u.path)
-        .map_err(|e| Error::bad_input(&label, format!("the uploaded file could not be read back ({e}); upload it again")))?;
+    let bytes = std::fs::read(&u.path).map_err(|e| {
+        Error::bad_input(&label, format!("the uploaded file could not be read back ({e}); upload it again"))
+    })?;
     let text = String::from_utf8(bytes)
         .map_err(|e| Error::bad_input(&label, format!("not valid UTF-8 ({e}); save the edge list as UTF-8")))?;
     rhizome_ingest::import::edges_csv_text(nfc(&text).into_owned(), &label, &nfc(&stem(Path::new(base))))

@@ -10,10 +10,7 @@ pub fn recall_at_k(supporting: &[PassageKey], retrieved: &[(String, String)], k:
         return 1.0;
     }
     let top = &retrieved[..k.min(retrieved.len())];
-    let found = supporting
-        .iter()
-        .filter(|s| top.iter().any(|(title, text)| s.matches(title, text)))
-        .count();
+    let found = supporting.iter().filter(|s| top.iter().any(|(title, text)| s.matches(title, text))).count();
     found as f64 / supporting.len() as f64
 }
 
@@ -30,22 +27,19 @@ pub fn percentile(values: &[f64], p: f64) -> f64 {
 
 /// SQuAD answer normalisation: lowercase, drop punctuation and articles, squash spaces.
 fn normalize(s: &str) -> Vec<String> {
-    let lower: String = s
-        .to_lowercase()
-        .chars()
-        .map(|c| if c.is_alphanumeric() || c.is_whitespace() { c } else { ' ' })
-        .collect();
-    lower
-        .split_whitespace()
-        .filter(|w| !matches!(*w, "a" | "an" | "the"))
-        .map(str::to_string)
-        .collect()
+    let lower: String =
+        s.to_lowercase().chars().map(|c| if c.is_alphanumeric() || c.is_whitespace() { c } else { ' ' }).collect();
+    lower.split_whitespace().filter(|w| !matches!(*w, "a" | "an" | "the")).map(str::to_string).collect()
 }
 
 /// 1.0 if the prediction equals any gold answer after normalisation.
 pub fn exact_match(pred: &str, golds: &[String]) -> f64 {
     let p = normalize(pred);
-    if golds.iter().any(|g| normalize(g) == p) { 1.0 } else { 0.0 }
+    if golds.iter().any(|g| normalize(g) == p) {
+        1.0
+    } else {
+        0.0
+    }
 }
 
 /// 1.0 if some gold answer appears in the prediction as a run of whole words, after
@@ -57,7 +51,11 @@ pub fn contains_gold(pred: &str, golds: &[String]) -> f64 {
         let g = normalize(g);
         !g.is_empty() && p.windows(g.len()).any(|w| w == g.as_slice())
     });
-    if hit { 1.0 } else { 0.0 }
+    if hit {
+        1.0
+    } else {
+        0.0
+    }
 }
 
 /// Best token F1 of the prediction against the gold answers.

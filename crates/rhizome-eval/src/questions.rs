@@ -46,17 +46,17 @@ pub struct Question {
 pub fn load_questions(path: &Path) -> Result<Vec<Question>> {
     let src = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    let v: Value = serde_json::from_str(&text).map_err(|e| {
-        Error::bad_input(&src, format!("invalid JSON at line {} column {}: {e}", e.line(), e.column()))
-    })?;
+    let v: Value = serde_json::from_str(&text)
+        .map_err(|e| Error::bad_input(&src, format!("invalid JSON at line {} column {}: {e}", e.line(), e.column())))?;
     let list = v.as_array().ok_or_else(|| {
         Error::bad_input(&src, "expected a JSON list of questions (MuSiQue, HotpotQA or 2Wiki format)")
     })?;
     let mut out = Vec::with_capacity(list.len());
     for (i, q) in list.iter().enumerate() {
-        let question = q.get("question").and_then(Value::as_str).ok_or_else(|| {
-            Error::bad_input(&src, format!("question {i} has no \"question\" text"))
-        })?;
+        let question = q
+            .get("question")
+            .and_then(Value::as_str)
+            .ok_or_else(|| Error::bad_input(&src, format!("question {i} has no \"question\" text")))?;
         let id = q
             .get("id")
             .or_else(|| q.get("_id"))

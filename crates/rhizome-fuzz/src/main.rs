@@ -28,7 +28,9 @@ fn main() -> Result<()> {
             "--seconds" => seconds = value()?.parse().context("--seconds: a number")?,
             "--seed" => opts.seed = value()?.parse().context("--seed: an integer")?,
             "--corpus-out" => opts.out = Some(PathBuf::from(value()?)),
-            "--time-limit-ms" => opts.time_limit = Duration::from_millis(value()?.parse().context("--time-limit-ms: an integer")?),
+            "--time-limit-ms" => {
+                opts.time_limit = Duration::from_millis(value()?.parse().context("--time-limit-ms: an integer")?)
+            }
             "--mem-limit-mb" => opts.mem_limit = value()?.parse::<usize>().context("--mem-limit-mb: an integer")? << 20,
             "--replay" => replays.push(PathBuf::from(value()?)),
             "--list" => {
@@ -81,7 +83,10 @@ fn main() -> Result<()> {
         opts.mem_limit >> 20,
         alloc::installed()
     );
-    println!("{:<26} {:>10} {:>9} {:>9} {:>12} {:>11} {:>8}", "target", "execs", "execs/s", "failures", "max input ms", "max +MiB", "guarded");
+    println!(
+        "{:<26} {:>10} {:>9} {:>9} {:>12} {:>11} {:>8}",
+        "target", "execs", "execs/s", "failures", "max input ms", "max +MiB", "guarded"
+    );
     let mut total_failures = 0;
     for t in chosen {
         let r = fuzz(t, &opts);

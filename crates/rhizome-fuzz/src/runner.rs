@@ -221,7 +221,10 @@ impl Executor {
                     let msg = LAST_PANIC.lock().unwrap_or_else(|p| p.into_inner()).clone();
                     Some((Kind::Panic, msg))
                 } else if extra > opts.mem_limit {
-                    Some((Kind::Memory, format!("{} MiB live over the input's start (limit {} MiB)", extra >> 20, opts.mem_limit >> 20)))
+                    Some((
+                        Kind::Memory,
+                        format!("{} MiB live over the input's start (limit {} MiB)", extra >> 20, opts.mem_limit >> 20),
+                    ))
                 } else {
                     outcome.err().map(|m| (Kind::Check, m))
                 }
@@ -239,7 +242,9 @@ fn key(kind: Kind, msg: &str) -> String {
     let head: String = msg.lines().next().unwrap_or("").chars().take(160).collect();
     let stable = match kind {
         // `file:line: message`: the place is the failure.
-        Kind::Panic => head.split(": ").next().unwrap_or("").to_string() + &head.split(": ").nth(1).map(short).unwrap_or_default(),
+        Kind::Panic => {
+            head.split(": ").next().unwrap_or("").to_string() + &head.split(": ").nth(1).map(short).unwrap_or_default()
+        }
         _ => short(&head),
     };
     format!("{}:{stable}", kind.as_str())
@@ -291,7 +296,8 @@ pub fn fuzz(target: &'static Target, opts: &Options) -> Report {
         let input = if (execs as usize) < corpus.len() {
             corpus[execs as usize].clone()
         } else {
-            let mut data = if !last.is_empty() && rng.one_in(4) { last.clone() } else { corpus[rng.below(corpus.len())].clone() };
+            let mut data =
+                if !last.is_empty() && rng.one_in(4) { last.clone() } else { corpus[rng.below(corpus.len())].clone() };
             mutate(&mut rng, &mut data, &corpus, target.dict, target.max_len);
             data
         };

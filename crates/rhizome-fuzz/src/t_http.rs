@@ -42,7 +42,10 @@ struct Servers {
 }
 
 const DOCS: [(&str, &str); 3] = [
-    ("Aage Bohr", "Aage Bohr was a Danish physicist. He won the Nobel Prize in Physics in 1975. He was born in Copenhagen."),
+    (
+        "Aage Bohr",
+        "Aage Bohr was a Danish physicist. He won the Nobel Prize in Physics in 1975. He was born in Copenhagen.",
+    ),
     ("Đà Nẵng", "Đà Nẵng là một thành phố ở miền Trung Việt Nam. Thành phố nằm gần Huế."),
     ("OpenAI", "微软于2019年向OpenAI投资了10亿美元。Sam Altman领导OpenAI。"),
 ];
@@ -50,12 +53,18 @@ const DOCS: [(&str, &str); 3] = [
 fn start() -> Result<Servers, String> {
     let dir = tempfile::Builder::new().prefix("rhizome-fuzz-http-").tempdir().map_err(|e| e.to_string())?;
     let index = dir.path().join("index");
-    let config = Config::load(None, Vec::new(), &["embed.model=all-MiniLM-L6-v2".to_string()]).map_err(|e| e.to_string())?;
+    let config =
+        Config::load(None, Vec::new(), &["embed.model=all-MiniLM-L6-v2".to_string()]).map_err(|e| e.to_string())?;
     let url = index.to_str().ok_or("temporary folder is not UTF-8")?.to_string();
     let engine = Arc::new(Engine::open(&url, config, WriteOptions::default()).map_err(|e| e.to_string())?);
     let docs: Vec<Document> = DOCS
         .iter()
-        .map(|(t, x)| Document { id: ids::document_id(t, x), source: format!("upload:{t}"), title: t.to_string(), text: x.to_string() })
+        .map(|(t, x)| Document {
+            id: ids::document_id(t, x),
+            source: format!("upload:{t}"),
+            title: t.to_string(),
+            text: x.to_string(),
+        })
         .collect();
     let doc_ids = docs.iter().map(|d| d.id.clone()).collect();
     engine
@@ -71,7 +80,8 @@ fn start() -> Result<Servers, String> {
         for keyed in [false, true] {
             let mut opts = ServerOptions::new("127.0.0.1:0".parse().unwrap());
             if keyed {
-                opts.keys = parse_keys(&[RW_KEY.to_string(), format!("{RO_KEY}:ro")], None).map_err(|e| e.to_string())?;
+                opts.keys =
+                    parse_keys(&[RW_KEY.to_string(), format!("{RO_KEY}:ro")], None).map_err(|e| e.to_string())?;
             }
             // Small enough that a fuzzer-made body can pass the limit.
             opts.max_body_bytes = 1 << 20;
@@ -100,17 +110,94 @@ fn servers() -> Result<&'static Servers, String> {
 }
 
 const DICT: &[&str] = &[
-    "GET ", "POST ", "DELETE ", "PUT ", "HEAD ", "OPTIONS ", " HTTP/1.1\r\n", " HTTP/1.0\r\n", "\r\n", "\r\n\r\n",
-    "/documents", "/documents/", "/query", "/jobs/", "/events", "/graph/entities", "/graph/neighbourhood",
-    "/communities", "/v1/chat/completions", "/api/chat", "/stats", "/health", "/methods", "/openapi.json", "?",
-    "&", "=", "%", "%00", "%ff", "%2F", "..", "//", "offset=", "limit=", "search=", "q=", "entity=", "depth=",
-    "max_nodes=", "level=", "max_mentions=", "18446744073709551616", "-1", "Content-Type: application/json\r\n",
-    "Content-Type: multipart/form-data; boundary=XyZ\r\n", "Content-Type: text/plain\r\n", "--XyZ\r\n", "--XyZ--\r\n",
-    "Content-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n", "filename=\"\"", "filename=\"x.pdf\"",
-    "filename=\"../../etc/passwd.md\"", "filename=\"e.csv\"", "\"question\"", "\"method\"", "\"top_k\"", "\"params\"",
-    "\"history\"", "\"stream\"", "\"messages\"", "\"role\"", "\"content\"", "\"model\"", "\"documents\"", "\"title\"",
-    "\"text\"", "basic", "local", "global", "hippo", "drift", "tog", "auto", "multipath", "multihop", "true", "null",
-    "{", "}", "[", "]", "\"", ":", ",", "Authorization: Bearer x\r\n", "X-API-Key: \r\n", "Accept: text/event-stream\r\n",
+    "GET ",
+    "POST ",
+    "DELETE ",
+    "PUT ",
+    "HEAD ",
+    "OPTIONS ",
+    " HTTP/1.1\r\n",
+    " HTTP/1.0\r\n",
+    "\r\n",
+    "\r\n\r\n",
+    "/documents",
+    "/documents/",
+    "/query",
+    "/jobs/",
+    "/events",
+    "/graph/entities",
+    "/graph/neighbourhood",
+    "/communities",
+    "/v1/chat/completions",
+    "/api/chat",
+    "/stats",
+    "/health",
+    "/methods",
+    "/openapi.json",
+    "?",
+    "&",
+    "=",
+    "%",
+    "%00",
+    "%ff",
+    "%2F",
+    "..",
+    "//",
+    "offset=",
+    "limit=",
+    "search=",
+    "q=",
+    "entity=",
+    "depth=",
+    "max_nodes=",
+    "level=",
+    "max_mentions=",
+    "18446744073709551616",
+    "-1",
+    "Content-Type: application/json\r\n",
+    "Content-Type: multipart/form-data; boundary=XyZ\r\n",
+    "Content-Type: text/plain\r\n",
+    "--XyZ\r\n",
+    "--XyZ--\r\n",
+    "Content-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n",
+    "filename=\"\"",
+    "filename=\"x.pdf\"",
+    "filename=\"../../etc/passwd.md\"",
+    "filename=\"e.csv\"",
+    "\"question\"",
+    "\"method\"",
+    "\"top_k\"",
+    "\"params\"",
+    "\"history\"",
+    "\"stream\"",
+    "\"messages\"",
+    "\"role\"",
+    "\"content\"",
+    "\"model\"",
+    "\"documents\"",
+    "\"title\"",
+    "\"text\"",
+    "basic",
+    "local",
+    "global",
+    "hippo",
+    "drift",
+    "tog",
+    "auto",
+    "multipath",
+    "multihop",
+    "true",
+    "null",
+    "{",
+    "}",
+    "[",
+    "]",
+    "\"",
+    ":",
+    ",",
+    "Authorization: Bearer x\r\n",
+    "X-API-Key: \r\n",
+    "Accept: text/event-stream\r\n",
 ];
 
 fn seeds() -> Vec<Vec<u8>> {
@@ -127,14 +214,26 @@ fn seeds() -> Vec<Vec<u8>> {
     };
     let requests = vec![
         json("POST", "/query", r#"{"question": "Who is Aage Bohr?", "method": "basic", "top_k": 3}"#),
-        json("POST", "/query", r#"{"question": "Đà Nẵng ở đâu?", "method": "local", "params": {"retrieval.top_k": 2}, "history": [{"role": "user", "content": "hi"}]}"#),
+        json(
+            "POST",
+            "/query",
+            r#"{"question": "Đà Nẵng ở đâu?", "method": "local", "params": {"retrieval.top_k": 2}, "history": [{"role": "user", "content": "hi"}]}"#,
+        ),
         json("POST", "/query", r#"{"question": "微软投资了谁？", "method": "hippo", "stream": true}"#),
         json("POST", "/query", r#"{"question": "", "method": "nope", "top_k": 0, "params": {"x": []}}"#),
         json("POST", "/documents", r#"{"documents": [{"title": "New", "text": "A new document about Niels Bohr."}]}"#),
         json("POST", "/documents", r#"{"documents": [{"title": "", "text": ""}]}"#),
-        json("POST", "/v1/chat/completions", r#"{"model": "rhizome", "messages": [{"role": "user", "content": "Who is Aage Bohr?"}], "stream": false}"#),
+        json(
+            "POST",
+            "/v1/chat/completions",
+            r#"{"model": "rhizome", "messages": [{"role": "user", "content": "Who is Aage Bohr?"}], "stream": false}"#,
+        ),
         json("POST", "/v1/chat/completions", r#"{"messages": [], "stream": true}"#),
-        json("POST", "/api/chat", r#"{"model": "rhizome", "messages": [{"role": "user", "content": "Where is Đà Nẵng?"}], "stream": false}"#),
+        json(
+            "POST",
+            "/api/chat",
+            r#"{"model": "rhizome", "messages": [{"role": "user", "content": "Where is Đà Nẵng?"}], "stream": false}"#,
+        ),
         multipart("notes.txt", "Uploaded text about Copenhagen."),
         multipart("page.html", "<html><title>T</title><p>Hi</p></html>"),
         multipart("edges.csv", "source,relation,target\nA,knows,B\n"),
@@ -218,7 +317,8 @@ fn http(input: &[u8]) -> Result<(), String> {
     }
     let (request, method, path) = frame(input.get(1..).unwrap_or(&[]), &auth);
     let addr = if keyed { s.keyed } else { s.open };
-    let mut conn = TcpStream::connect_timeout(&addr, ANSWER_WITHIN).map_err(|e| format!("cannot connect to the server ({e}): is it gone?"))?;
+    let mut conn = TcpStream::connect_timeout(&addr, ANSWER_WITHIN)
+        .map_err(|e| format!("cannot connect to the server ({e}): is it gone?"))?;
     conn.set_read_timeout(Some(ANSWER_WITHIN)).map_err(|e| e.to_string())?;
     conn.set_write_timeout(Some(ANSWER_WITHIN)).map_err(|e| e.to_string())?;
     // The server may answer (e.g. 413) before reading the whole body: a failed write is
@@ -255,7 +355,10 @@ fn http(input: &[u8]) -> Result<(), String> {
                 Ok(())
             };
         }
-        return Err(format!("an answer that is not HTTP/1.x: {:?}", String::from_utf8_lossy(&reply[..reply.len().min(80)])));
+        return Err(format!(
+            "an answer that is not HTTP/1.x: {:?}",
+            String::from_utf8_lossy(&reply[..reply.len().min(80)])
+        ));
     };
     // An accepted upload or deletion runs as a background job: wait for every job to end,
     // so that the indexing's time and memory are charged to the request that caused it,
@@ -264,10 +367,13 @@ fn http(input: &[u8]) -> Result<(), String> {
         wait_for_jobs(s)?;
     }
     if status == 500 {
-        let body = find(&reply, b"\r\n\r\n").map(|i| String::from_utf8_lossy(&reply[i + 4..]).into_owned()).unwrap_or_default();
+        let body = find(&reply, b"\r\n\r\n")
+            .map(|i| String::from_utf8_lossy(&reply[i + 4..]).into_owned())
+            .unwrap_or_default();
         return Err(format!("HTTP 500 for {method} {path}: {}", body.chars().take(300).collect::<String>()));
     }
-    let reads = matches!(method.as_str(), "GET" | "HEAD") || matches!(path.as_str(), "/query" | "/v1/chat/completions" | "/api/chat");
+    let reads = matches!(method.as_str(), "GET" | "HEAD")
+        || matches!(path.as_str(), "/query" | "/v1/chat/completions" | "/api/chat");
     if keyed && flags & 2 == 0 && (200..300).contains(&status) && !reads {
         return Err(format!("the keyed server answered {status} to {method} {path} without the read-write key"));
     }

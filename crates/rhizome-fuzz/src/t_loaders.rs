@@ -14,17 +14,92 @@ use crate::seeds::{file, head, repo, shared, strs};
 use crate::{files, Target};
 
 const MARKUP: &[&str] = &[
-    "<html>", "<head>", "<title>", "</title>", "<body>", "<p>", "</p>", "<br>", "<br/>", "<script>", "</script>",
-    "<style>", "</style>", "<!--", "-->", "<![CDATA[", "]]>", "<!DOCTYPE html>", "<pre>", "<li>", "<h1>", "</h1>",
-    "<a href=\"x\">", "&nbsp;", "&lt;", "&#128512;", "&#x1F600;", "&#xD800;", "&#99999999999;", "&unknown;",
-    "---\n", "title: ", "# ", "## ", "###### ", "> ", "- ", "* ", "1. ", "```", "~~~", "    ", "[link](", "](", "![",
-    "**", "__", "_", "|---|", "| a | b |", "<div>", "</div>", "\\", "`code`",
+    "<html>",
+    "<head>",
+    "<title>",
+    "</title>",
+    "<body>",
+    "<p>",
+    "</p>",
+    "<br>",
+    "<br/>",
+    "<script>",
+    "</script>",
+    "<style>",
+    "</style>",
+    "<!--",
+    "-->",
+    "<![CDATA[",
+    "]]>",
+    "<!DOCTYPE html>",
+    "<pre>",
+    "<li>",
+    "<h1>",
+    "</h1>",
+    "<a href=\"x\">",
+    "&nbsp;",
+    "&lt;",
+    "&#128512;",
+    "&#x1F600;",
+    "&#xD800;",
+    "&#99999999999;",
+    "&unknown;",
+    "---\n",
+    "title: ",
+    "# ",
+    "## ",
+    "###### ",
+    "> ",
+    "- ",
+    "* ",
+    "1. ",
+    "```",
+    "~~~",
+    "    ",
+    "[link](",
+    "](",
+    "![",
+    "**",
+    "__",
+    "_",
+    "|---|",
+    "| a | b |",
+    "<div>",
+    "</div>",
+    "\\",
+    "`code`",
 ];
 
 const JSON: &[&str] = &[
-    "{", "}", "[", "]", "\"title\"", "\"text\"", "\"passage\"", "\"content\"", "\"body\"", "\"paragraph_text\"",
-    "\"docs\"", "\"extracted_entities\"", "\"extracted_triples\"", ":", ",", "null", "\"\"", "[[", "]]", "\\n",
-    "\\u0000", "\\ud83d", "\\\"", "1e400", "{\"title\": \"a\", \"text\": \"b\"}", "\n", "'", "None", "True",
+    "{",
+    "}",
+    "[",
+    "]",
+    "\"title\"",
+    "\"text\"",
+    "\"passage\"",
+    "\"content\"",
+    "\"body\"",
+    "\"paragraph_text\"",
+    "\"docs\"",
+    "\"extracted_entities\"",
+    "\"extracted_triples\"",
+    ":",
+    ",",
+    "null",
+    "\"\"",
+    "[[",
+    "]]",
+    "\\n",
+    "\\u0000",
+    "\\ud83d",
+    "\\\"",
+    "1e400",
+    "{\"title\": \"a\", \"text\": \"b\"}",
+    "\n",
+    "'",
+    "None",
+    "True",
 ];
 
 const CSV: &[&str] = &["\"", "\"\"", ",", "\n", "\r\n", "source,relation,target", ",description", " ", ",,", "\"a,b\""];
@@ -154,7 +229,9 @@ fn parquet_tables() -> &'static Vec<(String, Vec<u8>)> {
     T.get_or_init(|| {
         let dir = shared().join("graphrag_fixtures/operation_dulce");
         let mut out = Vec::new();
-        for name in ["documents", "text_units", "entities", "relationships", "communities", "community_reports", "covariates"] {
+        for name in
+            ["documents", "text_units", "entities", "relationships", "communities", "community_reports", "covariates"]
+        {
             if let Some(b) = file(dir.join(format!("{name}.parquet"))) {
                 out.push((format!("{name}.parquet"), b));
             }
@@ -163,7 +240,8 @@ fn parquet_tables() -> &'static Vec<(String, Vec<u8>)> {
     })
 }
 
-const TABLES: [&str; 7] = ["documents", "text_units", "entities", "relationships", "communities", "community_reports", "covariates"];
+const TABLES: [&str; 7] =
+    ["documents", "text_units", "entities", "relationships", "communities", "community_reports", "covariates"];
 
 fn parquet_seeds() -> Vec<Vec<u8>> {
     let mut s: Vec<Vec<u8>> = parquet_tables()
@@ -199,28 +277,83 @@ fn graphrag(input: &[u8]) -> Result<(), String> {
 
 pub fn targets() -> Vec<Target> {
     vec![
-        Target { name: "load_text", what: "TextLoader (.txt)", max_len: 64 << 10, dict: MARKUP, seeds: text_seeds,
-            run: |i| load_with(&TextLoader, "txt", i) , min_time_limit_s: 0 },
-        Target { name: "load_markdown", what: "MarkdownLoader (.md): front matter, headings, markup", max_len: 64 << 10,
-            dict: MARKUP, seeds: markdown_seeds, run: |i| load_with(&MarkdownLoader, "md", i) , min_time_limit_s: 0 },
-        Target { name: "load_html", what: "HtmlLoader (.html): tags, entities, scripts", max_len: 64 << 10, dict: MARKUP,
-            seeds: html_seeds, run: |i| load_with(&HtmlLoader, "html", i) , min_time_limit_s: 0 },
-        Target { name: "load_json_corpus", what: "CorpusLoader (.json): list and title->sentences forms", max_len: 64 << 10,
-            dict: JSON, seeds: json_seeds, run: |i| load_with(&CorpusLoader, "json", i) , min_time_limit_s: 0 },
-        Target { name: "load_jsonl_corpus", what: "CorpusLoader (.jsonl)", max_len: 64 << 10, dict: JSON,
-            seeds: jsonl_seeds, run: |i| load_with(&CorpusLoader, "jsonl", i) , min_time_limit_s: 0 },
-        Target { name: "import_openie", what: "HippoRAG OpenIE JSON importer (Python literals too)", max_len: 64 << 10,
-            dict: JSON, seeds: openie_seeds, run: |i| {
+        Target {
+            name: "load_text",
+            what: "TextLoader (.txt)",
+            max_len: 64 << 10,
+            dict: MARKUP,
+            seeds: text_seeds,
+            run: |i| load_with(&TextLoader, "txt", i),
+            min_time_limit_s: 0,
+        },
+        Target {
+            name: "load_markdown",
+            what: "MarkdownLoader (.md): front matter, headings, markup",
+            max_len: 64 << 10,
+            dict: MARKUP,
+            seeds: markdown_seeds,
+            run: |i| load_with(&MarkdownLoader, "md", i),
+            min_time_limit_s: 0,
+        },
+        Target {
+            name: "load_html",
+            what: "HtmlLoader (.html): tags, entities, scripts",
+            max_len: 64 << 10,
+            dict: MARKUP,
+            seeds: html_seeds,
+            run: |i| load_with(&HtmlLoader, "html", i),
+            min_time_limit_s: 0,
+        },
+        Target {
+            name: "load_json_corpus",
+            what: "CorpusLoader (.json): list and title->sentences forms",
+            max_len: 64 << 10,
+            dict: JSON,
+            seeds: json_seeds,
+            run: |i| load_with(&CorpusLoader, "json", i),
+            min_time_limit_s: 0,
+        },
+        Target {
+            name: "load_jsonl_corpus",
+            what: "CorpusLoader (.jsonl)",
+            max_len: 64 << 10,
+            dict: JSON,
+            seeds: jsonl_seeds,
+            run: |i| load_with(&CorpusLoader, "jsonl", i),
+            min_time_limit_s: 0,
+        },
+        Target {
+            name: "import_openie",
+            what: "HippoRAG OpenIE JSON importer (Python literals too)",
+            max_len: 64 << 10,
+            dict: JSON,
+            seeds: openie_seeds,
+            run: |i| {
                 let _ = rhizome_ingest::import::hipporag_openie(&files::write("openie", "json", i));
                 Ok(())
-            }, min_time_limit_s: 0 },
-        Target { name: "import_edges_csv", what: "edges.csv importer", max_len: 64 << 10, dict: CSV, seeds: edges_seeds,
+            },
+            min_time_limit_s: 0,
+        },
+        Target {
+            name: "import_edges_csv",
+            what: "edges.csv importer",
+            max_len: 64 << 10,
+            dict: CSV,
+            seeds: edges_seeds,
             run: |i| {
                 let _ = rhizome_ingest::import::edges_csv(&files::write("edges", "csv", i));
                 Ok(())
-            }, min_time_limit_s: 0 },
-        Target { name: "import_graphrag_parquet", what: "Microsoft GraphRAG folder reader (one parquet table mutated)",
-            max_len: 160 << 10, dict: &["PAR1", "\u{0}", "\u{15}", "\u{16}", "\u{19}", "\u{1c}", "\u{ff}"],
-            seeds: parquet_seeds, run: graphrag , min_time_limit_s: 0 },
+            },
+            min_time_limit_s: 0,
+        },
+        Target {
+            name: "import_graphrag_parquet",
+            what: "Microsoft GraphRAG folder reader (one parquet table mutated)",
+            max_len: 160 << 10,
+            dict: &["PAR1", "\u{0}", "\u{15}", "\u{16}", "\u{19}", "\u{1c}", "\u{ff}"],
+            seeds: parquet_seeds,
+            run: graphrag,
+            min_time_limit_s: 0,
+        },
     ]
 }

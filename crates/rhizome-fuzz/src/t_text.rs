@@ -15,10 +15,55 @@ use crate::seeds::{file, head, repo, shared, strs};
 use crate::{text, Target};
 
 const WORDS: &[&str] = &[
-    ". ", "! ", "? ", "。", "！", "？", "…", "\"", "”", ")", "」", "\n", "\n\n", "Mr. ", "Dr. ", "U.S. ", "e.g. ",
-    "Aage Bohr", "Niels", "Copenhagen", "Nobel Prize", "in 1975", "$3.5 billion", "June 3, 1990", "the", "of",
-    "Microsoft", "OpenAI", "Sam Altman", "微软", "投资", "2019年", "10亿美元", "领导", "Hà Nội", "Việt Nam",
-    "giải", "đoạt", "không", "“Quoted Term”", "'s ", "-", "—", "&", "@", "#tag", "http://x.y/z", "3.14", "1,000",
+    ". ",
+    "! ",
+    "? ",
+    "。",
+    "！",
+    "？",
+    "…",
+    "\"",
+    "”",
+    ")",
+    "」",
+    "\n",
+    "\n\n",
+    "Mr. ",
+    "Dr. ",
+    "U.S. ",
+    "e.g. ",
+    "Aage Bohr",
+    "Niels",
+    "Copenhagen",
+    "Nobel Prize",
+    "in 1975",
+    "$3.5 billion",
+    "June 3, 1990",
+    "the",
+    "of",
+    "Microsoft",
+    "OpenAI",
+    "Sam Altman",
+    "微软",
+    "投资",
+    "2019年",
+    "10亿美元",
+    "领导",
+    "Hà Nội",
+    "Việt Nam",
+    "giải",
+    "đoạt",
+    "không",
+    "“Quoted Term”",
+    "'s ",
+    "-",
+    "—",
+    "&",
+    "@",
+    "#tag",
+    "http://x.y/z",
+    "3.14",
+    "1,000",
 ];
 
 fn seeds() -> Vec<Vec<u8>> {
@@ -72,7 +117,8 @@ fn chunk(input: &[u8]) -> Result<(), String> {
     if w.windows(2).any(|p| p[1].0 <= p[0].0) {
         return Err("windows do not progress".into());
     }
-    let doc = Document { id: ids::document_id("fuzz", &n), source: "fuzz".into(), title: "fuzz".into(), text: n.clone() };
+    let doc =
+        Document { id: ids::document_id("fuzz", &n), source: "fuzz".into(), title: "fuzz".into(), text: n.clone() };
     for c in chunker.chunk(&doc) {
         if !n.contains(c.text.as_str()) || c.text.is_empty() {
             return Err(format!("chunk {} is not a non-empty piece of the document", c.ordinal));
@@ -103,9 +149,23 @@ fn extract(input: &[u8]) -> Result<(), String> {
 
 pub fn targets() -> Vec<Target> {
     vec![
-        Target { name: "text_chunk", what: "NFC, language detection, sentences, token spans, BM25 terms, chunker", max_len: 32 << 10,
-            dict: WORDS, seeds: seeds, run: chunk , min_time_limit_s: 0 },
-        Target { name: "nlp_extract", what: "the LLM-free extractor (EN/VI/ZH names, dates, money, relations)", max_len: 8 << 10,
-            dict: WORDS, seeds: seeds, run: extract , min_time_limit_s: 0 },
+        Target {
+            name: "text_chunk",
+            what: "NFC, language detection, sentences, token spans, BM25 terms, chunker",
+            max_len: 32 << 10,
+            dict: WORDS,
+            seeds: seeds,
+            run: chunk,
+            min_time_limit_s: 0,
+        },
+        Target {
+            name: "nlp_extract",
+            what: "the LLM-free extractor (EN/VI/ZH names, dates, money, relations)",
+            max_len: 8 << 10,
+            dict: WORDS,
+            seeds: seeds,
+            run: extract,
+            min_time_limit_s: 0,
+        },
     ]
 }

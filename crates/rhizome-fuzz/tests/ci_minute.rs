@@ -33,7 +33,14 @@ fn every_target_for_a_minute_without_failure() {
             problems.push(format!("{}: only {} inputs ran (expected at least {min})", t.name, r.execs));
         }
         for f in &r.failures {
-            problems.push(format!("{}: {} x{}: {} (input: {:?})", t.name, f.kind.as_str(), f.count, f.message, f.saved));
+            problems.push(format!(
+                "{}: {} x{}: {} (input: {:?})",
+                t.name,
+                f.kind.as_str(),
+                f.count,
+                f.message,
+                f.saved
+            ));
         }
     }
     assert!(alloc::installed(), "the counting allocator is not installed: memory is not bounded");

@@ -59,7 +59,15 @@ fn bad(input: &[u8]) -> Result<(), String> {
     }
 }
 
-static BAD: Target = Target { name: "bad", what: "fails on purpose", max_len: 16, dict: &[], seeds: Vec::new, run: bad, min_time_limit_s: 0 };
+static BAD: Target = Target {
+    name: "bad",
+    what: "fails on purpose",
+    max_len: 16,
+    dict: &[],
+    seeds: Vec::new,
+    run: bad,
+    min_time_limit_s: 0,
+};
 
 #[test]
 fn the_runner_catches_every_kind_of_failure() {

@@ -10,8 +10,11 @@ use rhizome_core::{Chunk, EmbedKind, Embedder, Result, WriteBatch};
 /// [`embed_text`]) and, when the embedder pools spans from the same forward pass, of each
 /// distinct sentence of each chunk: `(sentence id, vector)`, for the extractive answer
 /// (which otherwise embeds them per query). Same chunk vectors either way.
-pub(crate) fn embed_chunks(embedder: &dyn Embedder, chunks: &[&Chunk], texts: &[String])
-    -> Result<(Vec<Vec<f32>>, Vec<(String, Vec<f32>)>)> {
+pub(crate) fn embed_chunks(
+    embedder: &dyn Embedder,
+    chunks: &[&Chunk],
+    texts: &[String],
+) -> Result<(Vec<Vec<f32>>, Vec<(String, Vec<f32>)>)> {
     let mut ids: Vec<Vec<String>> = Vec::with_capacity(chunks.len());
     let mut spans: Vec<Vec<std::ops::Range<usize>>> = Vec::with_capacity(chunks.len());
     for (c, t) in chunks.iter().zip(texts) {

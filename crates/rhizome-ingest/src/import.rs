@@ -9,9 +9,7 @@ use std::path::Path;
 
 use rhizome_core::ids::{chunk_id, document_id};
 use rhizome_core::text::count_tokens;
-use rhizome_core::{
-    Chunk, Document, Error, ExtractedEntity, ExtractedFact, ExtractedRelation, Extraction, Result,
-};
+use rhizome_core::{Chunk, Document, Error, ExtractedEntity, ExtractedFact, ExtractedRelation, Extraction, Result};
 use serde_json::Value;
 
 use crate::pipeline::Prepared;
@@ -25,26 +23,21 @@ pub struct Imported {
 
 fn read(path: &Path) -> Result<String> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    String::from_utf8(bytes).map_err(|e| {
-        Error::bad_input(path.display().to_string(), format!("not valid UTF-8 ({e})"))
-    })
+    String::from_utf8(bytes).map_err(|e| Error::bad_input(path.display().to_string(), format!("not valid UTF-8 ({e})")))
 }
 
 /// Read a HippoRAG OpenIE results file (`{"docs": [{title, text, passage,
 /// extracted_entities, extracted_triples}]}`; a bare list of such docs is accepted too).
 pub fn hipporag_openie(path: &Path) -> Result<Imported> {
     let src = path.display().to_string();
-    let v: Value = serde_json::from_str(&python_json_to_json(&read(path)?)).map_err(|e| {
-        Error::bad_input(&src, format!("invalid JSON at line {} column {}: {e}", e.line(), e.column()))
-    })?;
+    let v: Value = serde_json::from_str(&python_json_to_json(&read(path)?))
+        .map_err(|e| Error::bad_input(&src, format!("invalid JSON at line {} column {}: {e}", e.line(), e.column())))?;
     let docs = match &v {
         Value::Object(o) => o.get("docs").and_then(Value::as_array),
         Value::Array(a) => Some(a),
         _ => None,
     }
-    .ok_or_else(|| {
-        Error::bad_input(&src, "expected a HippoRAG OpenIE file: an object with a \"docs\" list")
-    })?;
+    .ok_or_else(|| Error::bad_input(&src, "expected a HippoRAG OpenIE file: an object with a \"docs\" list"))?;
     let mut out = Imported::default();
     for (i, d) in docs.iter().enumerate() {
         let title = d.get("title").and_then(Value::as_str).unwrap_or("").trim().to_string();
@@ -59,12 +52,7 @@ pub fn hipporag_openie(path: &Path) -> Result<Imported> {
             out.dropped.push(format!("{src}: docs[{i}] has no text; skipped"));
             continue;
         }
-        let doc = Document {
-            id: document_id(&title, &text),
-            source: format!("{src}#{i}"),
-            title,
-            text: text.clone(),
-        };
+        let doc = Document { id: document_id(&title, &text), source: format!("{src}#{i}"), title, text: text.clone() };
         let chunk = Chunk {
             id: chunk_id(&doc.id, 0, &text),
             doc_id: doc.id.clone(),
@@ -102,11 +90,7 @@ pub fn hipporag_openie(path: &Path) -> Result<Imported> {
                 description: format!("{} {} {}", p[0], p[1], p[2]),
                 weight: 1.0,
             });
-            ex.facts.push(ExtractedFact {
-                subject: p[0].clone(),
-                predicate: p[1].clone(),
-                object: p[2].clone(),
-            });
+            ex.facts.push(ExtractedFact { subject: p[0].clone(), predicate: p[1].clone(), object: p[2].clone() });
         }
         out.items.push(Prepared {
             doc,
@@ -192,9 +176,31 @@ pub fn csv_fields(line: &str) -> Vec<String> {
 /// its first three fields are all among them, e.g. `source,relation,target`,
 /// `subject,predicate,object`, `head,relation,tail`, `from,type,to`.
 const HEADER_NAMES: &[&str] = &[
-    "source", "src", "subject", "head", "from", "start", "node1", "entity1", "relation", "relationship",
-    "predicate", "rel", "type", "edge", "label", "target", "dst", "object", "tail", "to", "end", "node2",
-    "entity2", "description", "desc",
+    "source",
+    "src",
+    "subject",
+    "head",
+    "from",
+    "start",
+    "node1",
+    "entity1",
+    "relation",
+    "relationship",
+    "predicate",
+    "rel",
+    "type",
+    "edge",
+    "label",
+    "target",
+    "dst",
+    "object",
+    "tail",
+    "to",
+    "end",
+    "node2",
+    "entity2",
+    "description",
+    "desc",
 ];
 
 fn is_header(f: &[String]) -> bool {
@@ -224,14 +230,11 @@ pub fn edges_csv_text(text: String, src: &str, title: &str) -> Result<Imported> 
             continue;
         }
         if f.len() < 3 || f[..3].iter().any(|x| x.is_empty()) {
-            out.dropped.push(format!(
-                "{src}:{}: expected source,relation,target[,description]; skipped",
-                n + 1
-            ));
+            out.dropped.push(format!("{src}:{}: expected source,relation,target[,description]; skipped", n + 1));
             continue;
         }
-        let description = f.get(3).filter(|d| !d.is_empty()).cloned()
-            .unwrap_or_else(|| format!("{} {} {}", f[0], f[1], f[2]));
+        let description =
+            f.get(3).filter(|d| !d.is_empty()).cloned().unwrap_or_else(|| format!("{} {} {}", f[0], f[1], f[2]));
         for name in [&f[0], &f[2]] {
             ex.entities.push(ExtractedEntity {
                 name: name.clone(),
@@ -275,8 +278,9 @@ mod tests {
     #[test]
     fn edge_list_headers_are_recognised_not_imported() {
         let dir = tempfile::tempdir().unwrap();
-        for header in ["source,relation,target", "subject,predicate,object", "Head,Relation,Tail",
-            "from,type,to,description"] {
+        for header in
+            ["source,relation,target", "subject,predicate,object", "Head,Relation,Tail", "from,type,to,description"]
+        {
             let p = dir.path().join("edges.csv");
             std::fs::write(&p, format!("{header}\nAage Bohr,won,Nobel Prize\n")).unwrap();
             let got = edges_csv(&p).unwrap();
@@ -293,7 +297,9 @@ mod tests {
     #[test]
     fn csv_quoting() {
         assert_eq!(csv_fields(r#"a,"b, c","say ""hi""""#), vec!["a", "b, c", "say \"hi\""]);
-        assert_eq!(csv_fields("Aage Bohr,đoạt giải,Giải Nobel Vật lý 1975"),
-            vec!["Aage Bohr", "đoạt giải", "Giải Nobel Vật lý 1975"]);
+        assert_eq!(
+            csv_fields("Aage Bohr,đoạt giải,Giải Nobel Vật lý 1975"),
+            vec!["Aage Bohr", "đoạt giải", "Giải Nobel Vật lý 1975"]
+        );
     }
 }

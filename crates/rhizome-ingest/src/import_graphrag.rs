@@ -32,8 +32,7 @@ use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
 
 use rhizome_core::{
-    Community, CommunityReport, CovariateRecord, EmbedKind, Embedder, Result, StoreWrite,
-    VectorKind, WriteBatch,
+    Community, CommunityReport, CovariateRecord, EmbedKind, Embedder, Result, StoreWrite, VectorKind, WriteBatch,
 };
 use serde::Serialize;
 
@@ -124,8 +123,7 @@ pub fn read(dir: &Path) -> Result<GraphragImport> {
 /// yet (one batch), replace the communities with GraphRAG's as current for the graph
 /// version at hand, and store the reports (embedded as passages) that are not stored
 /// unchanged already.
-pub fn finish(store: &mut dyn StoreWrite, embedder: &dyn Embedder, gi: &GraphragImport)
-    -> Result<Finished> {
+pub fn finish(store: &mut dyn StoreWrite, embedder: &dyn Embedder, gi: &GraphragImport) -> Result<Finished> {
     let mut done = Finished::default();
     let entity_ids: Vec<String> = gi
         .covariates
@@ -157,7 +155,8 @@ pub fn finish(store: &mut dyn StoreWrite, embedder: &dyn Embedder, gi: &Graphrag
         if ok {
             batch.covariates.push(c.clone());
         } else {
-            done.warnings.push(format!("covariate {}: its document {} is not in the index; skipped", c.covariate.id, c.doc_id));
+            done.warnings
+                .push(format!("covariate {}: its document {} is not in the index; skipped", c.covariate.id, c.doc_id));
         }
     }
     if !batch.covariates.is_empty() {
@@ -173,18 +172,13 @@ pub fn finish(store: &mut dyn StoreWrite, embedder: &dyn Embedder, gi: &Graphrag
     let ids: Vec<String> = gi.reports.iter().map(|r| r.community_id.clone()).collect();
     let no_vector: HashSet<String> = store.missing_vectors(VectorKind::Report, &ids)?.into_iter().collect();
     let stored = store.community_reports()?;
-    let todo: Vec<CommunityReport> = gi
-        .reports
-        .iter()
-        .filter(|r| no_vector.contains(&r.community_id) || !stored.contains(r))
-        .cloned()
-        .collect();
+    let todo: Vec<CommunityReport> =
+        gi.reports.iter().filter(|r| no_vector.contains(&r.community_id) || !stored.contains(r)).cloned().collect();
     done.reports_unchanged = (gi.reports.len() - todo.len()) as u64;
     if !todo.is_empty() {
         let texts: Vec<String> = todo.iter().map(CommunityReport::search_text).collect();
         let vectors = embedder.embed(&texts, EmbedKind::Passage)?;
-        let pairs: Vec<(String, Vec<f32>)> =
-            todo.iter().map(|r| r.community_id.clone()).zip(vectors).collect();
+        let pairs: Vec<(String, Vec<f32>)> = todo.iter().map(|r| r.community_id.clone()).zip(vectors).collect();
         store.put_reports(&todo, &pairs)?;
         done.reports_written = todo.len() as u64;
     }

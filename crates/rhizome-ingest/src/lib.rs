@@ -4,12 +4,12 @@
 pub mod chunk;
 mod embed_texts;
 pub mod extract;
+pub mod import;
+#[cfg(feature = "graphrag-parquet")]
+pub mod import_graphrag;
 pub mod load;
 mod overlap;
 pub mod pipeline;
 pub mod resolve;
 mod setup;
 mod stage;
-pub mod import;
-#[cfg(feature = "graphrag-parquet")]
-pub mod import_graphrag;

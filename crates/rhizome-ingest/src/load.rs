@@ -230,9 +230,7 @@ fn extension(path: &Path) -> Option<String> {
 
 /// File stem of `path`, used as the title of single-file documents.
 fn stem(path: &Path) -> String {
-    path.file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| path.display().to_string())
+    path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string())
 }
 
 fn bad(path: &Path, msg: impl Into<String>) -> Error {
@@ -284,12 +282,7 @@ fn single_doc(path: &Path, title: String, text: String) -> Result<Vec<Document>>
         return Err(bad(path, "empty (no text after removing markup)"));
     }
     let title = to_nfc(if title.trim().is_empty() { stem(path) } else { title.trim().to_string() });
-    Ok(vec![Document {
-        id: ids::document_id(&title, &text),
-        source: path.display().to_string(),
-        title,
-        text,
-    }])
+    Ok(vec![Document { id: ids::document_id(&title, &text), source: path.display().to_string(), title, text }])
 }
 
 impl Loader for TextLoader {
@@ -509,7 +502,9 @@ mod tests {
         // Every loadable extension indexes from a folder walk.
         let dir = tempfile::tempdir().unwrap();
         let body = |kind: MediaKind, e: &str| match kind {
-            MediaKind::JsonCorpus | MediaKind::JsonLinesCorpus => format!("{}\n", serde_json::json!({"title": e, "text": "Aage Bohr won."})),
+            MediaKind::JsonCorpus | MediaKind::JsonLinesCorpus => {
+                format!("{}\n", serde_json::json!({"title": e, "text": "Aage Bohr won."}))
+            }
             MediaKind::EdgeList => "Aage Bohr,won,Nobel Prize\n".to_string(),
             _ => "Aage Bohr won the Nobel Prize.".to_string(),
         };

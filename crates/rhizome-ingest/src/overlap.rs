@@ -41,8 +41,11 @@ pub(crate) struct Written {
 /// Run `work` on this thread while `pending` (if any) is written to `store` by a
 /// low-priority thread; returns `work`'s result and the write's. Without [`permitted`], the
 /// write runs first on this thread.
-pub(crate) fn alongside<T>(store: &mut dyn StoreWrite, pending: Option<Pending>, work: impl FnOnce() -> T)
-    -> (T, Option<Result<Written>>) {
+pub(crate) fn alongside<T>(
+    store: &mut dyn StoreWrite,
+    pending: Option<Pending>,
+    work: impl FnOnce() -> T,
+) -> (T, Option<Result<Written>>) {
     let Some((batch, units)) = pending else { return (work(), None) };
     if !permitted() {
         let t = Instant::now();
@@ -79,7 +82,8 @@ pub(crate) fn alongside<T>(store: &mut dyn StoreWrite, pending: Option<Pending>,
 /// Whether this process may lower a thread to `SCHED_IDLE` and set it back (probed once).
 pub(crate) fn permitted() -> bool {
     static PERMITTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *PERMITTED.get_or_init(|| std::thread::spawn(|| priority::lower().is_some_and(priority::restore)).join().unwrap_or(false))
+    *PERMITTED
+        .get_or_init(|| std::thread::spawn(|| priority::lower().is_some_and(priority::restore)).join().unwrap_or(false))
 }
 
 #[cfg(target_os = "linux")]

@@ -11,7 +11,9 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use rhizome_core::{Chunk, Document, EmbedKind, Error, Extraction, ExtractionFailure, Result, StoreRead, StoreWrite, WriteBatch};
+use rhizome_core::{
+    Chunk, Document, EmbedKind, Error, Extraction, ExtractionFailure, Result, StoreRead, StoreWrite, WriteBatch,
+};
 
 pub use crate::embed_texts::{embed_text, TITLE_BYTES};
 use crate::overlap::{alongside, Pending};
@@ -29,8 +31,7 @@ impl Pipeline<'_> {
     /// ([`StoreRead::partial_documents`]). Progress is counted in bytes of text.
     ///
     /// [`StoreRead::partial_documents`]: rhizome_core::StoreRead::partial_documents
-    pub fn index_documents(&self, store: &mut dyn StoreWrite, docs: Vec<Document>)
-        -> Result<IndexReport> {
+    pub fn index_documents(&self, store: &mut dyn StoreWrite, docs: Vec<Document>) -> Result<IndexReport> {
         let mut report = IndexReport::default();
         self.retry_failures(store, &mut report)?;
         let docs = self.only_new(store, docs, &mut report)?;
@@ -75,8 +76,7 @@ impl Pipeline<'_> {
     }
 
     /// Extract and write one batch of document parts.
-    fn write_parts(&self, store: &mut dyn StoreWrite, parts: Vec<Part<'_>>, report: &mut IndexReport)
-        -> Result<()> {
+    fn write_parts(&self, store: &mut dyn StoreWrite, parts: Vec<Part<'_>>, report: &mut IndexReport) -> Result<()> {
         self.check_cancel()?;
         let t = Instant::now();
         let all: Vec<&Chunk> = parts.iter().flat_map(|p| p.chunks[p.from..p.end].iter()).collect();
@@ -100,8 +100,7 @@ impl Pipeline<'_> {
     /// (importers), in batches of `embed.import_docs_per_batch` documents; batch k-1 is
     /// written while batch k is embedded, by a writer thread at idle priority where the OS
     /// lets the process set it back (see `overlap.rs`), else before it.
-    pub fn index_prepared(&self, store: &mut dyn StoreWrite, items: Vec<Prepared>)
-        -> Result<IndexReport> {
+    pub fn index_prepared(&self, store: &mut dyn StoreWrite, items: Vec<Prepared>) -> Result<IndexReport> {
         let mut report = IndexReport::default();
         let ids: HashSet<String> = self
             .only_new(store, items.iter().map(|p| p.doc.clone()).collect(), &mut report)?
@@ -155,12 +154,20 @@ impl Pipeline<'_> {
     }
 
     fn check_cancel(&self) -> Result<()> {
-        if self.cancel.load(Ordering::Relaxed) { Err(Error::Cancelled) } else { Ok(()) }
+        if self.cancel.load(Ordering::Relaxed) {
+            Err(Error::Cancelled)
+        } else {
+            Ok(())
+        }
     }
 
     /// Drop documents already indexed; replace documents whose source changed content.
-    fn only_new(&self, store: &mut dyn StoreWrite, docs: Vec<Document>, report: &mut IndexReport)
-        -> Result<Vec<Document>> {
+    fn only_new(
+        &self,
+        store: &mut dyn StoreWrite,
+        docs: Vec<Document>,
+        report: &mut IndexReport,
+    ) -> Result<Vec<Document>> {
         let mut seen = HashSet::new();
         let mut out = Vec::new();
         for d in docs {
@@ -185,10 +192,7 @@ impl Pipeline<'_> {
         let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
         let per = all.len().div_ceil(threads).max(1);
         std::thread::scope(|s| {
-            let hs: Vec<_> = all
-                .chunks(per)
-                .map(|part| s.spawn(move || self.extractor.extract_batch(part)))
-                .collect();
+            let hs: Vec<_> = all.chunks(per).map(|part| s.spawn(move || self.extractor.extract_batch(part))).collect();
             hs.into_iter()
                 .zip(all.chunks(per))
                 .flat_map(|(h, part)| {
@@ -202,8 +206,11 @@ impl Pipeline<'_> {
 
     /// Extract `all`, the chunks of `docs` in order (each document with its count of
     /// chunks), into one [`Prepared`] per document.
-    fn extract_chunks<'d>(&self, all: &[&Chunk], docs: impl Iterator<Item = (&'d Document, usize)>)
-        -> Result<Vec<Prepared>> {
+    fn extract_chunks<'d>(
+        &self,
+        all: &[&Chunk],
+        docs: impl Iterator<Item = (&'d Document, usize)>,
+    ) -> Result<Vec<Prepared>> {
         let mut extractions = Vec::with_capacity(all.len());
         let mut failures: HashMap<String, Vec<ExtractionFailure>> = HashMap::new();
         for (r, c) in self.extract_all(all).into_iter().zip(all) {
@@ -247,8 +254,7 @@ impl Pipeline<'_> {
         let ids: Vec<String> = failures.iter().map(|f| f.chunk_id.clone()).collect();
         let chunks = store.chunks(&ids)?;
         let refs: Vec<&Chunk> = chunks.iter().map(|c| &c.chunk).collect();
-        let attempts: HashMap<&str, u32> =
-            failures.iter().map(|f| (f.chunk_id.as_str(), f.attempts)).collect();
+        let attempts: HashMap<&str, u32> = failures.iter().map(|f| (f.chunk_id.as_str(), f.attempts)).collect();
         let mut batch = WriteBatch::default();
         for (r, c) in self.extract_all(&refs).into_iter().zip(&refs) {
             report.failures_retried += 1;
@@ -274,7 +280,8 @@ impl Pipeline<'_> {
             }
         }
         self.progress.advance(refs.len() as u64);
-        let staged = self.stage_resolved(store, batch, Vec::new(), Vec::new(), &[], true, &Unwritten::default(), report)?;
+        let staged =
+            self.stage_resolved(store, batch, Vec::new(), Vec::new(), &[], true, &Unwritten::default(), report)?;
         let embedded = self.embed_staged(staged)?;
         let (batch, _, _) = self.vectors_in(Some(&*store as &dyn StoreRead), embedded, report)?;
         store.write_batch(&batch)?;
@@ -287,9 +294,15 @@ impl Pipeline<'_> {
     /// `None` when item i ends its document, else the count of its document's chunks
     /// written once this batch is; `earlier[i]` are the chunks of its document just
     /// before the part (already written), for SIMILAR_TO.
-    fn write_prepared_parts(&self, store: &mut dyn StoreWrite, items: Vec<Prepared>,
-        progress: &[Option<u32>], earlier: &[Vec<Chunk>], merge: bool, report: &mut IndexReport)
-        -> Result<()> {
+    fn write_prepared_parts(
+        &self,
+        store: &mut dyn StoreWrite,
+        items: Vec<Prepared>,
+        progress: &[Option<u32>],
+        earlier: &[Vec<Chunk>],
+        merge: bool,
+        report: &mut IndexReport,
+    ) -> Result<()> {
         let staged = self.stage(store, items, progress.to_vec(), earlier, merge, &Unwritten::default(), report)?;
         let t = Instant::now();
         let embedded = self.embed_staged(staged)?;
@@ -330,11 +343,7 @@ impl Pipeline<'_> {
         if store.synonyms_dirty()? {
             let t = Instant::now();
             self.progress.start("synonymy", 1);
-            let n = store.rebuild_synonyms(
-                self.config.synonymy.top_k,
-                self.config.synonymy.threshold,
-                self.cancel,
-            )?;
+            let n = store.rebuild_synonyms(self.config.synonymy.top_k, self.config.synonymy.threshold, self.cancel)?;
             self.progress.finish();
             report.synonym_edges = Some(n);
             report.time("synonymy", t);

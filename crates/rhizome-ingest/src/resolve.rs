@@ -15,8 +15,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use rhizome_core::ids::{entity_id, fact_id, normalize_name, relation_id};
 use rhizome_core::{
-    dot, Extraction, Fact, FactRecord, MentionRecord, Relation, RelationRecord, Result, StoreRead,
-    VectorKind, WriteBatch,
+    dot, Extraction, Fact, FactRecord, MentionRecord, Relation, RelationRecord, Result, StoreRead, VectorKind,
+    WriteBatch,
 };
 
 /// Resolve one extraction into records: entities merged by normalised name; relation and
@@ -53,8 +53,7 @@ pub fn resolve(ex: &Extraction, doc_id: &str, chunk_id: Option<&str>, batch: &mu
     }
     let mut relations: BTreeMap<String, RelationRecord> = BTreeMap::new();
     for r in &ex.relations {
-        let (Some(s), Some(t)) =
-            (mention(&r.source, "ENTITY", "", 0, None), mention(&r.target, "ENTITY", "", 0, None))
+        let (Some(s), Some(t)) = (mention(&r.source, "ENTITY", "", 0, None), mention(&r.target, "ENTITY", "", 0, None))
         else {
             continue;
         };
@@ -117,33 +116,32 @@ const MAX_IN_BATCH: usize = 6000;
 /// existing or earlier new entities: cosine >= `threshold` and [`same_entity_name`].
 /// Rewrites the batch's records to the surviving ids, drops the aliases from `new_vecs`, and
 /// returns the aliases (alias id -> surviving id).
-pub fn merge_similar(store: &dyn StoreRead, batch: &mut WriteBatch,
-    new_vecs: &mut Vec<(String, Vec<f32>)>, threshold: f32) -> Result<BTreeMap<String, String>> {
+pub fn merge_similar(
+    store: &dyn StoreRead,
+    batch: &mut WriteBatch,
+    new_vecs: &mut Vec<(String, Vec<f32>)>,
+    threshold: f32,
+) -> Result<BTreeMap<String, String>> {
     let mut aliases: BTreeMap<String, String> = BTreeMap::new();
     if new_vecs.is_empty() || threshold <= 0.0 {
         return Ok(aliases);
     }
-    let names: HashMap<&str, &str> =
-        batch.mentions.iter().map(|m| (m.entity_id.as_str(), m.name.as_str())).collect();
+    let names: HashMap<&str, &str> = batch.mentions.iter().map(|m| (m.entity_id.as_str(), m.name.as_str())).collect();
     let queries: Vec<Vec<f32>> = new_vecs.iter().map(|(_, v)| v.clone()).collect();
     let hits = store.vector_search_many(VectorKind::Entity, &queries, 3)?;
     // Names of the stored candidates, fetched once.
-    let mut wanted: Vec<String> = hits
-        .iter()
-        .flatten()
-        .filter(|h| h.score >= threshold)
-        .map(|h| h.id.clone())
-        .collect();
+    let mut wanted: Vec<String> =
+        hits.iter().flatten().filter(|h| h.score >= threshold).map(|h| h.id.clone()).collect();
     wanted.sort();
     wanted.dedup();
-    let stored: HashMap<String, String> =
-        store.entities(&wanted)?.into_iter().map(|e| (e.id, e.name)).collect();
+    let stored: HashMap<String, String> = store.entities(&wanted)?.into_iter().map(|e| (e.id, e.name)).collect();
     let mut kept: Vec<usize> = Vec::new();
     for (i, (id, v)) in new_vecs.iter().enumerate() {
         let name = names.get(id.as_str()).copied().unwrap_or("");
-        let from_store = hits[i].iter().filter(|h| h.score >= threshold).find(|h| {
-            stored.get(&h.id).is_some_and(|other| same_entity_name(name, other))
-        });
+        let from_store = hits[i]
+            .iter()
+            .filter(|h| h.score >= threshold)
+            .find(|h| stored.get(&h.id).is_some_and(|other| same_entity_name(name, other)));
         if let Some(h) = from_store {
             aliases.insert(id.clone(), h.id.clone());
             continue;
@@ -240,10 +238,7 @@ fn squeeze(s: &str) -> String {
 }
 
 fn words(s: &str) -> Vec<String> {
-    s.split(|c: char| c.is_whitespace() || c == '-')
-        .map(squeeze)
-        .filter(|w| !w.is_empty())
-        .collect()
+    s.split(|c: char| c.is_whitespace() || c == '-').map(squeeze).filter(|w| !w.is_empty()).collect()
 }
 
 /// True when `short` equals `long` with one run of two or more of `long`'s words replaced
@@ -272,7 +267,10 @@ mod tests {
             ("atomic bombs", "atomic bomb"),
             ("US Congress", "United States Congress"),
             ("U.S. Constitution", "United States Constitution"),
-            ("United Kingdom Antarctic Place-Names Committee", "United Kingdom Antarctic Place-Names Committee (UK-APC)"),
+            (
+                "United Kingdom Antarctic Place-Names Committee",
+                "United Kingdom Antarctic Place-Names Committee (UK-APC)",
+            ),
         ] {
             assert!(same_entity_name(a, b), "{a} = {b}");
         }

@@ -17,8 +17,8 @@ use std::time::Instant;
 use rhizome_core::{Chunk, EmbedKind, Result, StoreRead, StoreWrite, VectorKind, WriteBatch};
 
 use crate::embed_texts::{embed_chunks, embed_text, entity_texts, fact_texts};
-use crate::setup::{IndexReport, Pipeline, Prepared, SIMILAR_WINDOW};
 use crate::resolve::resolve;
+use crate::setup::{IndexReport, Pipeline, Prepared, SIMILAR_WINDOW};
 
 /// A batch resolved, with everything it needed from the store read.
 pub(crate) struct Staged {
@@ -72,9 +72,16 @@ impl Pipeline<'_> {
     /// before the part, already written) and read what embedding needs. Entities and facts
     /// with a vector in the store or in `unwritten` are not embedded again.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn stage(&self, store: &dyn StoreWrite, items: Vec<Prepared>, progress: Vec<Option<u32>>,
-        earlier: &[Vec<Chunk>], merge: bool, unwritten: &Unwritten, report: &mut IndexReport)
-        -> Result<Staged> {
+    pub(crate) fn stage(
+        &self,
+        store: &dyn StoreWrite,
+        items: Vec<Prepared>,
+        progress: Vec<Option<u32>>,
+        earlier: &[Vec<Chunk>],
+        merge: bool,
+        unwritten: &Unwritten,
+        report: &mut IndexReport,
+    ) -> Result<Staged> {
         let t = Instant::now();
         let mut batch = WriteBatch::default();
         for p in &items {
@@ -93,9 +100,17 @@ impl Pipeline<'_> {
     /// [`stage`](Self::stage) for a batch already resolved (`items` may be empty: a batch
     /// of retried extractions).
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn stage_resolved(&self, store: &dyn StoreWrite, batch: WriteBatch, items: Vec<Prepared>,
-        progress: Vec<Option<u32>>, earlier: &[Vec<Chunk>], merge: bool, unwritten: &Unwritten,
-        report: &mut IndexReport) -> Result<Staged> {
+    pub(crate) fn stage_resolved(
+        &self,
+        store: &dyn StoreWrite,
+        batch: WriteBatch,
+        items: Vec<Prepared>,
+        progress: Vec<Option<u32>>,
+        earlier: &[Vec<Chunk>],
+        merge: bool,
+        unwritten: &Unwritten,
+        report: &mut IndexReport,
+    ) -> Result<Staged> {
         let t = Instant::now();
         let mut stored_earlier = Vec::with_capacity(items.len());
         for before in earlier.iter().take(items.len()) {
@@ -170,8 +185,12 @@ impl Pipeline<'_> {
     /// Step 3: merge the batch's new entities into near-duplicates already stored or in the
     /// batch (only when the batch is the pipeline's own extraction; without a `store`
     /// nothing is merged) and fill in the batch to write.
-    pub(crate) fn complete(&self, store: Option<&dyn StoreRead>, e: Embedded, report: &mut IndexReport)
-        -> Result<WriteBatch> {
+    pub(crate) fn complete(
+        &self,
+        store: Option<&dyn StoreRead>,
+        e: Embedded,
+        report: &mut IndexReport,
+    ) -> Result<WriteBatch> {
         let (mut batch, items, progress) = self.vectors_in(store, e, report)?;
         for (p, done) in items.iter().zip(&progress) {
             batch.doc_progress.push((p.doc.id.clone(), *done));
@@ -195,8 +214,12 @@ impl Pipeline<'_> {
 
     /// The merging part of [`complete`](Self::complete): the batch with its entity and fact
     /// vectors (after merging near-duplicates), its items and their progress.
-    pub(crate) fn vectors_in(&self, store: Option<&dyn StoreRead>, e: Embedded, report: &mut IndexReport)
-        -> Result<(WriteBatch, Vec<Prepared>, Vec<Option<u32>>)> {
+    pub(crate) fn vectors_in(
+        &self,
+        store: Option<&dyn StoreRead>,
+        e: Embedded,
+        report: &mut IndexReport,
+    ) -> Result<(WriteBatch, Vec<Prepared>, Vec<Option<u32>>)> {
         let Embedded { mut batch, items, progress, mut entity_vecs, fact_vecs, merge } = e;
         let threshold = self.config.extract.resolve_similarity;
         if let (true, Some(store)) = (merge && threshold > 0.0, store) {
@@ -212,8 +235,13 @@ impl Pipeline<'_> {
 
     /// The `(id, text)` pairs whose id has no vector of `kind` in the store or in
     /// `unwritten`.
-    fn missing(&self, store: &dyn StoreWrite, kind: VectorKind, texts: Vec<(String, String)>,
-        unwritten: &Unwritten) -> Result<Vec<(String, String)>> {
+    fn missing(
+        &self,
+        store: &dyn StoreWrite,
+        kind: VectorKind,
+        texts: Vec<(String, String)>,
+        unwritten: &Unwritten,
+    ) -> Result<Vec<(String, String)>> {
         let texts: Vec<(String, String)> = texts.into_iter().filter(|(id, _)| !unwritten.has(kind, id)).collect();
         let ids: Vec<String> = texts.iter().map(|(id, _)| id.clone()).collect();
         let missing: HashSet<String> = store.missing_vectors(kind, &ids)?.into_iter().collect();

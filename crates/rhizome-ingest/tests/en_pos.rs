@@ -116,8 +116,7 @@ fn tags_match_the_reference_implementation() {
     let handwritten = word_lists.len();
     // And the first 300 MuSiQue passages, sentence by sentence.
     if let Some(p) = data("musique/musique_train_corpus.json") {
-        let corpus: Vec<serde_json::Value> =
-            serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        let corpus: Vec<serde_json::Value> = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
         for passage in corpus.iter().take(300) {
             let text = passage["text"].as_str().unwrap_or("");
             for (_, s) in sentences(text) {
@@ -138,10 +137,7 @@ fn tags_match_the_reference_implementation() {
         assert_eq!(ours, *py, "tags differ for {w:?}");
         words += w.len();
     }
-    eprintln!(
-        "parity: {} sentences ({handwritten} handwritten), {words} words, identical tags",
-        word_lists.len()
-    );
+    eprintln!("parity: {} sentences ({handwritten} handwritten), {words} words, identical tags", word_lists.len());
 }
 
 /// Entities per 1,000 characters on the first 200 MuSiQue passages with and without
@@ -210,7 +206,11 @@ fn noun_phrases_become_concepts_beside_the_names() {
         ("The reactor overheated on Monday. Engineers later shut the reactor down.", &["reactor"], &["engineers"]),
         ("Aage Bohr was a physicist. He liked tea.", &["physicist"], &["tea", "he"]),
         // Numbers, units, generic heads and quantities are not concepts.
-        ("The city lies 6 km west of the border, with a large number of rivers over 20 square kilometres.", &[], &["km west", "large number", "square kilometres", "city"]),
+        (
+            "The city lies 6 km west of the border, with a large number of rivers over 20 square kilometres.",
+            &[],
+            &["km west", "large number", "square kilometres", "city"],
+        ),
     ] {
         let e = with.extract_text(text);
         let got = concepts(&e);
@@ -231,7 +231,11 @@ fn noun_phrases_become_concepts_beside_the_names() {
         }
     }
     let e = with.extract_text("Aage Bohr was a physicist. He liked tea.");
-    assert!(e.facts.iter().any(|f| f.subject == "Aage Bohr" && f.predicate == "was" && f.object == "physicist"), "{:?}", e.facts);
+    assert!(
+        e.facts.iter().any(|f| f.subject == "Aage Bohr" && f.predicate == "was" && f.object == "physicist"),
+        "{:?}",
+        e.facts
+    );
     assert!(e.relations.iter().any(|r| r.source == "Aage Bohr" && r.target == "physicist"), "{:?}", e.relations);
 }
 
@@ -248,7 +252,9 @@ fn names_keep_their_places_under_the_cap() {
         assert!(capped.entities.iter().any(|x| x.name == n.name), "{} dropped for a noun phrase", n.name);
     }
     for r in &capped.relations {
-        assert!(capped.entities.iter().any(|x| x.name == r.source) && capped.entities.iter().any(|x| x.name == r.target));
+        assert!(
+            capped.entities.iter().any(|x| x.name == r.source) && capped.entities.iter().any(|x| x.name == r.target)
+        );
     }
     let chunk = rhizome_core::Chunk { id: "c".into(), doc_id: "d".into(), ordinal: 0, text: text.into(), tokens: 0 };
     use rhizome_core::Extractor;

@@ -81,11 +81,8 @@ fn vietnamese_edge_list_and_english_corpus_languages() {
     let Some(p) = data("musique/musique_train_corpus.json") else { return };
     let corpus: Vec<serde_json::Value> =
         serde_json::from_str(&std::fs::read_to_string(p).expect("read corpus")).expect("corpus json");
-    let not_en: Vec<&str> = corpus
-        .iter()
-        .filter_map(|p| p["text"].as_str())
-        .filter(|t| detect_language(t) != Lang::En)
-        .collect();
+    let not_en: Vec<&str> =
+        corpus.iter().filter_map(|p| p["text"].as_str()).filter(|t| detect_language(t) != Lang::En).collect();
     assert!(not_en.is_empty(), "{} MuSiQue passages not English: {:?}", not_en.len(), &not_en[..not_en.len().min(3)]);
 }
 

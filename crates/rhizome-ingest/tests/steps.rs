@@ -80,7 +80,10 @@ fn loaders_load_formats_and_skip_bad_files_with_reasons() {
     assert_eq!(reason_of(&out, "i_paper.pdf"), "unsupported file type .pdf");
     assert_eq!(reason_of(&out, "j_noext"), "unsupported file type (no extension)");
     let target = d.join("missing.txt").display().to_string();
-    assert_eq!(reason_of(&out, "m_dangling.txt"), format!("broken symbolic link to {target} (no such file or directory)"));
+    assert_eq!(
+        reason_of(&out, "m_dangling.txt"),
+        format!("broken symbolic link to {target} (no such file or directory)")
+    );
     assert_eq!(out.skipped.len(), 8, "{:?}", out.skipped);
     assert!(!out.skipped.iter().any(|s| s.path.contains("hidden") || s.path.contains(".git")));
 
@@ -90,7 +93,13 @@ fn loaders_load_formats_and_skip_bad_files_with_reasons() {
     assert!(one.skipped.is_empty());
     let missing = load(&d.join("nope/none.txt"));
     assert!(missing.documents.is_empty());
-    assert_eq!(missing.skipped, vec![Skipped { path: d.join("nope/none.txt").display().to_string(), reason: "no such file or directory".into() }]);
+    assert_eq!(
+        missing.skipped,
+        vec![Skipped {
+            path: d.join("nope/none.txt").display().to_string(),
+            reason: "no such file or directory".into()
+        }]
+    );
     assert_eq!(load(d), out);
 }
 
@@ -151,7 +160,11 @@ fn real_corpora_load_completely() {
         let first = &out.documents[0];
         assert_eq!(first.title, "Demon Dice");
         // Sentences joined as they are (each carries its leading space).
-        assert!(first.text.contains("(designer of the better-known Dragon Dice) and Tim Brown. In it, each player"), "{}", first.text);
+        assert!(
+            first.text.contains("(designer of the better-known Dragon Dice) and Tim Brown. In it, each player"),
+            "{}",
+            first.text
+        );
     }
     if let Some(p) = data("zh_openai") {
         let out = load(&p);
@@ -204,7 +217,13 @@ fn chunker_small_empty_and_degenerate() {
     assert_eq!(one.len(), 1);
     assert_eq!((one[0].text.as_str(), one[0].tokens, one[0].ordinal), ("Aage Bohr won.", 4, 0));
     let long = doc("l", &"word ".repeat(95));
-    for c in [TokenChunker::new(10, 2), TokenChunker::new(10, 10), TokenChunker::new(10, 50), TokenChunker::new(1, 0), TokenChunker::new(0, 3)] {
+    for c in [
+        TokenChunker::new(10, 2),
+        TokenChunker::new(10, 10),
+        TokenChunker::new(10, 50),
+        TokenChunker::new(1, 0),
+        TokenChunker::new(0, 3),
+    ] {
         let chunks = check_chunks(&c, &long);
         assert!(!chunks.is_empty());
     }
@@ -280,8 +299,20 @@ fn extractor_finds_english_names_types_relations_and_facts() {
     assert!(jmp.description.starts_with("The Journal of Mathematical Physics is a peer-reviewed"));
     assert_eq!(jmp.count, 1);
     let r = e.relations.iter().find(|r| r.target == "American Institute of Physics").unwrap();
-    assert_eq!((r.source.as_str(), r.rel_type.as_str(), r.weight), ("Journal of Mathematical Physics", "CO_OCCURS", 1.0));
-    assert!(fact(&e, "Journal of Mathematical Physics", "is a peer-reviewed journal published monthly by", "American Institute of Physics"), "{:#?}", e.facts);
+    assert_eq!(
+        (r.source.as_str(), r.rel_type.as_str(), r.weight),
+        ("Journal of Mathematical Physics", "CO_OCCURS", 1.0)
+    );
+    assert!(
+        fact(
+            &e,
+            "Journal of Mathematical Physics",
+            "is a peer-reviewed journal published monthly by",
+            "American Institute of Physics"
+        ),
+        "{:#?}",
+        e.facts
+    );
     assert!(fact(&e, "Jan Philip Solovej", "from", "University of Copenhagen"));
 
     let e = x.extract_text("The Journal of Mathematical Physics is published by the American Institute of Physics. The Journal of Mathematical Physics is published by the American Institute of Physics.");
@@ -370,16 +401,27 @@ fn extractor_on_vietnamese() {
     let Some(p) = data("vi_bohr/edges.csv") else { return };
     let edges = fs::read_to_string(p).unwrap();
     let e = NlpExtractor::new(0).extract_text(&vi_text(&edges));
-    let mut names: Vec<&str> = edges.lines().skip(1).flat_map(|l| {
-        let p: Vec<&str> = l.split(',').collect();
-        [p[0], p[2]]
-    }).filter(|n| n.chars().next().is_some_and(char::is_uppercase)).collect();
+    let mut names: Vec<&str> = edges
+        .lines()
+        .skip(1)
+        .flat_map(|l| {
+            let p: Vec<&str> = l.split(',').collect();
+            [p[0], p[2]]
+        })
+        .filter(|n| n.chars().next().is_some_and(char::is_uppercase))
+        .collect();
     names.sort();
     names.dedup();
     let missed: Vec<&&str> = names.iter().filter(|n| !e.entities.iter().any(|x| x.name == **n)).collect();
     eprintln!("vi_bohr: {} capitalised names, missed {missed:?}", names.len());
     assert!(missed.len() * 10 <= names.len(), "missed {missed:?}");
-    for (name, ty) in [("Viện Niels Bohr", "ORGANIZATION"), ("Đại học Copenhagen", "ORGANIZATION"), ("Copenhagen", "LOCATION"), ("Đan Mạch", "LOCATION"), ("Niels Bohr", "PERSON")] {
+    for (name, ty) in [
+        ("Viện Niels Bohr", "ORGANIZATION"),
+        ("Đại học Copenhagen", "ORGANIZATION"),
+        ("Copenhagen", "LOCATION"),
+        ("Đan Mạch", "LOCATION"),
+        ("Niels Bohr", "PERSON"),
+    ] {
         assert!(has(&e, name, ty), "{name}");
     }
     assert!(fact(&e, "Aage Bohr", "là con trai của", "Niels Bohr"));
@@ -421,7 +463,10 @@ fn extraction_figures() {
         let text = vi_text(&fs::read_to_string(p).unwrap());
         let chunks = chunker.chunk(&doc("vi", &text));
         let (ents, k) = per_k(&chunks);
-        eprintln!("FIGURES vi_bohr sentences: {} chars, {} chunks, {ents} entities, {k:.1} entities/1k chars", text.chars().count(), chunks.len());
+        eprintln!(
+            "FIGURES vi_bohr sentences: {} chars, {} chunks, {ents} entities, {k:.1} entities/1k chars",
+            text.chars().count(),
+            chunks.len()
+        );
     }
 }
-

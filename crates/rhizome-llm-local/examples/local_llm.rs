@@ -2,8 +2,8 @@
 //! The model is fetched into the models dir if missing. `RHIZOME_LLAMA_THREADS` sets threads.
 
 use rhizome_core::llm::{ChatMessage, ChatRequest, TokenSink};
-use rhizome_models as models;
 use rhizome_llm_local::{bench, LocalChat, LocalOptions};
+use rhizome_models as models;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -27,7 +27,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(p) => (true, p.to_string()),
         None => (false, prompt),
     };
-    let req = ChatRequest { messages: vec![ChatMessage::user(prompt)], max_tokens: Some(256), json_mode, ..Default::default() };
+    let req = ChatRequest {
+        messages: vec![ChatMessage::user(prompt)],
+        max_tokens: Some(256),
+        json_mode,
+        ..Default::default()
+    };
     let sink = |s: &str| {
         use std::io::Write;
         print!("{s}");

@@ -62,7 +62,12 @@ pub(crate) fn decode_prompt(ctx: &mut LlamaContext<'_>, tokens: &[LlamaToken], n
 }
 
 /// Decode one token at position `pos` (logits on); the next sample reads index 0.
-pub(crate) fn decode_one(ctx: &mut LlamaContext<'_>, batch: &mut LlamaBatch, tok: LlamaToken, pos: usize) -> Result<()> {
+pub(crate) fn decode_one(
+    ctx: &mut LlamaContext<'_>,
+    batch: &mut LlamaBatch,
+    tok: LlamaToken,
+    pos: usize,
+) -> Result<()> {
     batch.clear();
     batch.add(tok, pos as i32, &[0], true).map_err(|e| llm_err("local", format!("batch: {e}")))?;
     ctx.decode(batch).map_err(|e| llm_err("local", format!("decoding: {e}")))

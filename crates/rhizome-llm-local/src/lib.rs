@@ -127,9 +127,7 @@ impl LocalChat {
         check_gguf(model_name, gguf_path)?;
         let backend = backend()?;
         let model = LlamaModel::load_from_file(backend, gguf_path, &LlamaModelParams::default())
-            .map_err(|e| {
-                Error::Model(format!("{}: llama.cpp cannot load it: {e}", gguf_path.display()))
-            })?;
+            .map_err(|e| Error::Model(format!("{}: llama.cpp cannot load it: {e}", gguf_path.display())))?;
         let model = Arc::new(model);
         let threads = opts.threads.unwrap_or_else(default_threads).clamp(1, 512);
         let n_ctx = opts.n_ctx.clamp(16, model.n_ctx_train().max(16));
@@ -144,9 +142,9 @@ impl LocalChat {
         // for as long as the context: `ctx` is declared before `model`, so it is dropped
         // first, and the model is never moved out or mutated.
         let model_ref: &'static LlamaModel = unsafe { &*Arc::as_ptr(&model) };
-        let ctx = model_ref
-            .new_context(backend, params)
-            .map_err(|e| llm_err(&format!("local/{model_name}"), format!("cannot create a context of {n_ctx} tokens: {e}")))?;
+        let ctx = model_ref.new_context(backend, params).map_err(|e| {
+            llm_err(&format!("local/{model_name}"), format!("cannot create a context of {n_ctx} tokens: {e}"))
+        })?;
         Ok(LocalChat {
             ctx: Mutex::new(ctx),
             model,

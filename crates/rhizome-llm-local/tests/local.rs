@@ -7,8 +7,8 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use rhizome_core::llm::{ChatMessage, ChatProvider, ChatRequest, ChatResponse, TokenSink};
 use rhizome_core::Error;
-use rhizome_models as models;
 use rhizome_llm_local::{bench, LocalChat, LocalOptions};
+use rhizome_models as models;
 
 /// A minimal executor: polls on this thread, parking while pending.
 fn block_on<F: Future>(fut: F) -> F::Output {

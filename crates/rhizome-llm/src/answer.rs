@@ -23,13 +23,16 @@ pub fn number_contexts(contexts: &[Evidence]) -> String {
 }
 
 /// Ask the model to answer `question` from `contexts`, streaming to `stream` if given.
-pub async fn generate_answer(provider: &dyn ChatProvider, prompts: &Prompts, question: &str,
-    contexts: &[Evidence<'_>], stream: Option<&TokenSink>, temperature: f32, max_tokens: u32)
-    -> Result<ChatResponse> {
-    let messages = prompts.render(
-        "answer",
-        &[("question", question), ("contexts", &number_contexts(contexts))],
-    )?;
+pub async fn generate_answer(
+    provider: &dyn ChatProvider,
+    prompts: &Prompts,
+    question: &str,
+    contexts: &[Evidence<'_>],
+    stream: Option<&TokenSink>,
+    temperature: f32,
+    max_tokens: u32,
+) -> Result<ChatResponse> {
+    let messages = prompts.render("answer", &[("question", question), ("contexts", &number_contexts(contexts))])?;
     let req = ChatRequest {
         messages,
         temperature,

@@ -37,10 +37,8 @@ pub struct ExtractionPlan {
 
 impl LlmExtractor {
     fn first_request(&self, chunk: &Chunk) -> Result<ChatRequest> {
-        let messages = self.prompts.render(
-            "extract_entities",
-            &[("schema", &self.schema.join(", ")), ("text", &chunk.text)],
-        )?;
+        let messages =
+            self.prompts.render("extract_entities", &[("schema", &self.schema.join(", ")), ("text", &chunk.text)])?;
         Ok(ChatRequest {
             messages,
             temperature: self.temperature,
@@ -61,11 +59,7 @@ impl LlmExtractor {
         for _ in 0..self.gleanings {
             let more = self.prompts.render("glean", &[("schema", &self.schema.join(", "))])?;
             messages.extend(more.into_iter().filter(|m| m.role != rhizome_core::llm::Role::System));
-            let req = ChatRequest {
-                messages: messages.clone(),
-                stage: "glean".into(),
-                ..req.clone()
-            };
+            let req = ChatRequest { messages: messages.clone(), stage: "glean".into(), ..req.clone() };
             let resp = self.provider.chat(&req, None).await?;
             let extra = parse_extraction(&resp.text, &self.schema);
             self.count_warnings(extra.warnings.len());
@@ -84,8 +78,7 @@ impl LlmExtractor {
 
     /// Calls and tokens a run over `chunks` would need; cached calls cost nothing.
     /// (Gleaning calls are estimated as one more call of the same size per pass.)
-    pub fn plan(&self, chunks: &[&Chunk], cache: Option<&dyn rhizome_core::llm::LlmCache>)
-        -> Result<ExtractionPlan> {
+    pub fn plan(&self, chunks: &[&Chunk], cache: Option<&dyn rhizome_core::llm::LlmCache>) -> Result<ExtractionPlan> {
         let mut p = ExtractionPlan::default();
         let id = self.provider.id();
         for c in chunks {

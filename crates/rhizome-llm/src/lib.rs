@@ -17,6 +17,6 @@ pub mod wrappers;
 
 pub use blocking::BlockingLlm;
 pub use extractor::{ExtractionPlan, LlmExtractor};
-pub use summarize::LlmSummarizer;
 pub use openai::{OpenAiConfig, OpenAiProvider};
+pub use summarize::LlmSummarizer;
 pub use wrappers::{estimate_tokens, Cached, Limited, Metered, Retry, StageUsage};

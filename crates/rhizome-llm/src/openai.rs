@@ -7,9 +7,7 @@
 
 use std::time::Duration;
 
-use rhizome_core::llm::{
-    BoxFuture, ChatProvider, ChatRequest, ChatResponse, EmbeddingProvider, TokenSink, Usage,
-};
+use rhizome_core::llm::{BoxFuture, ChatProvider, ChatRequest, ChatResponse, EmbeddingProvider, TokenSink, Usage};
 use rhizome_core::{Error, Result};
 use serde_json::{json, Value};
 
@@ -36,10 +34,7 @@ pub struct OpenAiProvider {
 impl OpenAiProvider {
     pub fn new(cfg: OpenAiConfig) -> Result<Self> {
         if !(cfg.base_url.starts_with("http://") || cfg.base_url.starts_with("https://")) {
-            return Err(Error::Config(format!(
-                "llm.base_url {:?} must start with http:// or https://",
-                cfg.base_url
-            )));
+            return Err(Error::Config(format!("llm.base_url {:?} must start with http:// or https://", cfg.base_url)));
         }
         let http = reqwest::Client::builder()
             .timeout(cfg.timeout)
@@ -68,11 +63,7 @@ impl OpenAiProvider {
     async fn post(&self, path: &str, body: Value) -> Result<reqwest::Response> {
         let mut rb = self.http.post(self.url(path)).json(&body);
         if let Some(k) = &self.cfg.api_key {
-            rb = if self.cfg.azure_api_version.is_some() {
-                rb.header("api-key", k)
-            } else {
-                rb.bearer_auth(k)
-            };
+            rb = if self.cfg.azure_api_version.is_some() { rb.header("api-key", k) } else { rb.bearer_auth(k) };
         }
         let resp = rb.send().await.map_err(|e| {
             if e.is_timeout() {
@@ -127,10 +118,7 @@ impl OpenAiProvider {
 
     async fn chat_once(&self, req: &ChatRequest) -> Result<ChatResponse> {
         let resp = self.post("chat/completions", self.chat_body(req, false)).await?;
-        let text = resp
-            .text()
-            .await
-            .map_err(|e| self.transient(format!("reading the response failed: {e}"), None))?;
+        let text = resp.text().await.map_err(|e| self.transient(format!("reading the response failed: {e}"), None))?;
         let v: Value = serde_json::from_str(&text).map_err(|e| {
             let snippet: String = text.chars().take(200).collect();
             self.transient(format!("response is not JSON ({e}): {snippet}"), None)
@@ -149,10 +137,7 @@ impl OpenAiProvider {
         let mut usage = Usage::default();
         let mut done = false;
         while !done {
-            let chunk = resp
-                .chunk()
-                .await
-                .map_err(|e| self.transient(format!("stream interrupted: {e}"), None))?;
+            let chunk = resp.chunk().await.map_err(|e| self.transient(format!("stream interrupted: {e}"), None))?;
             let Some(bytes) = chunk else { break };
             buf.push_str(&String::from_utf8_lossy(&bytes));
             while let Some(pos) = buf.find('\n') {
@@ -207,8 +192,7 @@ impl ChatProvider for OpenAiProvider {
         format!("openai/{}", self.cfg.model)
     }
 
-    fn chat<'a>(&'a self, req: &'a ChatRequest, stream: Option<&'a TokenSink>)
-        -> BoxFuture<'a, Result<ChatResponse>> {
+    fn chat<'a>(&'a self, req: &'a ChatRequest, stream: Option<&'a TokenSink>) -> BoxFuture<'a, Result<ChatResponse>> {
         Box::pin(async move {
             match stream {
                 Some(sink) => self.chat_stream(req, sink).await,
@@ -225,16 +209,11 @@ impl EmbeddingProvider for OpenAiProvider {
 
     fn embed<'a>(&'a self, texts: &'a [String]) -> BoxFuture<'a, Result<Vec<Vec<f32>>>> {
         Box::pin(async move {
-            let resp = self
-                .post("embeddings", json!({"model": self.cfg.model, "input": texts}))
-                .await?;
-            let v: Value = resp
-                .json()
-                .await
-                .map_err(|e| self.transient(format!("embeddings response is not JSON: {e}"), None))?;
-            let data = v["data"]
-                .as_array()
-                .ok_or_else(|| self.transient("embeddings response has no data list", None))?;
+            let resp = self.post("embeddings", json!({"model": self.cfg.model, "input": texts})).await?;
+            let v: Value =
+                resp.json().await.map_err(|e| self.transient(format!("embeddings response is not JSON: {e}"), None))?;
+            let data =
+                v["data"].as_array().ok_or_else(|| self.transient("embeddings response has no data list", None))?;
             let mut out = vec![Vec::new(); texts.len()];
             for (i, d) in data.iter().enumerate() {
                 let idx = d["index"].as_u64().map(|x| x as usize).unwrap_or(i);

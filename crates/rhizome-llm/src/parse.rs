@@ -21,17 +21,8 @@ mod tuples;
 use rhizome_core::model::Extraction;
 
 /// The entity types asked for when no schema is configured.
-pub const DEFAULT_ENTITY_TYPES: [&str; 9] = [
-    "PERSON",
-    "ORGANIZATION",
-    "LOCATION",
-    "EVENT",
-    "CONCEPT",
-    "TECHNOLOGY",
-    "PRODUCT",
-    "DATE",
-    "MONEY",
-];
+pub const DEFAULT_ENTITY_TYPES: [&str; 9] =
+    ["PERSON", "ORGANIZATION", "LOCATION", "EVENT", "CONCEPT", "TECHNOLOGY", "PRODUCT", "DATE", "MONEY"];
 
 /// [`DEFAULT_ENTITY_TYPES`] as owned strings, the form [`parse_extraction`] takes.
 pub fn default_schema() -> Vec<String> {
@@ -169,7 +160,8 @@ pub fn parse_name_list(text: &str) -> Vec<String> {
         for line in trimmed.lines() {
             let mut line = line.trim();
             for label in ["names:", "entities:", "answer:", "proper nouns:"] {
-                if line.len() >= label.len() && line.is_char_boundary(label.len())
+                if line.len() >= label.len()
+                    && line.is_char_boundary(label.len())
                     && line[..label.len()].eq_ignore_ascii_case(label)
                 {
                     line = line[label.len()..].trim();

@@ -19,10 +19,9 @@ pub struct LlmSummarizer {
 impl LlmSummarizer {
     async fn one(&self, t: &SummaryTask) -> Result<String> {
         let listed: Vec<String> = t.descriptions.iter().map(|d| format!("- {d}")).collect();
-        let messages = self.prompts.render(
-            "summarize_entity",
-            &[("entity_name", &t.name), ("descriptions", &listed.join("\n"))],
-        )?;
+        let messages = self
+            .prompts
+            .render("summarize_entity", &[("entity_name", &t.name), ("descriptions", &listed.join("\n"))])?;
         let req = ChatRequest {
             messages,
             temperature: self.temperature,

@@ -7,9 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rhizome_core::llm::{
-    cache_key, BoxFuture, ChatProvider, ChatRequest, ChatResponse, LlmCache, TokenSink, Usage,
-};
+use rhizome_core::llm::{cache_key, BoxFuture, ChatProvider, ChatRequest, ChatResponse, LlmCache, TokenSink, Usage};
 use rhizome_core::{Error, Result};
 use serde::Serialize;
 use tokio::sync::Semaphore;
@@ -24,8 +22,7 @@ impl<P: ChatProvider> ChatProvider for Cached<P> {
     fn id(&self) -> String {
         self.inner.id()
     }
-    fn chat<'a>(&'a self, req: &'a ChatRequest, stream: Option<&'a TokenSink>)
-        -> BoxFuture<'a, Result<ChatResponse>> {
+    fn chat<'a>(&'a self, req: &'a ChatRequest, stream: Option<&'a TokenSink>) -> BoxFuture<'a, Result<ChatResponse>> {
         Box::pin(async move {
             let key = cache_key(&self.inner.id(), req);
             if let Some(mut hit) = self.cache.get(&key)? {
@@ -55,8 +52,7 @@ impl<P: ChatProvider> ChatProvider for Retry<P> {
     fn id(&self) -> String {
         self.inner.id()
     }
-    fn chat<'a>(&'a self, req: &'a ChatRequest, stream: Option<&'a TokenSink>)
-        -> BoxFuture<'a, Result<ChatResponse>> {
+    fn chat<'a>(&'a self, req: &'a ChatRequest, stream: Option<&'a TokenSink>) -> BoxFuture<'a, Result<ChatResponse>> {
         Box::pin(async move {
             let mut attempt = 0u32;
             loop {
@@ -69,10 +65,7 @@ impl<P: ChatProvider> ChatProvider for Retry<P> {
                             });
                         }
                         let backoff = self.base_delay.saturating_mul(1 << attempt.min(16));
-                        let wait = retry_after_ms
-                            .map(Duration::from_millis)
-                            .unwrap_or(backoff)
-                            .min(self.max_delay);
+                        let wait = retry_after_ms.map(Duration::from_millis).unwrap_or(backoff).min(self.max_delay);
                         tokio::time::sleep(wait).await;
                         attempt += 1;
                     }
@@ -117,8 +110,7 @@ impl<P> Limited<P> {
         let over_tpm = self.tpm.is_some_and(|t| !w.is_empty() && used + tokens > t);
         if over_rpm || over_tpm {
             let oldest = w.front().map(|x| x.0).unwrap_or(now);
-            return (oldest + Duration::from_secs(60)).saturating_duration_since(now)
-                + Duration::from_millis(5);
+            return (oldest + Duration::from_secs(60)).saturating_duration_since(now) + Duration::from_millis(5);
         }
         w.push_back((now, tokens));
         Duration::ZERO
@@ -134,8 +126,7 @@ impl<P: ChatProvider> ChatProvider for Limited<P> {
     fn id(&self) -> String {
         self.inner.id()
     }
-    fn chat<'a>(&'a self, req: &'a ChatRequest, stream: Option<&'a TokenSink>)
-        -> BoxFuture<'a, Result<ChatResponse>> {
+    fn chat<'a>(&'a self, req: &'a ChatRequest, stream: Option<&'a TokenSink>) -> BoxFuture<'a, Result<ChatResponse>> {
         Box::pin(async move {
             let _slot = self.slots.acquire().await.map_err(|_| Error::Cancelled)?;
             let est: u64 = req.messages.iter().map(|m| estimate_tokens(&m.content)).sum::<u64>()
@@ -193,8 +184,7 @@ impl<P: ChatProvider> ChatProvider for Metered<P> {
     fn id(&self) -> String {
         self.inner.id()
     }
-    fn chat<'a>(&'a self, req: &'a ChatRequest, stream: Option<&'a TokenSink>)
-        -> BoxFuture<'a, Result<ChatResponse>> {
+    fn chat<'a>(&'a self, req: &'a ChatRequest, stream: Option<&'a TokenSink>) -> BoxFuture<'a, Result<ChatResponse>> {
         Box::pin(async move {
             let r = self.inner.chat(req, stream).await;
             match &r {

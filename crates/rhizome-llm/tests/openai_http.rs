@@ -4,10 +4,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rhizome_core::llm::{ChatMessage, ChatProvider, ChatRequest, EmbeddingProvider, LlmCache, ChatResponse};
+use rhizome_core::llm::{ChatMessage, ChatProvider, ChatRequest, ChatResponse, EmbeddingProvider, LlmCache};
 use rhizome_core::{Error, Result};
-use rhizome_llm_testing::{Fault, MockOpenAi};
 use rhizome_llm::{Cached, Limited, Metered, OpenAiConfig, OpenAiProvider, Retry};
+use rhizome_llm_testing::{Fault, MockOpenAi};
 
 fn provider(server: &MockOpenAi, timeout_ms: u64) -> OpenAiProvider {
     OpenAiProvider::new(OpenAiConfig {

@@ -129,7 +129,9 @@ fn smart_quotes_and_missing_commas() {
     assert_eq!(names(&o), ["Zoë Hart", "Lyon"]);
     assert_eq!(entity(&o, "Lyon").entity_type, "LOCATION");
     // Unescaped quotes inside a string.
-    let o = parse(r#"{"entities": [{"name": "Acme", "type": "ORGANIZATION", "description": "Known as "the big one" in town."}]}"#);
+    let o = parse(
+        r#"{"entities": [{"name": "Acme", "type": "ORGANIZATION", "description": "Known as "the big one" in town."}]}"#,
+    );
     assert_eq!(entity(&o, "Acme").description, r#"Known as "the big one" in town."#);
 }
 
@@ -154,7 +156,9 @@ fn wrong_types_are_coerced() {
     assert!((r[1].weight - 0.8).abs() < 1e-6, "{r:?}");
     assert!((r[2].weight - 0.9).abs() < 1e-6, "{r:?}");
     assert_eq!(r[2].rel_type, "RELATED");
-    let o = parse(r#"{"relations": [{"source": "A", "target": "B", "strength": "80%"}, {"source": "B", "target": "C", "strength": -3}, {"source": "C", "target": "D", "strength": "8/10"}]}"#);
+    let o = parse(
+        r#"{"relations": [{"source": "A", "target": "B", "strength": "80%"}, {"source": "B", "target": "C", "strength": -3}, {"source": "C", "target": "D", "strength": "8/10"}]}"#,
+    );
     let w: Vec<f32> = o.extraction.relations.iter().map(|r| r.weight).collect();
     assert!((w[0] - 0.8).abs() < 1e-6 && w[1] == 0.0 && (w[2] - 0.8).abs() < 1e-6, "{w:?}");
 }
@@ -223,7 +227,9 @@ fn other_json_shapes() {
     assert_eq!(names(&o), ["Alice", "Bob"]);
     assert_eq!(entity(&o, "Bob").description, "A baker.");
     // JSON that is not an extraction (a community report) yields nothing.
-    let o = parse(r#"{"title": "Report", "summary": "x", "rating": 5.0, "findings": [{"summary": "a", "explanation": "b"}]}"#);
+    let o = parse(
+        r#"{"title": "Report", "summary": "x", "rating": 5.0, "findings": [{"summary": "a", "explanation": "b"}]}"#,
+    );
     assert!(o.extraction.entities.is_empty() && o.dropped == 0);
     assert!(o.warnings.iter().any(|w| w.contains("no extraction")), "{:?}", o.warnings);
 }
@@ -231,9 +237,27 @@ fn other_json_shapes() {
 #[test]
 fn garbage_never_panics() {
     for text in [
-        "", "   ", "{", "[", "}", "]]]", "{{{{", "\"", "'", "(", "(\"entity\"<|>", "<|COMPLETE|>",
-        "{\"entities\": [{\"name\": \"\\u12\"}]}", "{\"a\": \"\\", "null", "[1, 2, {\"name\": ",
-        "(\"relationship\"<|>\"A\"<|>", "##", "((((((((((", "\u{0}", "{\"entities\": [[[[[[",
+        "",
+        "   ",
+        "{",
+        "[",
+        "}",
+        "]]]",
+        "{{{{",
+        "\"",
+        "'",
+        "(",
+        "(\"entity\"<|>",
+        "<|COMPLETE|>",
+        "{\"entities\": [{\"name\": \"\\u12\"}]}",
+        "{\"a\": \"\\",
+        "null",
+        "[1, 2, {\"name\": ",
+        "(\"relationship\"<|>\"A\"<|>",
+        "##",
+        "((((((((((",
+        "\u{0}",
+        "{\"entities\": [[[[[[",
     ] {
         let o = parse(text);
         assert!(o.extraction.entities.len() <= 1, "{text:?}: {o:?}");
@@ -333,7 +357,9 @@ fn schema_pruning() {
     assert_eq!(o.stats.retyped, 1);
     assert!(o.warnings.iter().any(|w| w.contains("genre -> CONCEPT")), "{:?}", o.warnings);
     // A copied list of types: the first that fits.
-    let o = parse(r#"{"entities": [{"name": "Ann", "type": "PERSON|ORGANIZATION"}, {"name": "Oslo", "type": "city/place"}]}"#);
+    let o = parse(
+        r#"{"entities": [{"name": "Ann", "type": "PERSON|ORGANIZATION"}, {"name": "Oslo", "type": "city/place"}]}"#,
+    );
     assert_eq!(entity(&o, "Ann").entity_type, "PERSON");
     assert_eq!(entity(&o, "Oslo").entity_type, "LOCATION");
     // An empty schema keeps every type.
@@ -398,9 +424,11 @@ mod fixtures;
 #[test]
 fn importance_is_kept_and_brought_to_zero_one() {
     // A model writing importance on a 0..10 scale: the batch is rescaled like strengths.
-    let o = parse(r#"{"entities": [{"name": "Ana Ruiz", "type": "PERSON", "importance": 8},
+    let o = parse(
+        r#"{"entities": [{"name": "Ana Ruiz", "type": "PERSON", "importance": 8},
         {"name": "Coral Watch", "type": "ORGANIZATION", "importance": "high"},
-        {"name": "Reef", "type": "LOCATION"}]}"#);
+        {"name": "Reef", "type": "LOCATION"}]}"#,
+    );
     assert!((entity(&o, "Ana Ruiz").importance.unwrap() - 0.8).abs() < 1e-6, "{o:#?}");
     assert!(entity(&o, "Coral Watch").importance.unwrap() > 0.5, "{o:#?}");
     assert_eq!(entity(&o, "Reef").importance, None);

@@ -198,12 +198,34 @@ fn placeholders_are_as_documented() {
     for (name, keys) in want {
         assert_eq!(p.placeholders(name).unwrap(), keys, "{name}");
     }
-    assert_eq!(p.names(), [
-        "extract_entities", "glean", "summarize_entity", "answer", "community_report", "query_entities",
-        "analyze_query", "rewrite_followup", "hippo_filter", "rerank", "global_map", "global_reduce", "drift_hyde",
-        "drift_primer", "drift_local", "drift_reduce", "tog_prune", "tog_check", "tog_answer",
-    ]);
-    assert_eq!(Prompts::builtin().names(), ["extract_entities", "glean", "summarize_entity", "answer", "community_report"]);
+    assert_eq!(
+        p.names(),
+        [
+            "extract_entities",
+            "glean",
+            "summarize_entity",
+            "answer",
+            "community_report",
+            "query_entities",
+            "analyze_query",
+            "rewrite_followup",
+            "hippo_filter",
+            "rerank",
+            "global_map",
+            "global_reduce",
+            "drift_hyde",
+            "drift_primer",
+            "drift_local",
+            "drift_reduce",
+            "tog_prune",
+            "tog_check",
+            "tog_answer",
+        ]
+    );
+    assert_eq!(
+        Prompts::builtin().names(),
+        ["extract_entities", "glean", "summarize_entity", "answer", "community_report"]
+    );
 }
 
 #[test]
@@ -253,7 +275,10 @@ fn overrides_from_a_directory() {
     // An override with the wrong placeholders fails at load, naming the file.
     std::fs::write(dir.path().join("answer.txt"), "Q: {query}\n").unwrap();
     let e = Prompts::from_dir(dir.path()).unwrap_err().to_string();
-    assert!(e.contains("answer.txt") && e.contains("unknown: {query}") && e.contains("missing: {contexts}, {question}"), "{e}");
+    assert!(
+        e.contains("answer.txt") && e.contains("unknown: {query}") && e.contains("missing: {contexts}, {question}"),
+        "{e}"
+    );
     std::fs::remove_file(dir.path().join("answer.txt")).unwrap();
 
     // A .txt file that names no prompt is a typo, not something to ignore.

@@ -10,8 +10,7 @@ use rhizome_core::{dot, EmbedKind, Embedder, Result, StoreRead, VectorKind};
 use crate::{Context, ContextKind};
 
 /// The answer given when nothing retrieved supports the question.
-pub const INSUFFICIENT_EVIDENCE: &str =
-    "Not enough evidence in the index to answer this question.";
+pub const INSUFFICIENT_EVIDENCE: &str = "Not enough evidence in the index to answer this question.";
 
 /// Sentences of an extractive answer that are embedded (at least the `n` asked for): the
 /// best by question-word overlap, novelty and context rank. A query's answer otherwise
@@ -32,8 +31,14 @@ pub const EMBEDDED_SENTENCES: usize = 10;
 /// before) are embedded here, with their document's title. With stored vectors a query
 /// embeds nothing but the question: its work stays on one thread, which is what lets
 /// concurrent queries share the cores.
-pub fn extractive_answer(embedder: &dyn Embedder, store: Option<&dyn StoreRead>, question: &str,
-    contexts: &[Context], n: usize, max_contexts: usize) -> Result<String> {
+pub fn extractive_answer(
+    embedder: &dyn Embedder,
+    store: Option<&dyn StoreRead>,
+    question: &str,
+    contexts: &[Context],
+    n: usize,
+    max_contexts: usize,
+) -> Result<String> {
     // Bonuses are on MiniLM's cosine scale (see `Embedder::cosine_scale`).
     let scale = embedder.cosine_scale();
     let mut cands: Vec<(usize, String)> = Vec::new();
@@ -91,9 +96,8 @@ pub fn extractive_answer(embedder: &dyn Embedder, store: Option<&dyn StoreRead>,
     if let Some(store) = store {
         let wanted: Vec<String> = ids.iter().flatten().cloned().collect();
         if !wanted.is_empty() {
-            stored = store.vectors(VectorKind::Sentence, &wanted)?.into_iter()
-                .filter(|(_, v)| v.len() == q.len())
-                .collect();
+            stored =
+                store.vectors(VectorKind::Sentence, &wanted)?.into_iter().filter(|(_, v)| v.len() == q.len()).collect();
         }
     }
     // The rest are embedded with their document's title: "The current editor is X" is
@@ -105,11 +109,14 @@ pub fn extractive_answer(embedder: &dyn Embedder, store: Option<&dyn StoreRead>,
         .map(|&j| {
             let (i, s) = &cands[order[j]];
             let title = &contexts[*i].title;
-            if title.is_empty() { s.clone() } else { format!("{title}: {s}") }
+            if title.is_empty() {
+                s.clone()
+            } else {
+                format!("{title}: {s}")
+            }
         })
         .collect();
-    let mut fresh =
-        if texts.is_empty() { Vec::new() } else { embedder.embed(&texts, EmbedKind::Passage)? }.into_iter();
+    let mut fresh = if texts.is_empty() { Vec::new() } else { embedder.embed(&texts, EmbedKind::Passage)? }.into_iter();
     let mut vecs: Vec<Vec<f32>> = Vec::with_capacity(order.len());
     for id in &ids {
         match id.as_ref().and_then(|id| stored.remove(id)) {
@@ -122,8 +129,7 @@ pub fn extractive_answer(embedder: &dyn Embedder, store: Option<&dyn StoreRead>,
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut picked: Vec<usize> = scored.iter().take(n.max(1)).map(|x| x.1).collect();
     picked.sort();
-    let parts: Vec<String> =
-        picked.iter().map(|&k| format!("{} [{}]", cands[k].1, cands[k].0 + 1)).collect();
+    let parts: Vec<String> = picked.iter().map(|&k| format!("{} [{}]", cands[k].1, cands[k].0 + 1)).collect();
     Ok(parts.join(" "))
 }
 
@@ -132,22 +138,36 @@ pub fn extractive_answer(embedder: &dyn Embedder, store: Option<&dyn StoreRead>,
 /// token must be a number.
 fn adds_information(question: &str, q_terms: &[String], sentence: &str) -> bool {
     let ql = question.to_lowercase();
-    let wants_number = ["when", "what year", "how many", "how much", "how long", "bao giờ",
-        "khi nào", "năm nào", "bao nhiêu", "何时", "哪一年", "多少", "几"]
-        .iter()
-        .any(|w| ql.contains(w));
-    sentence
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .any(|w| {
-            let lower = w.to_lowercase();
-            if q_terms.contains(&lower) {
-                return false;
-            }
-            let number = w.chars().all(|c| c.is_ascii_digit());
-            let name = w.chars().next().is_some_and(char::is_uppercase) && w.chars().count() > 1;
-            if wants_number { number } else { number || name }
-        })
+    let wants_number = [
+        "when",
+        "what year",
+        "how many",
+        "how much",
+        "how long",
+        "bao giờ",
+        "khi nào",
+        "năm nào",
+        "bao nhiêu",
+        "何时",
+        "哪一年",
+        "多少",
+        "几",
+    ]
+    .iter()
+    .any(|w| ql.contains(w));
+    sentence.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).any(|w| {
+        let lower = w.to_lowercase();
+        if q_terms.contains(&lower) {
+            return false;
+        }
+        let number = w.chars().all(|c| c.is_ascii_digit());
+        let name = w.chars().next().is_some_and(char::is_uppercase) && w.chars().count() > 1;
+        if wants_number {
+            number
+        } else {
+            number || name
+        }
+    })
 }
 
 #[cfg(test)]

@@ -143,10 +143,7 @@ impl Graph {
     /// `A --rel--> B` for a relation, with entity names.
     pub fn render_relation(&self, r: u32) -> String {
         let r = &self.relations[r as usize];
-        format!(
-            "{} --{}--> {}",
-            self.entity_names[r.source as usize], r.rel_type, self.entity_names[r.target as usize]
-        )
+        format!("{} --{}--> {}", self.entity_names[r.source as usize], r.rel_type, self.entity_names[r.target as usize])
     }
 }
 

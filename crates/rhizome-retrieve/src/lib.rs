@@ -8,6 +8,8 @@ mod auto;
 mod basic;
 mod dense;
 mod drift;
+#[doc(hidden)]
+pub mod fuzzing;
 mod global;
 pub mod graph;
 mod hippo;
@@ -17,11 +19,9 @@ mod modes;
 mod multihop;
 mod multipath;
 mod paths;
+pub mod ppr;
 mod query_entities;
 mod tog;
-#[doc(hidden)]
-pub mod fuzzing;
-pub mod ppr;
 
 use std::collections::BTreeMap;
 
@@ -30,8 +30,8 @@ use rhizome_core::llm::PromptLlm;
 use rhizome_core::{Config, Embedder, Result, StoreRead};
 use serde::Serialize;
 
-pub use answer::{extractive_answer, INSUFFICIENT_EVIDENCE};
 pub use analyze::{analyze, QueryAnalysis};
+pub use answer::{extractive_answer, INSUFFICIENT_EVIDENCE};
 pub use auto::{route, Auto, Route};
 pub use basic::Basic;
 pub use drift::{Drift, DriftConfig};

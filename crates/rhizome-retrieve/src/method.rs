@@ -158,9 +158,20 @@ mod tests {
             assert_eq!(name.parse::<Method>().unwrap(), *m);
         }
         assert_eq!(Method::ALL.last(), Some(&Method::Auto), "auto is listed last");
-        for named in [Method::Basic, Method::Local, Method::Hippo, Method::Multihop, Method::Multipath,
-            Method::ChunkOnly, Method::EntityOnly, Method::Hybrid, Method::GraphEnhanced, Method::Global,
-            Method::Drift, Method::Tog] {
+        for named in [
+            Method::Basic,
+            Method::Local,
+            Method::Hippo,
+            Method::Multihop,
+            Method::Multipath,
+            Method::ChunkOnly,
+            Method::EntityOnly,
+            Method::Hybrid,
+            Method::GraphEnhanced,
+            Method::Global,
+            Method::Drift,
+            Method::Tog,
+        ] {
             assert!(Method::ALL.contains(&named), "{named} has no registry entry");
         }
     }

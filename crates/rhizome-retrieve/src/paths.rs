@@ -28,8 +28,7 @@ const FAR: u8 = u8::MAX;
 pub(crate) fn simple_paths(g: &Graph, anchors: &[u32], max_hops: usize, limit: usize) -> Vec<Vec<u32>> {
     let n = g.entity_ids.len();
     let mut seen = HashSet::new();
-    let anchors: Vec<u32> =
-        anchors.iter().copied().filter(|&a| (a as usize) < n && seen.insert(a)).collect();
+    let anchors: Vec<u32> = anchors.iter().copied().filter(|&a| (a as usize) < n && seen.insert(a)).collect();
     let mut out = Vec::new();
     if anchors.len() < 2 || max_hops == 0 || limit == 0 {
         return out;
@@ -41,9 +40,7 @@ pub(crate) fn simple_paths(g: &Graph, anchors: &[u32], max_hops: usize, limit: u
     }
     // dist[i][v]: hops from v to the nearest anchor listed after anchors[i] (a lower bound
     // that prunes the search to walks that can still end on a target in time).
-    let dist: Vec<Vec<u8>> = (0..anchors.len() - 1)
-        .map(|i| bfs_distances(g, &anchors[i + 1..], max_hops))
-        .collect();
+    let dist: Vec<Vec<u8>> = (0..anchors.len() - 1).map(|i| bfs_distances(g, &anchors[i + 1..], max_hops)).collect();
     for len in 1..=max_hops {
         for (i, &start) in anchors.iter().enumerate().take(anchors.len() - 1) {
             let targets = &anchors[i + 1..];
@@ -162,10 +159,7 @@ pub(crate) fn path_nodes(g: &Graph, path: &[u32]) -> Vec<u32> {
 /// One hop in its true direction: `A -[rel]-> B`.
 pub(crate) fn render_hop(g: &Graph, r: u32) -> String {
     let r = &g.relations[r as usize];
-    format!(
-        "{} -[{}]-> {}",
-        g.entity_names[r.source as usize], r.rel_type, g.entity_names[r.target as usize]
-    )
+    format!("{} -[{}]-> {}", g.entity_names[r.source as usize], r.rel_type, g.entity_names[r.target as usize])
 }
 
 /// A path as its hops in walk order, each in the relation's true direction:
@@ -227,8 +221,11 @@ pub(crate) fn relation_chunk(g: &Graph, r: u32) -> Option<u32> {
 }
 
 /// Document source and title of `chunks` (graph chunk numbers), in one store call.
-pub(crate) fn chunk_sources(store: &dyn StoreRead, g: &Graph, chunks: &[u32])
-    -> Result<HashMap<u32, (String, String)>> {
+pub(crate) fn chunk_sources(
+    store: &dyn StoreRead,
+    g: &Graph,
+    chunks: &[u32],
+) -> Result<HashMap<u32, (String, String)>> {
     let mut ids: Vec<String> = chunks.iter().map(|&c| g.chunk_ids[c as usize].clone()).collect();
     ids.sort();
     ids.dedup();
@@ -243,8 +240,7 @@ pub(crate) fn chunk_sources(store: &dyn StoreRead, g: &Graph, chunks: &[u32])
 
 /// Source and title for each of `rels`: the document of its supporting chunk, or the
 /// relation id (and no title) when no chunk supports it.
-pub(crate) fn relation_sources(store: &dyn StoreRead, g: &Graph, rels: &[u32])
-    -> Result<Vec<(String, String)>> {
+pub(crate) fn relation_sources(store: &dyn StoreRead, g: &Graph, rels: &[u32]) -> Result<Vec<(String, String)>> {
     let chunks: Vec<Option<u32>> = rels.iter().map(|&r| relation_chunk(g, r)).collect();
     let known: Vec<u32> = chunks.iter().flatten().copied().collect();
     let docs = chunk_sources(store, g, &known)?;
@@ -252,8 +248,7 @@ pub(crate) fn relation_sources(store: &dyn StoreRead, g: &Graph, rels: &[u32])
         .iter()
         .zip(chunks)
         .map(|(&r, c)| {
-            c.and_then(|c| docs.get(&c).cloned())
-                .unwrap_or_else(|| (g.relations[r as usize].id.clone(), String::new()))
+            c.and_then(|c| docs.get(&c).cloned()).unwrap_or_else(|| (g.relations[r as usize].id.clone(), String::new()))
         })
         .collect())
 }

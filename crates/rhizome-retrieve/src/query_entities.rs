@@ -43,11 +43,19 @@ pub(crate) struct QueryEntities {
 /// Find the entities of `question`: with `env.llm`, through the `query_entities` prompt
 /// (stage `stage`); otherwise, or when the LLM fails or answers garbage, by the rules.
 /// What was skipped or fell back is pushed to `notes`.
-pub(crate) fn recognise(env: &QueryEnv, g: &Graph, question: &str, stage: &str,
-    notes: &mut Vec<String>) -> QueryEntities {
+pub(crate) fn recognise(
+    env: &QueryEnv,
+    g: &Graph,
+    question: &str,
+    stage: &str,
+    notes: &mut Vec<String>,
+) -> QueryEntities {
     let Some(llm) = env.llm else {
-        notes.push("no LLM configured: question entities found by rules (graph names, \
-            capitalised spans, Chinese words)".into());
+        notes.push(
+            "no LLM configured: question entities found by rules (graph names, \
+            capitalised spans, Chinese words)"
+                .into(),
+        );
         return QueryEntities { names: rule_based(g, question), by: "rules" };
     };
     let call = PromptCall::new("query_entities", stage, &[("question", question)]).max_tokens(200);
@@ -56,14 +64,18 @@ pub(crate) fn recognise(env: &QueryEnv, g: &Graph, question: &str, stage: &str,
             Some(names) => QueryEntities { names, by: "llm" },
             None => {
                 let shown: String = reply.chars().take(80).collect();
-                notes.push(format!("LLM query_entities reply unusable ({shown:?}): question \
-                    entities found by rules instead"));
+                notes.push(format!(
+                    "LLM query_entities reply unusable ({shown:?}): question \
+                    entities found by rules instead"
+                ));
                 QueryEntities { names: rule_based(g, question), by: "rules" }
             }
         },
         Err(e) => {
-            notes.push(format!("LLM query_entities call failed ({e}): question entities \
-                found by rules instead"));
+            notes.push(format!(
+                "LLM query_entities call failed ({e}): question entities \
+                found by rules instead"
+            ));
             QueryEntities { names: rule_based(g, question), by: "rules" }
         }
     }
@@ -103,7 +115,11 @@ pub(crate) fn parse_llm_names(reply: &str, question: &str) -> Option<Vec<String>
             out.push(item.clone());
         }
     }
-    if out.is_empty() { None } else { Some(out) }
+    if out.is_empty() {
+        None
+    } else {
+        Some(out)
+    }
 }
 
 /// An item of a name list without bullets, numbering and surrounding quotes or brackets.
@@ -178,8 +194,15 @@ fn tokens(q: &str) -> Vec<Token> {
         }
         if is_cjk(c) {
             let t = c.to_string();
-            out.push(Token { start: i, end: i + c.len_utf8(), stop: is_stop_word(&t), folded: t,
-                cjk: true, capital: false, number: false });
+            out.push(Token {
+                start: i,
+                end: i + c.len_utf8(),
+                stop: is_stop_word(&t),
+                folded: t,
+                cjk: true,
+                capital: false,
+                number: false,
+            });
         }
     }
     if let Some(s) = word {
@@ -386,7 +409,9 @@ fn cjk_runs(q: &str, toks: &[Token]) -> Vec<(usize, usize, String)> {
             continue;
         }
         let mut e = s;
-        while e + 1 < toks.len() && toks[e + 1].cjk && !toks[e + 1].stop
+        while e + 1 < toks.len()
+            && toks[e + 1].cjk
+            && !toks[e + 1].stop
             && toks[e].end == toks[e + 1].start
             && !is_stop_word(&q[toks[e].start..toks[e + 1].end])
         {
@@ -436,8 +461,7 @@ mod tests {
         assert_eq!(rule_based(&g, "Ai học ở dai hoc Copenhagen?"), ["Đại học Copenhagen"]);
         assert_eq!(rule_based(&g, "Ai là chủ tịch của Tập đoàn Vingroup?"), ["Tập đoàn Vingroup"]);
         assert_eq!(rule_based(&g, "Who won the 1998 FIFA World Cup?"), ["FIFA World Cup"]);
-        assert_eq!(rule_based(&g, "Which city hosts the University of Copenhagen?"),
-            ["University of Copenhagen"]);
+        assert_eq!(rule_based(&g, "Which city hosts the University of Copenhagen?"), ["University of Copenhagen"]);
         assert_eq!(rule_based(&g, "Ai đoạt Giải Nobel Vật lý 1975?"), ["Giải Nobel Vật lý 1975"]);
         assert_eq!(rule_based(&g, "Nguyễn Du viết Truyện Kiều khi nào?"), ["Nguyễn Du", "Truyện Kiều"]);
         assert_eq!(rule_based(&g, "Đại học Bách khoa Hà Nội ở đâu?"), ["Đại học Bách khoa Hà Nội"]);
@@ -454,8 +478,7 @@ mod tests {
         assert_eq!(rule_based(&g, "Describe Aage Bohr."), ["Aage Bohr"]);
         let g = graph(&["the waterfall", "Bubye River"]);
         assert_eq!(rule_based(&g, "What is the waterfall near the Bubye River?"), ["Bubye River"]);
-        assert_eq!(rule_based(&g, "what is the waterfall near the bubye river?"),
-            ["the waterfall", "Bubye River"]);
+        assert_eq!(rule_based(&g, "what is the waterfall near the bubye river?"), ["the waterfall", "Bubye River"]);
     }
 
     #[test]

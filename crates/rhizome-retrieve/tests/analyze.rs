@@ -7,11 +7,11 @@ use std::sync::Arc;
 use rhizome_core::ids::{chunk_id, document_id, entity_id, fact_id};
 use rhizome_core::llm::{ChatMessage, PromptLlm};
 use rhizome_core::*;
-use rhizome_llm_testing::{last_user_text, Fault, MockOpenAi};
 use rhizome_llm::{BlockingLlm, OpenAiConfig, OpenAiProvider};
+use rhizome_llm_testing::{last_user_text, Fault, MockOpenAi};
 use rhizome_retrieve::analyze::{
-    analyze, analyze_rules, detect_language, parse_history, standalone_question, AnalysisSource, Complexity,
-    Language, QueryType,
+    analyze, analyze_rules, detect_language, parse_history, standalone_question, AnalysisSource, Complexity, Language,
+    QueryType,
 };
 use rhizome_retrieve::{route, GraphCache, Method, QueryEnv};
 use rhizome_store::SqliteStore;
@@ -206,7 +206,11 @@ fn follow_ups_are_rewritten() {
 
 #[test]
 fn history_files_and_bad_input() {
-    let h = parse_history("h.json", r#"[{"role": "user", "content": "Who is Aage Bohr?"}, {"role": "assistant", "content": "A physicist."}]"#).unwrap();
+    let h = parse_history(
+        "h.json",
+        r#"[{"role": "user", "content": "Who is Aage Bohr?"}, {"role": "assistant", "content": "A physicist."}]"#,
+    )
+    .unwrap();
     assert_eq!(h, [ChatMessage::user("Who is Aage Bohr?"), ChatMessage::assistant("A physicist.")]);
     let h = parse_history("h.json", r#"{"messages": [{"role": "User", "content": "x"}]}"#).unwrap();
     assert_eq!(h, [ChatMessage::user("x")]);
@@ -254,7 +258,11 @@ fn llm(server: &MockOpenAi) -> Llm {
 /// Answers the rewrite prompt with `rewrite` and the analysis prompt with `analysis`.
 fn scripted(rewrite: &'static str, analysis: &'static str) -> MockOpenAi {
     MockOpenAi::with_responder(Box::new(move |req: &Value| {
-        if last_user_text(req).contains("New question:") { rewrite.to_string() } else { analysis.to_string() }
+        if last_user_text(req).contains("New question:") {
+            rewrite.to_string()
+        } else {
+            analysis.to_string()
+        }
     }))
     .unwrap()
 }
@@ -345,16 +353,16 @@ fn llm_values_the_question_contradicts_are_not_taken() {
 
 #[test]
 fn garbled_or_failed_llm_replies_fall_back_to_rules() {
-    let server = scripted(
-        "Sure, the question is about his brother.",
-        "It is a factual question, I think. {not json",
-    );
+    let server = scripted("Sure, the question is about his brother.", "It is a factual question, I think. {not json");
     let l = llm(&server);
     let rules_only = analyze_rules("What about his brother?", &bohr_history()).unwrap();
     let a = analyze("What about his brother?", &bohr_history(), Some(&l.llm as &dyn PromptLlm)).unwrap();
     assert_eq!(a.source, AnalysisSource::Rules);
     assert_eq!(a.standalone_question, "What about Aage Bohr's brother?");
-    assert_eq!((a.query_type, a.multi_hop, &a.key_concepts), (rules_only.query_type, rules_only.multi_hop, &rules_only.key_concepts));
+    assert_eq!(
+        (a.query_type, a.multi_hop, &a.key_concepts),
+        (rules_only.query_type, rules_only.multi_hop, &rules_only.key_concepts)
+    );
     assert!(a.notes.iter().any(|n| n.contains("follow-up reply is not a JSON object")), "{:?}", a.notes);
     assert!(a.notes.iter().any(|n| n.contains("analysis reply is not a JSON object")), "{:?}", a.notes);
 
@@ -426,22 +434,51 @@ fn small_index(dir: &std::path::Path) -> SqliteStore {
         ("openai", "OpenAI was founded in 2015. Sam Altman leads OpenAI. Microsoft invested in OpenAI."),
     ];
     for (title, text) in texts {
-        let doc = Document { id: document_id(title, text), source: format!("{title}.txt"), title: title.into(), text: text.into() };
-        let c = Chunk { id: chunk_id(&doc.id, 0, text), doc_id: doc.id.clone(), ordinal: 0, text: text.into(), tokens: 20 };
+        let doc = Document {
+            id: document_id(title, text),
+            source: format!("{title}.txt"),
+            title: title.into(),
+            text: text.into(),
+        };
+        let c =
+            Chunk { id: chunk_id(&doc.id, 0, text), doc_id: doc.id.clone(), ordinal: 0, text: text.into(), tokens: 20 };
         let mut b = WriteBatch::default();
-        b.vectors.push((VectorKind::Chunk, c.id.clone(), e.embed(&[text.to_string()], EmbedKind::Passage).unwrap().remove(0)));
+        b.vectors.push((
+            VectorKind::Chunk,
+            c.id.clone(),
+            e.embed(&[text.to_string()], EmbedKind::Passage).unwrap().remove(0),
+        ));
         let (subj, obj) = if title == "bohr" { ("Aage Bohr", "Nobel Prize") } else { ("Sam Altman", "OpenAI") };
         for n in [subj, obj] {
             b.mentions.push(MentionRecord {
-                entity_id: entity_id(n), name: n.into(), entity_type: "ENTITY".into(), description: n.into(),
-                doc_id: doc.id.clone(), chunk_id: Some(c.id.clone()), count: 1,
+                entity_id: entity_id(n),
+                name: n.into(),
+                entity_type: "ENTITY".into(),
+                description: n.into(),
+                doc_id: doc.id.clone(),
+                chunk_id: Some(c.id.clone()),
+                count: 1,
                 importance: None,
             });
-            b.vectors.push((VectorKind::Entity, entity_id(n), e.embed(&[n.to_string()], EmbedKind::Passage).unwrap().remove(0)));
+            b.vectors.push((
+                VectorKind::Entity,
+                entity_id(n),
+                e.embed(&[n.to_string()], EmbedKind::Passage).unwrap().remove(0),
+            ));
         }
-        let f = Fact { id: fact_id(subj, "relates to", obj), subject: subj.into(), predicate: "relates to".into(),
-            object: obj.into(), subject_id: entity_id(subj), object_id: entity_id(obj) };
-        b.vectors.push((VectorKind::Fact, f.id.clone(), e.embed(&[format!("{subj} relates to {obj}")], EmbedKind::Passage).unwrap().remove(0)));
+        let f = Fact {
+            id: fact_id(subj, "relates to", obj),
+            subject: subj.into(),
+            predicate: "relates to".into(),
+            object: obj.into(),
+            subject_id: entity_id(subj),
+            object_id: entity_id(obj),
+        };
+        b.vectors.push((
+            VectorKind::Fact,
+            f.id.clone(),
+            e.embed(&[format!("{subj} relates to {obj}")], EmbedKind::Passage).unwrap().remove(0),
+        ));
         b.facts.push(FactRecord { fact: f, doc_id: doc.id.clone(), chunk_id: Some(c.id.clone()) });
         b.chunks.push(c);
         b.documents.push(doc);
@@ -473,7 +510,11 @@ fn auto_routes_and_says_where() {
     let r = auto.retrieve(&env, "Which company is led by the person who invested in OpenAI?").unwrap();
     assert_eq!(r.extra["analysis"]["multi_hop"], true, "{:#?}", r.extra);
     assert_eq!(r.extra["routed_to"], "hippo", "{:?}", r.notes);
-    assert!(r.notes[0].starts_with("auto: routed to hippo (multi-hop question and the index has 2 facts)"), "{:?}", r.notes);
+    assert!(
+        r.notes[0].starts_with("auto: routed to hippo (multi-hop question and the index has 2 facts)"),
+        "{:?}",
+        r.notes
+    );
     assert!(!r.extra.contains_key("fallback_from"));
     assert!(!r.contexts.is_empty());
 

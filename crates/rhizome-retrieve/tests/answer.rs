@@ -42,8 +42,10 @@ fn stored_sentence_vectors_are_read_not_embedded() {
     let e = Counting(AtomicUsize::new(0));
     store.set_embedding_model(e.model_id(), e.dim()).unwrap();
     let text = SENTENCES.join(" ");
-    let doc = Document { id: document_id("Tower", &text), source: "t.txt".into(), title: "Tower".into(), text: text.clone() };
-    let chunk = Chunk { id: chunk_id(&doc.id, 0, &text), doc_id: doc.id.clone(), ordinal: 0, text: text.clone(), tokens: 20 };
+    let doc =
+        Document { id: document_id("Tower", &text), source: "t.txt".into(), title: "Tower".into(), text: text.clone() };
+    let chunk =
+        Chunk { id: chunk_id(&doc.id, 0, &text), doc_id: doc.id.clone(), ordinal: 0, text: text.clone(), tokens: 20 };
     let q = WordHashEmbedder.embed(&[QUESTION.to_string()], EmbedKind::Query).unwrap().remove(0);
     let mut b = WriteBatch::default();
     b.vectors.push((VectorKind::Chunk, chunk.id.clone(), q.clone()));
@@ -69,7 +71,8 @@ fn stored_sentence_vectors_are_read_not_embedded() {
     let a = extractive_answer(&e, None, QUESTION, &ctx, 1, 3).unwrap();
     assert_eq!(e.0.load(Ordering::Relaxed), 3);
     assert_eq!(a, "The tower was designed by Gustave Eiffel's firm. [1]");
-    let mixed = [context(&chunk.id, ContextKind::Chunk, &text), context("f1", ContextKind::Fact, "Eiffel designed the tower")];
+    let mixed =
+        [context(&chunk.id, ContextKind::Chunk, &text), context("f1", ContextKind::Fact, "Eiffel designed the tower")];
     extractive_answer(&e, Some(&store), QUESTION, &mixed, 1, 3).unwrap();
     assert_eq!(e.0.load(Ordering::Relaxed), 4, "only the fact is embedded");
 }

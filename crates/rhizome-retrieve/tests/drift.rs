@@ -9,7 +9,7 @@ use rhizome_core::text::count_tokens;
 use rhizome_core::*;
 use rhizome_llm::prompt::Prompts;
 use rhizome_llm_testing::{blocking_llm_with, MockOpenAi};
-use rhizome_retrieve::{DriftConfig, GraphCache, Method, QueryEnv, Retrieval, retriever};
+use rhizome_retrieve::{retriever, DriftConfig, GraphCache, Method, QueryEnv, Retrieval};
 use rhizome_store::SqliteStore;
 use serde_json::Value;
 
@@ -22,14 +22,30 @@ type Doc = (&'static str, &'static str, Vec<&'static str>, Vec<(&'static str, &'
 
 fn docs() -> Vec<Doc> {
     vec![
-        ("curie", "Marie Curie worked with Pierre Curie in Paris.", vec!["Marie Curie", "Pierre Curie", "Paris"],
-            vec![("Marie Curie", "MARRIED", "Pierre Curie"), ("Marie Curie", "LIVED_IN", "Paris")]),
-        ("radium", "Marie Curie discovered radium and polonium in 1898.", vec!["Marie Curie", "Radium", "Polonium"],
-            vec![("Marie Curie", "DISCOVERED", "Radium"), ("Marie Curie", "DISCOVERED", "Polonium")]),
-        ("sorbonne", "Pierre Curie taught at the Sorbonne in Paris.", vec!["Pierre Curie", "Sorbonne", "Paris"],
-            vec![("Pierre Curie", "TAUGHT_AT", "Sorbonne"), ("Sorbonne", "LOCATED_IN", "Paris")]),
-        ("nobel", "Marie Curie won the Nobel Prize in Physics in 1903 and in Chemistry in 1911.",
-            vec!["Marie Curie", "Nobel Prize"], vec![("Marie Curie", "WON", "Nobel Prize")]),
+        (
+            "curie",
+            "Marie Curie worked with Pierre Curie in Paris.",
+            vec!["Marie Curie", "Pierre Curie", "Paris"],
+            vec![("Marie Curie", "MARRIED", "Pierre Curie"), ("Marie Curie", "LIVED_IN", "Paris")],
+        ),
+        (
+            "radium",
+            "Marie Curie discovered radium and polonium in 1898.",
+            vec!["Marie Curie", "Radium", "Polonium"],
+            vec![("Marie Curie", "DISCOVERED", "Radium"), ("Marie Curie", "DISCOVERED", "Polonium")],
+        ),
+        (
+            "sorbonne",
+            "Pierre Curie taught at the Sorbonne in Paris.",
+            vec!["Pierre Curie", "Sorbonne", "Paris"],
+            vec![("Pierre Curie", "TAUGHT_AT", "Sorbonne"), ("Sorbonne", "LOCATED_IN", "Paris")],
+        ),
+        (
+            "nobel",
+            "Marie Curie won the Nobel Prize in Physics in 1903 and in Chemistry in 1911.",
+            vec!["Marie Curie", "Nobel Prize"],
+            vec![("Marie Curie", "WON", "Nobel Prize")],
+        ),
         ("france", "Paris is the capital of France.", vec!["Paris", "France"], vec![("Paris", "CAPITAL_OF", "France")]),
     ]
 }
@@ -48,24 +64,47 @@ fn store(dir: &std::path::Path, with_reports: bool) -> SqliteStore {
     let mut s = SqliteStore::open(dir, true).unwrap();
     s.set_embedding_model(emb.model_id(), emb.dim()).unwrap();
     for (title, text, ents, rels) in docs() {
-        let doc = Document { id: document_id(title, text), source: format!("{title}.txt"), title: title.into(),
-            text: text.into() };
-        let c = Chunk { id: chunk_id(&doc.id, 0, text), doc_id: doc.id.clone(), ordinal: 0, text: text.into(),
-            tokens: count_tokens(text) as u32 };
+        let doc = Document {
+            id: document_id(title, text),
+            source: format!("{title}.txt"),
+            title: title.into(),
+            text: text.into(),
+        };
+        let c = Chunk {
+            id: chunk_id(&doc.id, 0, text),
+            doc_id: doc.id.clone(),
+            ordinal: 0,
+            text: text.into(),
+            tokens: count_tokens(text) as u32,
+        };
         let mut b = WriteBatch::default();
         for e in ents {
-            b.mentions.push(MentionRecord { entity_id: entity_id(e), name: e.into(), entity_type: "ENTITY".into(),
-                description: format!("{e} appears in {title}"), doc_id: doc.id.clone(), chunk_id: Some(c.id.clone()),
-                count: 1, importance: None });
+            b.mentions.push(MentionRecord {
+                entity_id: entity_id(e),
+                name: e.into(),
+                entity_type: "ENTITY".into(),
+                description: format!("{e} appears in {title}"),
+                doc_id: doc.id.clone(),
+                chunk_id: Some(c.id.clone()),
+                count: 1,
+                importance: None,
+            });
             let v = emb.embed(&[normalize_name(e)], EmbedKind::Passage).unwrap().remove(0);
             b.vectors.push((VectorKind::Entity, entity_id(e), v));
         }
         for (a, r, t) in rels {
             let (si, oi) = (entity_id(a), entity_id(t));
             b.relations.push(RelationRecord {
-                relation: Relation { id: relation_id(&si, r, &oi), source_id: si, target_id: oi, rel_type: r.into(),
-                    description: format!("{a} {r} {t}"), weight: 1.0 },
-                doc_id: doc.id.clone(), chunk_id: Some(c.id.clone()),
+                relation: Relation {
+                    id: relation_id(&si, r, &oi),
+                    source_id: si,
+                    target_id: oi,
+                    rel_type: r.into(),
+                    description: format!("{a} {r} {t}"),
+                    weight: 1.0,
+                },
+                doc_id: doc.id.clone(),
+                chunk_id: Some(c.id.clone()),
             });
         }
         b.chunks.push(c);
@@ -76,13 +115,26 @@ fn store(dir: &std::path::Path, with_reports: bool) -> SqliteStore {
         let (mut communities, mut reports, mut vectors) = (Vec::new(), Vec::new(), Vec::new());
         for (i, (title, summary, rating)) in REPORTS.iter().enumerate() {
             let id = format!("com_{i}");
-            communities.push(Community { id: id.clone(), level: 0, parent: None, children: vec![],
-                title: title.to_string(), entity_ids: vec![], fingerprint: format!("fp{i}") });
-            let r = CommunityReport { community_id: id.clone(), level: 0, title: title.to_string(),
-                summary: summary.to_string(), findings: vec![Finding { summary: format!("About {title}"),
-                    explanation: summary.to_string() }],
-                rating: *rating, rating_explanation: String::new(), fingerprint: format!("fp{i}"),
-                kind: ReportKind::Extractive };
+            communities.push(Community {
+                id: id.clone(),
+                level: 0,
+                parent: None,
+                children: vec![],
+                title: title.to_string(),
+                entity_ids: vec![],
+                fingerprint: format!("fp{i}"),
+            });
+            let r = CommunityReport {
+                community_id: id.clone(),
+                level: 0,
+                title: title.to_string(),
+                summary: summary.to_string(),
+                findings: vec![Finding { summary: format!("About {title}"), explanation: summary.to_string() }],
+                rating: *rating,
+                rating_explanation: String::new(),
+                fingerprint: format!("fp{i}"),
+                kind: ReportKind::Extractive,
+            };
             vectors.push((id, emb.embed(&[r.text()], EmbedKind::Passage).unwrap().remove(0)));
             reports.push(r);
         }
@@ -95,7 +147,9 @@ fn store(dir: &std::path::Path, with_reports: bool) -> SqliteStore {
 
 /// Everything a chat request says, system and user parts.
 fn prompt_text(req: &Value) -> String {
-    req["messages"].as_array().map(|m| m.iter().filter_map(|x| x["content"].as_str()).collect::<Vec<_>>().join("\n"))
+    req["messages"]
+        .as_array()
+        .map(|m| m.iter().filter_map(|x| x["content"].as_str()).collect::<Vec<_>>().join("\n"))
         .unwrap_or_default()
 }
 
@@ -142,13 +196,20 @@ fn titles_in(text: &str) -> Vec<&'static str> {
 fn good_reply(req: &Value) -> String {
     let t = prompt_text(req);
     match kind(req) {
-        Kind::Hyde => "# Marie Curie and her research\n\nMarie Curie and Pierre Curie researched radium in Paris.".into(),
+        Kind::Hyde => {
+            "# Marie Curie and her research\n\nMarie Curie and Pierre Curie researched radium in Paris.".into()
+        }
         Kind::Primer => {
             let titles = titles_in(t.split("Community reports:").nth(1).unwrap_or(""));
             let mut fus: Vec<String> = titles.iter().map(|t| format!("How does {t} relate to Marie Curie?")).collect();
-            fus.push(if titles.len() % 2 == 0 { "Where did Marie Curie work?".into() } else { "where did marie curie WORK".into() });
+            fus.push(if titles.len() % 2 == 0 {
+                "Where did Marie Curie work?".into()
+            } else {
+                "where did marie curie WORK".into()
+            });
             serde_json::json!({"intermediate_answer": format!("Primer on {}", titles.join(" + ")),
-                "score": 40 + 10 * titles.len(), "follow_up_queries": fus}).to_string()
+                "score": 40 + 10 * titles.len(), "follow_up_queries": fus})
+            .to_string()
         }
         Kind::Local => {
             let fu = follow_up_of(&t);
@@ -197,8 +258,12 @@ fn nodes(r: &Retrieval) -> Vec<Value> {
 }
 
 fn edges(r: &Retrieval) -> Vec<(u64, u64)> {
-    r.extra["query_graph"]["edges"].as_array().unwrap().iter()
-        .map(|e| (e[0].as_u64().unwrap(), e[1].as_u64().unwrap())).collect()
+    r.extra["query_graph"]["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e[0].as_u64().unwrap(), e[1].as_u64().unwrap()))
+        .collect()
 }
 
 fn has_note(r: &Retrieval, words: &[&str]) -> bool {
@@ -238,12 +303,15 @@ fn primer_rounds_and_reduce_as_the_server_saw_them() {
     assert_eq!(asked.len(), 4);
     asked[..2].sort();
     asked[2..].sort();
-    assert_eq!(asked, [
-        "How does Curie family research relate to Marie Curie?",
-        "How does Nobel Prizes relate to Marie Curie?",
-        "How does Paris and France relate to Marie Curie?",
-        "What else about Curie family research?",
-    ]);
+    assert_eq!(
+        asked,
+        [
+            "How does Curie family research relate to Marie Curie?",
+            "How does Nobel Prizes relate to Marie Curie?",
+            "How does Paris and France relate to Marie Curie?",
+            "What else about Curie family research?",
+        ]
+    );
     for t in of_kind(&server, Kind::Local) {
         assert!(t.contains(&format!("Overall question: {QUESTION}")) && t.contains("[1] ("), "local context: {t}");
     }
@@ -260,7 +328,8 @@ fn primer_rounds_and_reduce_as_the_server_saw_them() {
     assert_eq!(ns[3]["answer"], "Answer to: What else about Curie family research?");
     // The shared follow-up was proposed by every fold in different case: queued once.
     let pending = r.extra["unanswered_follow_ups"].as_array().unwrap();
-    let shared = pending.iter().filter(|p| p["query"].as_str().unwrap().to_lowercase().contains("where did marie curie"));
+    let shared =
+        pending.iter().filter(|p| p["query"].as_str().unwrap().to_lowercase().contains("where did marie curie"));
     assert_eq!(shared.count(), 1);
 
     // Reduce: one call over every answer, best score first.

@@ -9,8 +9,8 @@ use std::time::Duration;
 use rhizome_core::ids::{chunk_id, document_id, entity_id, fact_id, relation_id};
 use rhizome_core::*;
 use rhizome_llm::prompt::Prompts;
-use rhizome_llm_testing::{last_user_text, Fault, MockOpenAi};
 use rhizome_llm::{BlockingLlm, OpenAiConfig, OpenAiProvider};
+use rhizome_llm_testing::{last_user_text, Fault, MockOpenAi};
 use rhizome_retrieve::ppr::{gauss_seidel_f64, personalized_pagerank, Csr};
 use rhizome_retrieve::{retriever, GraphCache, HippoConfig, Method, QueryEnv, Retrieval};
 use rhizome_store::SqliteStore;
@@ -62,7 +62,8 @@ fn dense_ppr(n: usize, w: &[Vec<f64>], s: &[f64], d: f64) -> Vec<f64> {
 fn ppr_matches_the_dense_solution() {
     // 0-1 twice (weights summed), 1-2, 2-0, 2-3; a self-loop, an out-of-range edge and a
     // non-positive weight are ignored; node 4 has no edges.
-    let edges = [(0, 1, 1.0), (1, 0, 1.0), (1, 2, 2.0), (2, 0, 1.0), (2, 3, 0.5), (3, 3, 4.0), (0, 9, 1.0), (1, 3, 0.0)];
+    let edges =
+        [(0, 1, 1.0), (1, 0, 1.0), (1, 2, 2.0), (2, 0, 1.0), (2, 3, 0.5), (3, 3, 4.0), (0, 9, 1.0), (1, 3, 0.0)];
     let g = Csr::from_edges(5, edges);
     assert_eq!((g.nodes(), g.edges()), (5, 4));
     assert_eq!(g.neighbors(0).collect::<Vec<_>>(), [(1, 2.0), (2, 1.0)]);
@@ -153,25 +154,50 @@ fn at(cos: f32, axis: usize) -> Vec<f32> {
 
 /// One document with one chunk: its entities, and facts `(s, p, o, cosine to the question)`.
 fn passage(title: &str, text: &str, cos: f32, ents: &[&str], facts: &[(&str, &str, &str, f32)]) -> WriteBatch {
-    let doc = Document { id: document_id(title, text), source: format!("{title}.txt"), title: title.into(), text: text.into() };
-    let chunk = Chunk { id: chunk_id(&doc.id, 0, text), doc_id: doc.id.clone(), ordinal: 0, text: text.into(), tokens: 8 };
+    let doc = Document {
+        id: document_id(title, text),
+        source: format!("{title}.txt"),
+        title: title.into(),
+        text: text.into(),
+    };
+    let chunk =
+        Chunk { id: chunk_id(&doc.id, 0, text), doc_id: doc.id.clone(), ordinal: 0, text: text.into(), tokens: 8 };
     let mut b = WriteBatch::default();
     b.vectors.push((VectorKind::Chunk, chunk.id.clone(), at(cos, 2)));
     for e in ents {
         b.mentions.push(MentionRecord {
-            entity_id: entity_id(e), name: e.to_string(), entity_type: "ENTITY".into(), description: String::new(),
-            doc_id: doc.id.clone(), chunk_id: Some(chunk.id.clone()), count: 1,
+            entity_id: entity_id(e),
+            name: e.to_string(),
+            entity_type: "ENTITY".into(),
+            description: String::new(),
+            doc_id: doc.id.clone(),
+            chunk_id: Some(chunk.id.clone()),
+            count: 1,
             importance: None,
         });
     }
     for &(s, p, o, fcos) in facts {
         let (sid, oid) = (entity_id(s), entity_id(o));
         b.relations.push(RelationRecord {
-            relation: Relation { id: relation_id(&sid, p, &oid), source_id: sid.clone(), target_id: oid.clone(),
-                rel_type: p.into(), description: format!("{s} {p} {o}"), weight: 1.0 },
-            doc_id: doc.id.clone(), chunk_id: Some(chunk.id.clone()),
+            relation: Relation {
+                id: relation_id(&sid, p, &oid),
+                source_id: sid.clone(),
+                target_id: oid.clone(),
+                rel_type: p.into(),
+                description: format!("{s} {p} {o}"),
+                weight: 1.0,
+            },
+            doc_id: doc.id.clone(),
+            chunk_id: Some(chunk.id.clone()),
         });
-        let f = Fact { id: fact_id(s, p, o), subject: s.into(), predicate: p.into(), object: o.into(), subject_id: sid, object_id: oid };
+        let f = Fact {
+            id: fact_id(s, p, o),
+            subject: s.into(),
+            predicate: p.into(),
+            object: o.into(),
+            subject_id: sid,
+            object_id: oid,
+        };
         b.vectors.push((VectorKind::Fact, f.id.clone(), at(fcos, 1)));
         b.facts.push(FactRecord { fact: f, doc_id: doc.id.clone(), chunk_id: Some(chunk.id.clone()) });
     }
@@ -189,13 +215,34 @@ fn store(dir: &std::path::Path, with_facts: bool) -> SqliteStore {
     let mut s = SqliteStore::open(dir, true).unwrap();
     s.set_embedding_model("table", 4).unwrap();
     let batches = [
-        passage("Tidewell", "Mara Lindqvist founded Tidewell in a harbour town.", 0.9, &["Mara Lindqvist", "Tidewell"],
-            f(&[("Mara Lindqvist", "founded", "Tidewell", 0.95)])),
-        passage("Mara Lindqvist", "Mara Lindqvist was born in Korsholm.", 0.2, &["Mara Lindqvist", "Korsholm"],
-            f(&[("Mara Lindqvist", "born in", "Korsholm", 0.3)])),
-        passage("Harbour Boats", "Harbour Boats builds ships in Vesle.", 0.5, &["Harbour Boats", "Vesle"],
-            f(&[("Harbour Boats", "builds ships in", "Vesle", 0.4)])),
-        passage("Ostmark", "Rain fell on Ostmark all winter.", -0.2, &["Ostmark", "Rain"], f(&[("Rain", "fell on", "Ostmark", -0.3)])),
+        passage(
+            "Tidewell",
+            "Mara Lindqvist founded Tidewell in a harbour town.",
+            0.9,
+            &["Mara Lindqvist", "Tidewell"],
+            f(&[("Mara Lindqvist", "founded", "Tidewell", 0.95)]),
+        ),
+        passage(
+            "Mara Lindqvist",
+            "Mara Lindqvist was born in Korsholm.",
+            0.2,
+            &["Mara Lindqvist", "Korsholm"],
+            f(&[("Mara Lindqvist", "born in", "Korsholm", 0.3)]),
+        ),
+        passage(
+            "Harbour Boats",
+            "Harbour Boats builds ships in Vesle.",
+            0.5,
+            &["Harbour Boats", "Vesle"],
+            f(&[("Harbour Boats", "builds ships in", "Vesle", 0.4)]),
+        ),
+        passage(
+            "Ostmark",
+            "Rain fell on Ostmark all winter.",
+            -0.2,
+            &["Ostmark", "Rain"],
+            f(&[("Rain", "fell on", "Ostmark", -0.3)]),
+        ),
         passage("Lund", "Lund has a cathedral.", 0.0, &["Lund"], &[]),
     ];
     for b in &batches {
@@ -209,7 +256,7 @@ fn config(linking_top_k: usize) -> Config {
     let h = c.section_mut::<HippoConfig>();
     h.linking_top_k = linking_top_k;
     h.passage_bm25_weight = 0.0; // dense only: the lexical overlap must not decide
-    // HippoRAG's linking: every linked fact seeds, names in the question do not.
+                                 // HippoRAG's linking: every linked fact seeds, names in the question do not.
     h.unfiltered_fact_weight = 1.0;
     h.name_seed_weight = 0.0;
     c.retrieval.top_k = 5;
@@ -332,10 +379,9 @@ fn the_llm_filter_keeps_what_it_recognises_and_survives_garbage() {
 
     // Linked (best first): founded (1.0), the distractor's fact, born in. The LLM keeps 1
     // and 3, in prose around the JSON.
-    let mock = MockOpenAi::with_responder(Box::new(|_req: &Value| {
-        "Here you go: {\"relevant\": [3, \"1\", 7]}".to_string()
-    }))
-    .unwrap();
+    let mock =
+        MockOpenAi::with_responder(Box::new(|_req: &Value| "Here you go: {\"relevant\": [3, \"1\", 7]}".to_string()))
+            .unwrap();
     let llm = blocking(&mock, &rt);
     let r = run(&s, &cfg, Some(&llm));
     assert_eq!(fact_texts(&r), ["Mara Lindqvist founded Tidewell", "Mara Lindqvist born in Korsholm"]);
@@ -350,7 +396,8 @@ fn the_llm_filter_keeps_what_it_recognises_and_survives_garbage() {
     assert_eq!(requests[0]["messages"][0]["role"], "system");
 
     // Garbled, empty and failed replies: the unfiltered facts, a note, no error.
-    let unfiltered = ["Mara Lindqvist founded Tidewell", "Harbour Boats builds ships in Vesle", "Mara Lindqvist born in Korsholm"];
+    let unfiltered =
+        ["Mara Lindqvist founded Tidewell", "Harbour Boats builds ships in Vesle", "Mara Lindqvist born in Korsholm"];
     for (reply, fault, note) in [
         ("I'm sorry, I cannot help with that.", None, "unusable"),
         ("{\"relevant\": [\"none\", 0, 12]}", None, "unusable"),

@@ -8,9 +8,9 @@ use rhizome_core::llm::{ChatProvider, PromptLlm};
 use rhizome_core::text::count_tokens;
 use rhizome_core::*;
 use rhizome_llm::prompt::Prompts;
-use rhizome_llm_testing::{last_user_text, MockOpenAi};
 use rhizome_llm::{BlockingLlm, OpenAiConfig, OpenAiProvider};
-use rhizome_retrieve::{GraphCache, LocalConfig, Method, QueryEnv, Retrieval, retriever};
+use rhizome_llm_testing::{last_user_text, MockOpenAi};
+use rhizome_retrieve::{retriever, GraphCache, LocalConfig, Method, QueryEnv, Retrieval};
 use rhizome_store::SqliteStore;
 
 use rhizome_core::embed::WordHashEmbedder as WordEmbedder;
@@ -25,19 +25,33 @@ type Doc = (&'static str, Vec<(&'static str, Vec<&'static str>, Vec<(&'static st
 
 fn docs() -> Vec<Doc> {
     vec![
-        ("curie", vec![
-            ("Marie Curie worked with Pierre Curie in Paris.", vec!["Marie Curie", "Pierre Curie", "Paris"],
-                vec![("Marie Curie", "MARRIED", "Pierre Curie"), ("Marie Curie", "LIVED_IN", "Paris")]),
-            (LONG, vec!["Marie Curie", "Nobel Prize"], vec![("Marie Curie", "WON", "Nobel Prize")]),
-        ]),
-        ("sorbonne", vec![
-            ("Pierre Curie taught at the Sorbonne in Paris.", vec!["Pierre Curie", "Sorbonne", "Paris"],
-                vec![("Pierre Curie", "TAUGHT_AT", "Sorbonne"), ("Sorbonne", "LOCATED_IN", "Paris"),
-                    ("Pierre Curie", "LIVED_IN", "Paris")]),
-        ]),
-        ("paris", vec![
-            ("Paris is the capital of France.", vec!["Paris", "France"], vec![("Paris", "CAPITAL_OF", "France")]),
-        ]),
+        (
+            "curie",
+            vec![
+                (
+                    "Marie Curie worked with Pierre Curie in Paris.",
+                    vec!["Marie Curie", "Pierre Curie", "Paris"],
+                    vec![("Marie Curie", "MARRIED", "Pierre Curie"), ("Marie Curie", "LIVED_IN", "Paris")],
+                ),
+                (LONG, vec!["Marie Curie", "Nobel Prize"], vec![("Marie Curie", "WON", "Nobel Prize")]),
+            ],
+        ),
+        (
+            "sorbonne",
+            vec![(
+                "Pierre Curie taught at the Sorbonne in Paris.",
+                vec!["Pierre Curie", "Sorbonne", "Paris"],
+                vec![
+                    ("Pierre Curie", "TAUGHT_AT", "Sorbonne"),
+                    ("Sorbonne", "LOCATED_IN", "Paris"),
+                    ("Pierre Curie", "LIVED_IN", "Paris"),
+                ],
+            )],
+        ),
+        (
+            "paris",
+            vec![("Paris is the capital of France.", vec!["Paris", "France"], vec![("Paris", "CAPITAL_OF", "France")])],
+        ),
     ]
 }
 
@@ -47,16 +61,26 @@ fn store(dir: &std::path::Path) -> SqliteStore {
     s.set_embedding_model(emb.model_id(), emb.dim()).unwrap();
     for (title, chunks) in docs() {
         let body = chunks.iter().map(|c| c.0).collect::<Vec<_>>().join(" ");
-        let doc = Document { id: document_id(title, &body), source: format!("{title}.txt"), title: title.into(), text: body };
+        let doc =
+            Document { id: document_id(title, &body), source: format!("{title}.txt"), title: title.into(), text: body };
         let mut b = WriteBatch::default();
         for (i, (text, ents, rels)) in chunks.iter().enumerate() {
-            let c = Chunk { id: chunk_id(&doc.id, i as u32, text), doc_id: doc.id.clone(), ordinal: i as u32,
-                text: text.to_string(), tokens: count_tokens(text) as u32 };
+            let c = Chunk {
+                id: chunk_id(&doc.id, i as u32, text),
+                doc_id: doc.id.clone(),
+                ordinal: i as u32,
+                text: text.to_string(),
+                tokens: count_tokens(text) as u32,
+            };
             for e in ents {
                 b.mentions.push(MentionRecord {
-                    entity_id: entity_id(e), name: e.to_string(), entity_type: "ENTITY".into(),
-                    description: format!("{e} appears in {title}"), doc_id: doc.id.clone(),
-                    chunk_id: Some(c.id.clone()), count: 1,
+                    entity_id: entity_id(e),
+                    name: e.to_string(),
+                    entity_type: "ENTITY".into(),
+                    description: format!("{e} appears in {title}"),
+                    doc_id: doc.id.clone(),
+                    chunk_id: Some(c.id.clone()),
+                    count: 1,
                     importance: None,
                 });
                 let v = emb.embed(&[normalize_name(e)], EmbedKind::Passage).unwrap().remove(0);
@@ -65,9 +89,16 @@ fn store(dir: &std::path::Path) -> SqliteStore {
             for (a, r, t) in rels {
                 let (si, oi) = (entity_id(a), entity_id(t));
                 b.relations.push(RelationRecord {
-                    relation: Relation { id: relation_id(&si, r, &oi), source_id: si, target_id: oi,
-                        rel_type: r.to_string(), description: format!("{a} {r} {t} ({title})"), weight: 1.0 },
-                    doc_id: doc.id.clone(), chunk_id: Some(c.id.clone()),
+                    relation: Relation {
+                        id: relation_id(&si, r, &oi),
+                        source_id: si,
+                        target_id: oi,
+                        rel_type: r.to_string(),
+                        description: format!("{a} {r} {t} ({title})"),
+                        weight: 1.0,
+                    },
+                    doc_id: doc.id.clone(),
+                    chunk_id: Some(c.id.clone()),
                 });
             }
             b.chunks.push(c);
@@ -113,8 +144,10 @@ fn mixed_context_in_order_with_prioritised_relationships() {
     assert!(rels[3..].iter().any(|x| x.contains("--TAUGHT_AT--> Sorbonne")), "{rels:?}");
     // Chunks: Marie's first (the one holding most selected relationships first), then Pierre's.
     let chunks = of_kind(&r, "chunk");
-    assert_eq!(chunks, ["Marie Curie worked with Pierre Curie in Paris.", LONG,
-        "Pierre Curie taught at the Sorbonne in Paris."]);
+    assert_eq!(
+        chunks,
+        ["Marie Curie worked with Pierre Curie in Paris.", LONG, "Pierre Curie taught at the Sorbonne in Paris."]
+    );
     let rel_ctx = r.contexts.iter().find(|c| c.kind == "relationship").unwrap();
     assert_eq!(rel_ctx.source, "curie.txt");
     assert!(r.notes.iter().any(|n| n.contains("no community reports")), "{:?}", r.notes);
@@ -172,7 +205,10 @@ fn local_asks_the_llm_for_question_entities() {
     let server = MockOpenAi::with_responder(Box::new(|_| "Pierre Curie".into())).unwrap();
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let p = OpenAiProvider::new(OpenAiConfig {
-        base_url: server.base_url(), model: "mock".into(), api_key: None, azure_api_version: None,
+        base_url: server.base_url(),
+        model: "mock".into(),
+        api_key: None,
+        azure_api_version: None,
         timeout: Duration::from_secs(5),
     })
     .unwrap();

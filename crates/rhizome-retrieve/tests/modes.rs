@@ -7,9 +7,9 @@ use rhizome_core::ids::{chunk_id, document_id, entity_id, relation_id};
 use rhizome_core::llm::PromptLlm;
 use rhizome_core::text::bm25_terms;
 use rhizome_core::*;
-use rhizome_llm_testing::MockOpenAi;
 use rhizome_llm::BlockingLlm;
-use rhizome_retrieve::{GraphCache, Method, ModesConfig, QueryEnv, Retrieval, retriever};
+use rhizome_llm_testing::MockOpenAi;
+use rhizome_retrieve::{retriever, GraphCache, Method, ModesConfig, QueryEnv, Retrieval};
 use rhizome_store::SqliteStore;
 
 /// Bag of BM25 terms hashed into 256 dimensions.
@@ -40,11 +40,14 @@ impl Embedder for TermEmbedder {
 
 /// Documents as chunks in order (NEXT_CHUNK links them).
 const DOCS: &[(&str, &[&str])] = &[
-    ("Aage Bohr", &[
-        "Aage Bohr was a Danish physicist born in Copenhagen.",
-        "His thesis work was done at the institute of his father.",
-        "Aage Bohr won the Nobel Prize with Ben Mottelson.",
-    ]),
+    (
+        "Aage Bohr",
+        &[
+            "Aage Bohr was a Danish physicist born in Copenhagen.",
+            "His thesis work was done at the institute of his father.",
+            "Aage Bohr won the Nobel Prize with Ben Mottelson.",
+        ],
+    ),
     ("Niels Bohr", &["Niels Bohr founded an institute in Copenhagen.", "Niels Bohr won the Nobel Prize in 1922."]),
     ("Danube", &["The Danube flows through Vienna.", "The Danube reaches the Black Sea."]),
 ];
@@ -72,18 +75,38 @@ fn store(dir: &std::path::Path) -> SqliteStore {
     let mut chunks: Vec<Vec<Chunk>> = Vec::new();
     for (title, texts) in DOCS {
         let body = texts.join(" ");
-        let doc = Document { id: document_id(title, &body), source: format!("{title}.txt"), title: title.to_string(), text: body };
+        let doc = Document {
+            id: document_id(title, &body),
+            source: format!("{title}.txt"),
+            title: title.to_string(),
+            text: body,
+        };
         let mut cs = Vec::new();
         for (i, t) in texts.iter().enumerate() {
-            let c = Chunk { id: chunk_id(&doc.id, i as u32, t), doc_id: doc.id.clone(), ordinal: i as u32, text: t.to_string(), tokens: 10 };
+            let c = Chunk {
+                id: chunk_id(&doc.id, i as u32, t),
+                doc_id: doc.id.clone(),
+                ordinal: i as u32,
+                text: t.to_string(),
+                tokens: 10,
+            };
             for n in names.iter().filter(|n| t.contains(*n)) {
                 b.mentions.push(MentionRecord {
-                    entity_id: entity_id(n), name: n.to_string(), entity_type: "ENTITY".into(),
-                    description: String::new(), doc_id: doc.id.clone(), chunk_id: Some(c.id.clone()), count: 1,
+                    entity_id: entity_id(n),
+                    name: n.to_string(),
+                    entity_type: "ENTITY".into(),
+                    description: String::new(),
+                    doc_id: doc.id.clone(),
+                    chunk_id: Some(c.id.clone()),
+                    count: 1,
                     importance: None,
                 });
             }
-            b.vectors.push((VectorKind::Chunk, c.id.clone(), emb.embed(&[t.to_string()], EmbedKind::Passage).unwrap().remove(0)));
+            b.vectors.push((
+                VectorKind::Chunk,
+                c.id.clone(),
+                emb.embed(&[t.to_string()], EmbedKind::Passage).unwrap().remove(0),
+            ));
             cs.push(c);
         }
         b.chunks.extend(cs.iter().cloned());
@@ -95,17 +118,31 @@ fn store(dir: &std::path::Path) -> SqliteStore {
         b.similar.push(if a < c { (a, c, cos) } else { (c, a, cos) });
     }
     for n in &names {
-        b.vectors.push((VectorKind::Entity, entity_id(n), emb.embed(&[n.to_string()], EmbedKind::Passage).unwrap().remove(0)));
+        b.vectors.push((
+            VectorKind::Entity,
+            entity_id(n),
+            emb.embed(&[n.to_string()], EmbedKind::Passage).unwrap().remove(0),
+        ));
     }
     for (a, r, t) in RELS {
-        let c = chunks.iter().flatten().find(|c| c.text.contains(a) && c.text.contains(t))
+        let c = chunks
+            .iter()
+            .flatten()
+            .find(|c| c.text.contains(a) && c.text.contains(t))
             .or_else(|| chunks.iter().flatten().find(|c| c.text.contains(a)))
             .unwrap();
         let (si, oi) = (entity_id(a), entity_id(t));
         b.relations.push(RelationRecord {
-            relation: Relation { id: relation_id(&si, r, &oi), source_id: si, target_id: oi, rel_type: r.to_string(),
-                description: String::new(), weight: 1.0 },
-            doc_id: c.doc_id.clone(), chunk_id: Some(c.id.clone()),
+            relation: Relation {
+                id: relation_id(&si, r, &oi),
+                source_id: si,
+                target_id: oi,
+                rel_type: r.to_string(),
+                description: String::new(),
+                weight: 1.0,
+            },
+            doc_id: c.doc_id.clone(),
+            chunk_id: Some(c.id.clone()),
         });
     }
     s.write_batch(&b).unwrap();
@@ -153,7 +190,8 @@ fn entity_only_gives_entities_relationships_and_their_chunks() {
     let ents = of_kind(&r, "entity");
     assert!(ents.len() <= 10 && ents[0].starts_with("Ben Mottelson (ENTITY)"), "{ents:?}");
     // Every chunk context mentions one of the found entities.
-    let names: Vec<String> = r.extra["entities"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap().to_string()).collect();
+    let names: Vec<String> =
+        r.extra["entities"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap().to_string()).collect();
     for c in of_kind(&r, "chunk") {
         assert!(names.iter().any(|n| c.contains(n.as_str())), "{c}");
     }
@@ -235,7 +273,11 @@ fn graph_enhanced_expands_through_similar_and_next_chunk() {
 }
 
 fn llm(server: &MockOpenAi, rt: &tokio::runtime::Runtime) -> BlockingLlm {
-    rhizome_llm_testing::blocking_llm_with(server, rt.handle().clone(), rhizome_llm::prompt::Prompts::builtin_with(&rhizome_retrieve::prompts()))
+    rhizome_llm_testing::blocking_llm_with(
+        server,
+        rt.handle().clone(),
+        rhizome_llm::prompt::Prompts::builtin_with(&rhizome_retrieve::prompts()),
+    )
 }
 
 #[test]

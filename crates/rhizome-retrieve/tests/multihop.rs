@@ -4,9 +4,9 @@
 use rhizome_core::ids::{chunk_id, document_id, entity_id, normalize_name, relation_id};
 use rhizome_core::llm::PromptLlm;
 use rhizome_core::*;
-use rhizome_llm_testing::{last_user_text, Fault, MockOpenAi};
 use rhizome_llm::BlockingLlm;
-use rhizome_retrieve::{GraphCache, Method, MultihopConfig, QueryEnv, Retrieval, retriever};
+use rhizome_llm_testing::{last_user_text, Fault, MockOpenAi};
+use rhizome_retrieve::{retriever, GraphCache, Method, MultihopConfig, QueryEnv, Retrieval};
 use rhizome_store::SqliteStore;
 
 use rhizome_core::embed::WordHashEmbedder as WordEmbedder;
@@ -38,8 +38,13 @@ fn store(dir: &std::path::Path) -> SqliteStore {
     names.dedup();
     for n in &names {
         b.mentions.push(MentionRecord {
-            entity_id: entity_id(n), name: n.to_string(), entity_type: "ENTITY".into(),
-            description: String::new(), doc_id: doc.id.clone(), chunk_id: None, count: 1,
+            entity_id: entity_id(n),
+            name: n.to_string(),
+            entity_type: "ENTITY".into(),
+            description: String::new(),
+            doc_id: doc.id.clone(),
+            chunk_id: None,
+            count: 1,
             importance: None,
         });
     }
@@ -50,32 +55,60 @@ fn store(dir: &std::path::Path) -> SqliteStore {
     for (a, r, t) in EDGES {
         let (s, o) = (entity_id(a), entity_id(t));
         b.relations.push(RelationRecord {
-            relation: Relation { id: relation_id(&s, r, &o), source_id: s, target_id: o, rel_type: r.to_string(),
-                description: format!("{a} {r} {t}"), weight: 1.0 },
-            doc_id: doc.id.clone(), chunk_id: None,
+            relation: Relation {
+                id: relation_id(&s, r, &o),
+                source_id: s,
+                target_id: o,
+                rel_type: r.to_string(),
+                description: format!("{a} {r} {t}"),
+                weight: 1.0,
+            },
+            doc_id: doc.id.clone(),
+            chunk_id: None,
         });
     }
     b.documents.push(doc);
     s.write_batch(&b).unwrap();
 
     let text = "Niels Bohr sinh tại Copenhagen năm 1885.";
-    let doc = Document { id: document_id("niels", text), source: "niels.txt".into(), title: "Niels Bohr".into(), text: text.into() };
+    let doc = Document {
+        id: document_id("niels", text),
+        source: "niels.txt".into(),
+        title: "Niels Bohr".into(),
+        text: text.into(),
+    };
     let c = Chunk { id: chunk_id(&doc.id, 0, text), doc_id: doc.id.clone(), ordinal: 0, text: text.into(), tokens: 8 };
     let mut b = WriteBatch::default();
     for n in ["Niels Bohr", "Copenhagen"] {
         b.mentions.push(MentionRecord {
-            entity_id: entity_id(n), name: n.into(), entity_type: "ENTITY".into(), description: String::new(),
-            doc_id: doc.id.clone(), chunk_id: Some(c.id.clone()), count: 1,
+            entity_id: entity_id(n),
+            name: n.into(),
+            entity_type: "ENTITY".into(),
+            description: String::new(),
+            doc_id: doc.id.clone(),
+            chunk_id: Some(c.id.clone()),
+            count: 1,
             importance: None,
         });
     }
     let (s1, o1) = (entity_id("Niels Bohr"), entity_id("Copenhagen"));
     b.relations.push(RelationRecord {
-        relation: Relation { id: relation_id(&s1, "sinh tại", &o1), source_id: s1, target_id: o1,
-            rel_type: "sinh tại".into(), description: text.into(), weight: 1.0 },
-        doc_id: doc.id.clone(), chunk_id: Some(c.id.clone()),
+        relation: Relation {
+            id: relation_id(&s1, "sinh tại", &o1),
+            source_id: s1,
+            target_id: o1,
+            rel_type: "sinh tại".into(),
+            description: text.into(),
+            weight: 1.0,
+        },
+        doc_id: doc.id.clone(),
+        chunk_id: Some(c.id.clone()),
     });
-    b.vectors.push((VectorKind::Chunk, c.id.clone(), emb.embed(&[text.to_string()], EmbedKind::Passage).unwrap().remove(0)));
+    b.vectors.push((
+        VectorKind::Chunk,
+        c.id.clone(),
+        emb.embed(&[text.to_string()], EmbedKind::Passage).unwrap().remove(0),
+    ));
     b.chunks.push(c);
     b.documents.push(doc);
     s.write_batch(&b).unwrap();
@@ -89,12 +122,7 @@ fn run(store: &SqliteStore, config: &Config, llm: Option<&dyn PromptLlm>, q: &st
 }
 
 fn anchor_names(r: &Retrieval) -> Vec<String> {
-    r.extra["anchors"]["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| n["name"].as_str().unwrap().to_string())
-        .collect()
+    r.extra["anchors"]["nodes"].as_array().unwrap().iter().map(|n| n["name"].as_str().unwrap().to_string()).collect()
 }
 
 fn texts(r: &Retrieval, kind: &str) -> Vec<String> {
@@ -140,8 +168,11 @@ fn typed_without_diacritics_reaches_the_same_anchor() {
     let tmp = tempfile::tempdir().unwrap();
     let s = store(tmp.path());
     let cfg = Config::default();
-    for q in ["Aage Bohr đoạt những giải thưởng nào?", "Aage Bohr doat nhung giai thuong nao?",
-        "aage bohr doat nhung giai thuong nao?"] {
+    for q in [
+        "Aage Bohr đoạt những giải thưởng nào?",
+        "Aage Bohr doat nhung giai thuong nao?",
+        "aage bohr doat nhung giai thuong nao?",
+    ] {
         let r = run(&s, &cfg, None, q);
         assert_eq!(anchor_names(&r)[0], "Aage Bohr", "{q}");
         assert!(texts(&r, "edge").iter().any(|e| e.starts_with("Aage Bohr --đoạt giải-->")), "{q}");
@@ -173,9 +204,16 @@ fn paths_link_two_anchors_in_true_direction_with_sources() {
     assert!(r.paths.is_empty(), "{:?}", r.paths);
     cfg.section_mut::<MultihopConfig>().max_hops = 4;
     let r = run(&s, &cfg, None, "Ernest Rutherford và Đan Mạch có liên quan gì?");
-    assert!(r.paths.contains(&"Huy chương Rutherford -[được đặt theo tên]-> Ernest Rutherford ; \
+    assert!(
+        r.paths.contains(
+            &"Huy chương Rutherford -[được đặt theo tên]-> Ernest Rutherford ; \
         Aage Bohr -[đoạt giải]-> Huy chương Rutherford ; Aage Bohr -[sinh tại]-> Copenhagen ; \
-        Copenhagen -[là thủ đô của]-> Đan Mạch".to_string()), "{:?}", r.paths);
+        Copenhagen -[là thủ đô của]-> Đan Mạch"
+                .to_string()
+        ),
+        "{:?}",
+        r.paths
+    );
     // A relation supported by a chunk has that chunk's document as its source.
     let r = run(&s, &cfg, None, "Niels Bohr sinh ra ở đâu?");
     let born = r.contexts.iter().find(|c| c.text == "Niels Bohr --sinh tại--> Copenhagen").unwrap();
@@ -183,7 +221,11 @@ fn paths_link_two_anchors_in_true_direction_with_sources() {
 }
 
 fn llm(server: &MockOpenAi, rt: &tokio::runtime::Runtime) -> BlockingLlm {
-    rhizome_llm_testing::blocking_llm_with(server, rt.handle().clone(), rhizome_llm::prompt::Prompts::builtin_with(&rhizome_retrieve::prompts()))
+    rhizome_llm_testing::blocking_llm_with(
+        server,
+        rt.handle().clone(),
+        rhizome_llm::prompt::Prompts::builtin_with(&rhizome_retrieve::prompts()),
+    )
 }
 
 fn rt() -> tokio::runtime::Runtime {

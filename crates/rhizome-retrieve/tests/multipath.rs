@@ -7,9 +7,9 @@ use rhizome_core::ids::{chunk_id, document_id, entity_id, fact_id, relation_id};
 use rhizome_core::llm::PromptLlm;
 use rhizome_core::text::bm25_terms;
 use rhizome_core::*;
-use rhizome_llm_testing::{last_user_text, Fault, MockOpenAi};
 use rhizome_llm::BlockingLlm;
-use rhizome_retrieve::{GraphCache, Method, MultipathConfig, QueryEnv, Retrieval, retriever};
+use rhizome_llm_testing::{last_user_text, Fault, MockOpenAi};
+use rhizome_retrieve::{retriever, GraphCache, Method, MultipathConfig, QueryEnv, Retrieval};
 use rhizome_store::SqliteStore;
 
 /// Bag of BM25 terms (CJK unigrams and bigrams included) hashed into 256 dimensions.
@@ -39,10 +39,14 @@ impl Embedder for TermEmbedder {
 }
 
 const DOCS: &[(&str, &str)] = &[
-    ("Journal of Psychotherapy Integration",
-        "The Journal of Psychotherapy Integration is a journal published by the American Psychological Association."),
-    ("American Psychological Association",
-        "G. Stanley Hall was the first president of the American Psychological Association (APA)."),
+    (
+        "Journal of Psychotherapy Integration",
+        "The Journal of Psychotherapy Integration is a journal published by the American Psychological Association.",
+    ),
+    (
+        "American Psychological Association",
+        "G. Stanley Hall was the first president of the American Psychological Association (APA).",
+    ),
     ("Danube", "The Danube flows through Vienna and Budapest before reaching the Black Sea."),
     ("Mount Fuji", "Mount Fuji is the highest mountain in Japan, near Tokyo."),
     ("微软投资", "Microsoft向OpenAI投资100亿美元，这是AI领域最大的投资之一。"),
@@ -72,34 +76,75 @@ fn store(dir: &std::path::Path) -> SqliteStore {
     let mut b = WriteBatch::default();
     let mut chunk_of = Vec::new();
     for (title, text) in DOCS {
-        let doc = Document { id: document_id(title, text), source: format!("{title}.txt"), title: title.to_string(), text: text.to_string() };
-        let c = Chunk { id: chunk_id(&doc.id, 0, text), doc_id: doc.id.clone(), ordinal: 0, text: text.to_string(), tokens: 20 };
+        let doc = Document {
+            id: document_id(title, text),
+            source: format!("{title}.txt"),
+            title: title.to_string(),
+            text: text.to_string(),
+        };
+        let c = Chunk {
+            id: chunk_id(&doc.id, 0, text),
+            doc_id: doc.id.clone(),
+            ordinal: 0,
+            text: text.to_string(),
+            tokens: 20,
+        };
         for n in names.iter().filter(|n| text.contains(*n)) {
             b.mentions.push(MentionRecord {
-                entity_id: entity_id(n), name: n.to_string(), entity_type: "ENTITY".into(),
-                description: format!("{n}, named in {title}"), doc_id: doc.id.clone(), chunk_id: Some(c.id.clone()), count: 1,
+                entity_id: entity_id(n),
+                name: n.to_string(),
+                entity_type: "ENTITY".into(),
+                description: format!("{n}, named in {title}"),
+                doc_id: doc.id.clone(),
+                chunk_id: Some(c.id.clone()),
+                count: 1,
                 importance: None,
             });
         }
-        b.vectors.push((VectorKind::Chunk, c.id.clone(), emb.embed(&[text.to_string()], EmbedKind::Passage).unwrap().remove(0)));
+        b.vectors.push((
+            VectorKind::Chunk,
+            c.id.clone(),
+            emb.embed(&[text.to_string()], EmbedKind::Passage).unwrap().remove(0),
+        ));
         chunk_of.push((doc.id.clone(), c.id.clone(), text.to_string()));
         b.chunks.push(c);
         b.documents.push(doc);
     }
     for n in &names {
-        b.vectors.push((VectorKind::Entity, entity_id(n), emb.embed(&[n.to_string()], EmbedKind::Passage).unwrap().remove(0)));
+        b.vectors.push((
+            VectorKind::Entity,
+            entity_id(n),
+            emb.embed(&[n.to_string()], EmbedKind::Passage).unwrap().remove(0),
+        ));
     }
     for (a, r, t) in RELS {
         let (doc, chunk, _) = chunk_of.iter().find(|c| c.2.contains(a)).unwrap();
         let (si, oi) = (entity_id(a), entity_id(t));
         b.relations.push(RelationRecord {
-            relation: Relation { id: relation_id(&si, r, &oi), source_id: si.clone(), target_id: oi.clone(),
-                rel_type: r.to_string(), description: String::new(), weight: 1.0 },
-            doc_id: doc.clone(), chunk_id: Some(chunk.clone()),
+            relation: Relation {
+                id: relation_id(&si, r, &oi),
+                source_id: si.clone(),
+                target_id: oi.clone(),
+                rel_type: r.to_string(),
+                description: String::new(),
+                weight: 1.0,
+            },
+            doc_id: doc.clone(),
+            chunk_id: Some(chunk.clone()),
         });
-        let f = Fact { id: fact_id(a, r, t), subject: a.to_string(), predicate: r.to_string(), object: t.to_string(),
-            subject_id: si, object_id: oi };
-        b.vectors.push((VectorKind::Fact, f.id.clone(), emb.embed(&[format!("{a} {r} {t}")], EmbedKind::Passage).unwrap().remove(0)));
+        let f = Fact {
+            id: fact_id(a, r, t),
+            subject: a.to_string(),
+            predicate: r.to_string(),
+            object: t.to_string(),
+            subject_id: si,
+            object_id: oi,
+        };
+        b.vectors.push((
+            VectorKind::Fact,
+            f.id.clone(),
+            emb.embed(&[format!("{a} {r} {t}")], EmbedKind::Passage).unwrap().remove(0),
+        ));
         b.facts.push(FactRecord { fact: f, doc_id: doc.clone(), chunk_id: Some(chunk.clone()) });
     }
     s.write_batch(&b).unwrap();
@@ -125,7 +170,8 @@ fn entity<'a>(r: &'a Retrieval, name: &str) -> Option<&'a serde_json::Value> {
     r.extra["entities"].as_array().unwrap().iter().find(|e| e["name"] == name)
 }
 
-const JPI: &str = "Who was the first president of the association which published Journal of Psychotherapy Integration?";
+const JPI: &str =
+    "Who was the first president of the association which published Journal of Psychotherapy Integration?";
 
 #[test]
 fn multi_hop_question_without_llm() {
@@ -148,7 +194,10 @@ fn multi_hop_question_without_llm() {
     // One hop and two hops from the journal.
     let rels = of_kind(&r, "relationship");
     assert!(rels.len() <= cfg.section::<MultipathConfig>().max_relationships);
-    assert!(rels.contains(&"Journal of Psychotherapy Integration --published by--> American Psychological Association"), "{rels:?}");
+    assert!(
+        rels.contains(&"Journal of Psychotherapy Integration --published by--> American Psychological Association"),
+        "{rels:?}"
+    );
     assert!(rels.contains(&"G. Stanley Hall --first president of--> American Psychological Association"), "{rels:?}");
     let facts = of_kind(&r, "fact");
     assert!(!facts.is_empty() && facts.len() <= cfg.section::<MultipathConfig>().fact_top_k);
@@ -161,8 +210,19 @@ fn multi_hop_question_without_llm() {
     assert!(r.contexts.iter().filter(|c| c.kind == "entity").count() <= cfg.section::<MultipathConfig>().max_entities);
     let rel = r.contexts.iter().find(|c| c.kind == "relationship").unwrap();
     assert!(rel.source.ends_with(".txt"), "{rel:?}");
-    for stage in ["embed_query", "embed_keywords", "keywords", "entities", "relationships", "chunk_vector",
-        "chunk_fulltext", "chunk_graph", "chunk_rank", "facts", "fetch"] {
+    for stage in [
+        "embed_query",
+        "embed_keywords",
+        "keywords",
+        "entities",
+        "relationships",
+        "chunk_vector",
+        "chunk_fulltext",
+        "chunk_graph",
+        "chunk_rank",
+        "facts",
+        "fetch",
+    ] {
         assert!(r.timings_ms.contains_key(stage), "{stage} missing: {:?}", r.timings_ms);
     }
     for path in ["vector", "substring", "fulltext", "question_vector", "synonym"] {
@@ -220,7 +280,11 @@ fn chinese_and_vietnamese_questions() {
 }
 
 fn llm(server: &MockOpenAi, rt: &tokio::runtime::Runtime) -> BlockingLlm {
-    rhizome_llm_testing::blocking_llm_with(server, rt.handle().clone(), rhizome_llm::prompt::Prompts::builtin_with(&rhizome_retrieve::prompts()))
+    rhizome_llm_testing::blocking_llm_with(
+        server,
+        rt.handle().clone(),
+        rhizome_llm::prompt::Prompts::builtin_with(&rhizome_retrieve::prompts()),
+    )
 }
 
 fn rt() -> tokio::runtime::Runtime {

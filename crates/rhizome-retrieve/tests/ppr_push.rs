@@ -56,8 +56,12 @@ fn question(seed: u64) -> (Vec<f64>, Vec<f32>) {
 /// by passage number; the best `k`.
 fn fused_top(mass: &[f64], relative: &[f32], share: f64, k: usize) -> Vec<usize> {
     let best = mass.iter().copied().fold(0.0f64, f64::max);
-    let mut v: Vec<(usize, f64)> =
-        relative.iter().zip(mass).enumerate().map(|(c, (&r, &p))| (c, (1.0 - share) * r as f64 + share * p / best)).collect();
+    let mut v: Vec<(usize, f64)> = relative
+        .iter()
+        .zip(mass)
+        .enumerate()
+        .map(|(c, (&r, &p))| (c, (1.0 - share) * r as f64 + share * p / best))
+        .collect();
     v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     v.into_iter().take(k).map(|x| x.0).collect()
 }
@@ -80,8 +84,10 @@ fn the_push_bound_holds_for_every_passage() {
             let bound = eps as f64 * g.strength(node);
             // f32 accumulation: a relative slack of 1e-5.
             let slack = 1e-5 * x + 1e-9;
-            assert!(p <= x + slack && x <= p + bound + slack,
-                "passage {c} at eps {eps}: pushed {p}, exact {x}, bound {bound}");
+            assert!(
+                p <= x + slack && x <= p + bound + slack,
+                "passage {c} at eps {eps}: pushed {p}, exact {x}, bound {bound}"
+            );
         }
     }
 }
@@ -103,10 +109,15 @@ fn certified_rankings_are_the_exact_solvers() {
                 cases += 1;
                 if push.certified {
                     certified += 1;
-                    assert_eq!(got, want, "question {q}, share {share}, top {k}, isolated passages {isolated}: {push:?}");
+                    assert_eq!(
+                        got, want,
+                        "question {q}, share {share}, top {k}, isolated passages {isolated}: {push:?}"
+                    );
                 } else {
-                    assert!(push.exhausted || push.eps <= rhizome_retrieve::ppr::push::MIN_EPS,
-                        "stopped without a reason: {push:?}");
+                    assert!(
+                        push.exhausted || push.eps <= rhizome_retrieve::ppr::push::MIN_EPS,
+                        "stopped without a reason: {push:?}"
+                    );
                 }
             }
         }

@@ -2,8 +2,8 @@
 //! every numeric and enum setting, loads, refuses and calibrates as core's sections do,
 //! and the registry makes every one of them known.
 
-use rhizome_core::config::{Range, Section, SectionKind};
 use rhizome_core::config::section_problems;
+use rhizome_core::config::{Range, Section, SectionKind};
 use rhizome_core::Config;
 use rhizome_retrieve::{
     settings, DriftConfig, GlobalConfig, HippoConfig, LocalConfig, Method, ModesConfig, MultihopConfig,
@@ -96,7 +96,10 @@ fn out_of_range_values_are_refused_naming_origin_and_range() {
             for bad in ["NaN", "inf", "-inf"] {
                 let arg = format!("{}={bad}", r.key);
                 let err = set_err(&[arg.as_str()]);
-                assert!(err.contains(&format!("{} = ", r.key)) && err.contains(&format!("(from --set {arg})")), "{err}");
+                assert!(
+                    err.contains(&format!("{} = ", r.key)) && err.contains(&format!("(from --set {arg})")),
+                    "{err}"
+                );
                 assert!(err.contains(&r.range.describe()), "{err}");
             }
         }
@@ -113,7 +116,10 @@ fn enums_cross_rules_and_unknown_keys() {
     assert!(err.contains("local.community_prop = 0.5 (from --set local.community_prop=0.5)"), "{err}");
     assert!(err.contains("the two shares of the context budget must add up to at most 1"), "{err}");
     let err = set_err(&["hippo.dampin=0.5"]);
-    assert!(err.contains("unknown setting hippo.dampin (from --set hippo.dampin=0.5); did you mean hippo.damping?"), "{err}");
+    assert!(
+        err.contains("unknown setting hippo.dampin (from --set hippo.dampin=0.5); did you mean hippo.damping?"),
+        "{err}"
+    );
     let env = vec![("RHIZOME_HIPPO_QA_TOP_K".to_string(), "4".to_string())];
     let (c, warnings) = Config::load_with_sections(&settings(), None, env, &[], &[]).unwrap();
     assert_eq!(c.section::<HippoConfig>().qa_top_k, 4);
@@ -123,8 +129,14 @@ fn enums_cross_rules_and_unknown_keys() {
 #[test]
 fn settings_used_by_the_tests_and_docs_validate() {
     load(&[
-        "global.map_max_tokens=1200", "global.map_max_tokens=2500", "global.reduce_max_tokens=40", "tog.width=2",
-        "tog.depth=2", "tog.num_retain_entity=2", "tog.pruning=bm25", "multipath.llm_rerank=true",
+        "global.map_max_tokens=1200",
+        "global.map_max_tokens=2500",
+        "global.reduce_max_tokens=40",
+        "tog.width=2",
+        "tog.depth=2",
+        "tog.num_retain_entity=2",
+        "tog.pruning=bm25",
+        "multipath.llm_rerank=true",
         "global.response_type=a list",
     ])
     .unwrap();

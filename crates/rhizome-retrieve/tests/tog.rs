@@ -6,9 +6,9 @@ use rhizome_core::ids::{chunk_id, document_id, entity_id, normalize_name, relati
 use rhizome_core::llm::PromptLlm;
 use rhizome_core::*;
 use rhizome_llm::prompt::Prompts;
-use rhizome_llm_testing::{blocking_llm_with, last_user_text, MockOpenAi};
 use rhizome_llm::BlockingLlm;
-use rhizome_retrieve::{GraphCache, Method, QueryEnv, Retrieval, TogConfig, TogPruning, retriever};
+use rhizome_llm_testing::{blocking_llm_with, last_user_text, MockOpenAi};
+use rhizome_retrieve::{retriever, GraphCache, Method, QueryEnv, Retrieval, TogConfig, TogPruning};
 use rhizome_store::SqliteStore;
 use serde_json::{json, Value};
 
@@ -30,8 +30,13 @@ fn store(dir: &std::path::Path, edges: &[(String, String, String)], extra_entiti
     names.dedup();
     for n in &names {
         b.mentions.push(MentionRecord {
-            entity_id: entity_id(n), name: n.to_string(), entity_type: "ENTITY".into(),
-            description: String::new(), doc_id: doc.id.clone(), chunk_id: None, count: 1,
+            entity_id: entity_id(n),
+            name: n.to_string(),
+            entity_type: "ENTITY".into(),
+            description: String::new(),
+            doc_id: doc.id.clone(),
+            chunk_id: None,
+            count: 1,
             importance: None,
         });
     }
@@ -42,9 +47,16 @@ fn store(dir: &std::path::Path, edges: &[(String, String, String)], extra_entiti
     for (a, r, t) in edges {
         let (s, o) = (entity_id(a), entity_id(t));
         b.relations.push(RelationRecord {
-            relation: Relation { id: relation_id(&s, r, &o), source_id: s, target_id: o, rel_type: r.clone(),
-                description: format!("{a} {r} {t}"), weight: 1.0 },
-            doc_id: doc.id.clone(), chunk_id: None,
+            relation: Relation {
+                id: relation_id(&s, r, &o),
+                source_id: s,
+                target_id: o,
+                rel_type: r.clone(),
+                description: format!("{a} {r} {t}"),
+                weight: 1.0,
+            },
+            doc_id: doc.id.clone(),
+            chunk_id: None,
         });
     }
     b.documents.push(doc);
@@ -52,18 +64,32 @@ fn store(dir: &std::path::Path, edges: &[(String, String, String)], extra_entiti
 
     if names.contains(&"Royal Medal") {
         let text = "Ada Lovelace received the Royal Medal for her notes.";
-        let doc = Document { id: document_id("ada", text), source: "ada.txt".into(), title: "Ada Lovelace".into(),
-            text: text.into() };
-        let c = Chunk { id: chunk_id(&doc.id, 0, text), doc_id: doc.id.clone(), ordinal: 0, text: text.into(), tokens: 10 };
+        let doc = Document {
+            id: document_id("ada", text),
+            source: "ada.txt".into(),
+            title: "Ada Lovelace".into(),
+            text: text.into(),
+        };
+        let c =
+            Chunk { id: chunk_id(&doc.id, 0, text), doc_id: doc.id.clone(), ordinal: 0, text: text.into(), tokens: 10 };
         let mut b = WriteBatch::default();
         for n in ["Ada Lovelace", "Royal Medal"] {
             b.mentions.push(MentionRecord {
-                entity_id: entity_id(n), name: n.into(), entity_type: "ENTITY".into(), description: String::new(),
-                doc_id: doc.id.clone(), chunk_id: Some(c.id.clone()), count: 1,
+                entity_id: entity_id(n),
+                name: n.into(),
+                entity_type: "ENTITY".into(),
+                description: String::new(),
+                doc_id: doc.id.clone(),
+                chunk_id: Some(c.id.clone()),
+                count: 1,
                 importance: None,
             });
         }
-        b.vectors.push((VectorKind::Chunk, c.id.clone(), emb.embed(&[text.to_string()], EmbedKind::Passage).unwrap().remove(0)));
+        b.vectors.push((
+            VectorKind::Chunk,
+            c.id.clone(),
+            emb.embed(&[text.to_string()], EmbedKind::Passage).unwrap().remove(0),
+        ));
         b.chunks.push(c);
         b.documents.push(doc);
         s.write_batch(&b).unwrap();
@@ -181,8 +207,11 @@ fn semantic_and_bm25_pick_the_relevant_relation_offline() {
     let r = run(&s, &cfg, None, "Which award did Ada Lovelace win?");
     assert_eq!(r.extra["pruning"], "bm25");
     assert_eq!(r.paths.len(), 1);
-    assert!(r.paths[0].starts_with("Ada Lovelace -[won award]-> Royal Medal ; Royal Medal -[awarded by]-> Royal Society"),
-        "{:?}", r.paths);
+    assert!(
+        r.paths[0].starts_with("Ada Lovelace -[won award]-> Royal Medal ; Royal Medal -[awarded by]-> Royal Society"),
+        "{:?}",
+        r.paths
+    );
     assert_eq!(r.extra["start_entities"][0]["name"], "Ada Lovelace");
     assert_eq!(r.extra["stopped_early"], false);
     assert_eq!(r.extra["llm_calls"], 0);
@@ -191,10 +220,16 @@ fn semantic_and_bm25_pick_the_relevant_relation_offline() {
     assert!(r.notes.iter().any(|n| n.contains("no early-termination check")), "{:?}", r.notes);
     assert!(r.notes.iter().any(|n| n.contains("writes no answer")), "{:?}", r.notes);
     assert_eq!(r.contexts[0].kind, "path");
-    assert_eq!(r.contexts[0].text, "Ada Lovelace -[won award]-> Royal Medal ; Royal Medal -[awarded by]-> Royal Society");
+    assert_eq!(
+        r.contexts[0].text,
+        "Ada Lovelace -[won award]-> Royal Medal ; Royal Medal -[awarded by]-> Royal Society"
+    );
     assert_eq!(r.contexts[0].source, "ada.txt ; ".to_string() + r.contexts[0].id.split(',').nth(1).unwrap());
     let chunk = &r.contexts[1];
-    assert_eq!((chunk.kind.as_str(), chunk.source.as_str(), chunk.title.as_str()), ("chunk", "ada.txt", "Ada Lovelace"));
+    assert_eq!(
+        (chunk.kind.as_str(), chunk.source.as_str(), chunk.title.as_str()),
+        ("chunk", "ada.txt", "Ada Lovelace")
+    );
     assert!(chunk.text.contains("received the Royal Medal"));
     for stage in ["graph", "embed_query", "start_entities", "explore", "prune", "sources"] {
         assert!(r.timings_ms.contains_key(stage), "{stage}: {:?}", r.timings_ms);
@@ -222,7 +257,8 @@ fn beam_limits_seen_by_the_server() {
     let cfg = config(2, 2, 2, TogPruning::Llm);
     let r = run(&s, &cfg, Some(&l), "What do Hub Alpha and Hub Beta link to?");
     assert_eq!(r.extra["pruning"], "llm");
-    let mut starts: Vec<&str> = r.extra["start_entities"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
+    let mut starts: Vec<&str> =
+        r.extra["start_entities"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
     starts.sort();
     assert_eq!(starts, ["Hub Alpha", "Hub Beta"]);
 
@@ -232,7 +268,8 @@ fn beam_limits_seen_by_the_server() {
     assert!(!d2.is_empty() && d2.len() <= 2, "{d2:?}");
     for t in &prunes {
         let entity = t.split("Current entity: ").nth(1).unwrap().lines().next().unwrap();
-        let cands: Vec<&str> = t.lines().filter(|l| l.starts_with(|c: char| c.is_ascii_digit()) && l.contains(". ")).collect();
+        let cands: Vec<&str> =
+            t.lines().filter(|l| l.starts_with(|c: char| c.is_ascii_digit()) && l.contains(". ")).collect();
         assert!(cands.len() >= 4, "{t}");
         assert!(cands.iter().all(|c| c.contains(entity)), "{t}");
         assert!(t.contains("-[has part]->") || t.contains("-[links to]->"), "{t}");
@@ -270,7 +307,8 @@ fn a_sufficient_check_stops_the_exploration() {
             "prune" => rate_in_order(&text),
             "check" => r#"```json
 {"sufficient": true, "answer": "Alpha Child 1"}
-```"#.into(),
+```"#
+                .into(),
             _ => "Alpha Child 1 [P1].".into(),
         }
     }))

@@ -124,7 +124,11 @@ pub async fn require_key(State(state): State<AppState>, req: Request, next: Next
         }
     }
     let Some(key) = matched else {
-        return Err(ApiError::new(StatusCode::UNAUTHORIZED, "wrong API key", "check the key the server was started with"));
+        return Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "wrong API key",
+            "check the key the server was started with",
+        ));
     };
     if key.read_only && writes(req.method(), req.uri().path()) {
         return Err(ApiError::new(
@@ -157,7 +161,13 @@ mod tests {
 
     #[test]
     fn the_bearer_scheme_is_matched_in_any_case() {
-        for value in ["Bearer secret-key-1", "bearer secret-key-1", "BEARER secret-key-1", "BeArEr  secret-key-1 ", "secret-key-1"] {
+        for value in [
+            "Bearer secret-key-1",
+            "bearer secret-key-1",
+            "BEARER secret-key-1",
+            "BeArEr  secret-key-1 ",
+            "secret-key-1",
+        ] {
             let mut h = HeaderMap::new();
             h.insert(axum::http::header::AUTHORIZATION, value.parse().unwrap());
             assert_eq!(presented(&h), Some(&b"secret-key-1"[..]), "{value}");
@@ -182,7 +192,9 @@ mod tests {
         }
         let keys = parse_keys(&["secret-key-1".into()], None).unwrap();
         assert_eq!(format!("{:?}", keys[0]), "ApiKey(12 bytes)");
-        assert!(public(&Method::GET, "/health") && !public(&Method::POST, "/health") && !public(&Method::DELETE, "/docs"));
+        assert!(
+            public(&Method::GET, "/health") && !public(&Method::POST, "/health") && !public(&Method::DELETE, "/docs")
+        );
         assert!(!public(&Method::GET, "/stats"));
     }
 }

@@ -24,7 +24,10 @@ pub fn method_for_model(model: &str) -> ApiResult<Method> {
         ApiError::new(
             axum::http::StatusCode::NOT_FOUND,
             format!("model: unknown model {}", quote(model)),
-            format!("use rhizome (auto) or rhizome-<method>: {}", models().into_iter().map(|m| m.0).collect::<Vec<_>>().join(", ")),
+            format!(
+                "use rhizome (auto) or rhizome-<method>: {}",
+                models().into_iter().map(|m| m.0).collect::<Vec<_>>().join(", ")
+            ),
         )
     })
 }
@@ -35,13 +38,21 @@ const QUOTE_BYTES: usize = 80;
 /// `text` for an error message: at most [`QUOTE_BYTES`], then an ellipsis.
 pub fn shorten(text: &str) -> String {
     let cut = rhizome_core::text::clip(text, QUOTE_BYTES);
-    if cut.len() < text.len() { format!("{cut}…") } else { text.to_string() }
+    if cut.len() < text.len() {
+        format!("{cut}…")
+    } else {
+        text.to_string()
+    }
 }
 
 /// `text` quoted for an error message, shortened as [`shorten`] does.
 pub fn quote(text: &str) -> String {
     let cut = rhizome_core::text::clip(text, QUOTE_BYTES);
-    if cut.len() < text.len() { format!("{cut:?}…") } else { format!("{text:?}") }
+    if cut.len() < text.len() {
+        format!("{cut:?}…")
+    } else {
+        format!("{text:?}")
+    }
 }
 
 /// The conversation of a chat request, from each message's role and content. Roles that
@@ -90,12 +101,18 @@ pub fn request(engine: &Engine, model: &str, mut messages: Vec<ChatMessage>) -> 
         return Err(ApiError::bad("messages", "is empty", "send at least one user message"));
     };
     if last.role != Role::User {
-        return Err(ApiError::bad("messages", "the last message is not the user's", "end the conversation with the user's question"));
+        return Err(ApiError::bad(
+            "messages",
+            "the last message is not the user's",
+            "end the conversation with the user's question",
+        ));
     }
     let mut req = QueryRequest::new(&last.content, method);
     req.history = messages;
     engine.check_query(&req).map_err(|e| match e {
-        rhizome_core::Error::BadInput { msg, .. } => ApiError::bad("messages", msg, "end with a user message that asks something"),
+        rhizome_core::Error::BadInput { msg, .. } => {
+            ApiError::bad("messages", msg, "end with a user message that asks something")
+        }
         other => other.into(),
     })?;
     Ok(req)

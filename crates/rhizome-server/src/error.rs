@@ -40,7 +40,11 @@ impl ApiError {
 
     /// Nothing has been indexed yet.
     pub fn empty_index() -> Self {
-        Self::new(StatusCode::NOT_FOUND, "the index is empty: nothing has been indexed yet", "upload documents first: POST /documents")
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "the index is empty: nothing has been indexed yet",
+            "upload documents first: POST /documents",
+        )
     }
 
     pub fn internal(msg: impl Into<String>) -> Self {
@@ -117,7 +121,11 @@ impl From<JsonRejection> for ApiError {
     fn from(r: JsonRejection) -> Self {
         // serde names the field: "documents[0].text: missing field `text`", "unknown field `metod`".
         let text = r.body_text().replace("Failed to deserialize the JSON body into the target type: ", "");
-        rejection(r.status(), format!("body: {text}"), "send a JSON body as /openapi.json describes, with Content-Type: application/json")
+        rejection(
+            r.status(),
+            format!("body: {text}"),
+            "send a JSON body as /openapi.json describes, with Content-Type: application/json",
+        )
     }
 }
 
@@ -203,7 +211,11 @@ pub async fn not_found() -> ApiError {
 
 /// Known paths with another method.
 pub async fn method_not_allowed() -> ApiError {
-    ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "this endpoint does not take that method", "GET /openapi.json lists the endpoints and their methods")
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "this endpoint does not take that method",
+        "GET /openapi.json lists the endpoints and their methods",
+    )
 }
 
 /// An engine value re-read as the API type that documents it (same JSON; fields the

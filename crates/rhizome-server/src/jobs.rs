@@ -214,8 +214,12 @@ fn succeed<T: Serialize>(job: &watch::Sender<JobView>, outcome: &T) {
 /// (an upload's files stay spooled for the next start). Nothing is written before the
 /// lock is taken, so a refused attempt leaves nothing to undo.
 /// With `--no-wait` (the engine does not wait for writers) a refusal fails the job at once.
-fn in_writer_turn<T>(engine: &Engine, job: &watch::Sender<JobView>, cancel: &AtomicBool,
-    mut write: impl FnMut() -> rhizome_core::Result<T>) -> rhizome_core::Result<T> {
+fn in_writer_turn<T>(
+    engine: &Engine,
+    job: &watch::Sender<JobView>,
+    cancel: &AtomicBool,
+    mut write: impl FnMut() -> rhizome_core::Result<T>,
+) -> rhizome_core::Result<T> {
     loop {
         match write() {
             Err(rhizome_core::Error::Busy { msg, .. }) if engine.waits_for_writers() => {
@@ -282,7 +286,9 @@ fn run(engine: &Engine, job: WriteJob, cancel: &AtomicBool) {
                 _ => succeed(&job, &outcomes),
             }
         }
-        Work::Texts(docs, mut dir) => match in_writer_turn(engine, &job, cancel, || engine.index(IndexInput::Documents(docs.clone()), &progress, cancel)) {
+        Work::Texts(docs, mut dir) => match in_writer_turn(engine, &job, cancel, || {
+            engine.index(IndexInput::Documents(docs.clone()), &progress, cancel)
+        }) {
             Ok(o) => succeed(&job, &o),
             Err(e) => {
                 if matches!(e, rhizome_core::Error::Cancelled) {
@@ -320,7 +326,11 @@ pub async fn resume_pending(jobs: &Jobs, queue: &mpsc::Sender<WriteJob>) {
             let uploads = journal.uploads(&dir);
             Work::Files { uploads, dir: UploadDir::Spooled(dir) }
         };
-        eprintln!("rhizome serve: resuming job {id} ({} file(s), {} text(s)) accepted before the last stop", files.len(), texts.len());
+        eprintln!(
+            "rhizome serve: resuming job {id} ({} file(s), {} text(s)) accepted before the last stop",
+            files.len(),
+            texts.len()
+        );
         if queue.send(WriteJob { job: handle.clone(), work }).await.is_err() {
             fail(&handle, &ApiError::from(rhizome_core::Error::Cancelled));
         }

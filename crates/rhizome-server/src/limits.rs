@@ -29,17 +29,28 @@ const DRAIN_MAX_TIME: Duration = Duration::from_secs(30);
 
 /// The body limit of a path.
 pub fn limit_of(path: &str, max_body_bytes: usize) -> usize {
-    if JSON_PATHS.contains(&path) { JSON_BODY_MAX.min(max_body_bytes) } else { max_body_bytes }
+    if JSON_PATHS.contains(&path) {
+        JSON_BODY_MAX.min(max_body_bytes)
+    } else {
+        max_body_bytes
+    }
 }
 
 fn too_large(len: u64, limit: usize, path: &str) -> ApiError {
     let (what, hint) = if JSON_PATHS.contains(&path) {
         ("body: the request", "send a shorter question or history (a chat request holds at most 1 MiB)")
     } else {
-        ("files: the upload", "upload fewer or smaller files per request, or start the server with a larger --max-upload-mb")
+        (
+            "files: the upload",
+            "upload fewer or smaller files per request, or start the server with a larger --max-upload-mb",
+        )
     };
     let limit = if limit >= 1 << 20 { format!("{} MiB", limit >> 20) } else { format!("{limit} bytes") };
-    ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, format!("{what} is {len} bytes, more than the {limit} the server accepts"), hint)
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!("{what} is {len} bytes, more than the {limit} the server accepts"),
+        hint,
+    )
 }
 
 /// The middleware: 413 at once for a body announced over the path's limit.

@@ -23,12 +23,20 @@ const ACCEPT_LOG_EVERY: Duration = Duration::from_secs(10);
 
 /// Errors of one connection that the next accept does not share.
 fn connection_error(e: &io::Error) -> bool {
-    matches!(e.kind(), io::ErrorKind::ConnectionRefused | io::ErrorKind::ConnectionAborted | io::ErrorKind::ConnectionReset)
+    matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionRefused | io::ErrorKind::ConnectionAborted | io::ErrorKind::ConnectionReset
+    )
 }
 
 /// Serve `router` on `listener` until `shutdown` completes; then stop accepting, let each
 /// connection finish the request it is answering, and return when all are closed.
-pub async fn serve(listener: TcpListener, router: Router, header_timeout: Duration, shutdown: impl Future<Output = ()>) {
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    header_timeout: Duration,
+    shutdown: impl Future<Output = ()>,
+) {
     let (stop_tx, stop_rx) = watch::channel(false);
     // Each connection holds a receiver; `closed` resolves when the last one is gone.
     let (open_tx, open_rx) = watch::channel(());

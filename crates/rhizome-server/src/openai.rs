@@ -101,9 +101,16 @@ fn chunk(id: &str, created: u64, model: &str, delta: Value, finish: Option<&str>
             content((ChatCompletion = "application/json"), (Object = "text/event-stream"))),
         (status = 400, body = ErrorBody), (status = 404, description = "unknown model", body = ErrorBody),
     ))]
-pub async fn completions(State(state): State<AppState>, AnyJson(body): AnyJson<ChatCompletionRequest>) -> ApiResult<Response> {
+pub async fn completions(
+    State(state): State<AppState>,
+    AnyJson(body): AnyJson<ChatCompletionRequest>,
+) -> ApiResult<Response> {
     let model = body.model.clone().unwrap_or_else(|| "rhizome".into());
-    let req = chat::request(&state.engine, &model, chat::messages(body.messages.iter().map(|m| (m.role.as_str(), &m.content)))?)?;
+    let req = chat::request(
+        &state.engine,
+        &model,
+        chat::messages(body.messages.iter().map(|m| (m.role.as_str(), &m.content)))?,
+    )?;
     if !state.engine.exists() {
         return Err(ApiError::empty_index());
     }

@@ -9,14 +9,19 @@ use axum::Json;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use crate::{chat, error, jobs, ollama, openai, routes_documents as docs, routes_graph as graph, routes_query as query, types};
+use crate::{
+    chat, error, jobs, ollama, openai, routes_documents as docs, routes_graph as graph, routes_query as query, types,
+};
 
 struct Security;
 
 impl Modify for Security {
     fn modify(&self, api: &mut utoipa::openapi::OpenApi) {
         let c = api.components.get_or_insert_with(Default::default);
-        c.add_security_scheme("bearer", SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()));
+        c.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
         c.add_security_scheme("x-api-key", SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new("X-API-Key"))));
     }
 }

@@ -14,7 +14,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::error::{mirror, ApiError, ApiJson, ApiPath, ApiQuery, ApiResult, ErrorBody};
-use crate::jobs::{JobView, UploadDir, WriteJob, Work};
+use crate::jobs::{JobView, UploadDir, Work, WriteJob};
 use crate::spool::{Journal, Spool};
 use crate::types::*;
 use crate::{blocking, AppState};
@@ -33,7 +33,9 @@ fn enqueue(state: &AppState, kind: &str, work: Work) -> ApiResult<watch::Sender<
         Ok(()) => Ok(job),
         Err(e) => {
             let (msg, hint) = match e {
-                mpsc::error::TrySendError::Full(_) => ("too many writes are waiting", "retry when the jobs queued have finished"),
+                mpsc::error::TrySendError::Full(_) => {
+                    ("too many writes are waiting", "retry when the jobs queued have finished")
+                }
                 mpsc::error::TrySendError::Closed(_) => ("the server is shutting down", "retry after it restarts"),
             };
             let err = ApiError::new(StatusCode::SERVICE_UNAVAILABLE, msg, hint);
@@ -54,11 +56,15 @@ fn journal(state: &AppState, id: u64, work: &Work) -> Result<(), String> {
         Work::Files { uploads, dir: UploadDir::Spooled(d) } => {
             let files = uploads
                 .iter()
-                .map(|u| (u.name.clone(), u.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()))
+                .map(|u| {
+                    (u.name.clone(), u.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())
+                })
                 .collect();
             spool.commit(d, &Journal { id, files, texts: vec![], resumes: 0 })
         }
-        Work::Texts(docs, UploadDir::Spooled(d)) => spool.commit(d, &Journal { id, files: vec![], texts: docs.clone(), resumes: 0 }),
+        Work::Texts(docs, UploadDir::Spooled(d)) => {
+            spool.commit(d, &Journal { id, files: vec![], texts: docs.clone(), resumes: 0 })
+        }
         _ => Ok(()),
     }
 }
@@ -135,13 +141,25 @@ async fn save_files(mut multipart: Multipart, spool: Option<&Spool>) -> ApiResul
         }
         let Some(name) = field.file_name().map(str::to_string) else {
             let part = field.name().unwrap_or("").to_string();
-            return Err(ApiError::bad(&format!("files: part {part:?}"), "is not a file", "send each document as a file part (curl -F file=@doc.txt)"));
+            return Err(ApiError::bad(
+                &format!("files: part {part:?}"),
+                "is not a file",
+                "send each document as a file part (curl -F file=@doc.txt)",
+            ));
         };
         if upload_base_name(&name).is_empty() {
-            return Err(ApiError::bad("files", "a file part has no file name", "give every file a name with its extension"));
+            return Err(ApiError::bad(
+                "files",
+                "a file part has no file name",
+                "give every file a name with its extension",
+            ));
         }
         let ext = upload_extension(&name).map_err(|e| {
-            ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, e.to_string(), "convert it to text, Markdown or HTML first")
+            ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                e.to_string(),
+                "convert it to text, Markdown or HTML first",
+            )
         })?;
         let path = dir_path.join(format!("upload-{}.{ext}", uploads.len()));
         let mut file = tokio::fs::File::create(&path)
@@ -161,11 +179,16 @@ async fn save_files(mut multipart: Multipart, spool: Option<&Spool>) -> ApiResul
 
 fn texts(body: DocumentsBody, spool: Option<&Spool>) -> ApiResult<Work> {
     if body.documents.is_empty() {
-        return Err(ApiError::bad("documents", "the list is empty", "give at least one {\"title\": ..., \"text\": ...}"));
+        return Err(ApiError::bad(
+            "documents",
+            "the list is empty",
+            "give at least one {\"title\": ..., \"text\": ...}",
+        ));
     }
     let mut docs = Vec::with_capacity(body.documents.len());
     for (i, d) in body.documents.iter().enumerate() {
-        let source = format!("upload:{}", if d.title.trim().is_empty() { format!("#{i}") } else { d.title.trim().to_string() });
+        let source =
+            format!("upload:{}", if d.title.trim().is_empty() { format!("#{i}") } else { d.title.trim().to_string() });
         docs.push(text_document(&d.title, &d.text, &source, &format!("documents[{i}].text"))?);
     }
     let dir = match spool {
@@ -177,7 +200,11 @@ fn texts(body: DocumentsBody, spool: Option<&Spool>) -> ApiResult<Work> {
 
 fn job_of(state: &AppState, id: u64) -> ApiResult<watch::Sender<JobView>> {
     state.jobs.get(id).ok_or_else(|| {
-        ApiError::new(StatusCode::NOT_FOUND, format!("no job {id}"), "job ids come from POST /documents; finished jobs are kept for a while")
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!("no job {id}"),
+            "job ids come from POST /documents; finished jobs are kept for a while",
+        )
     })
 }
 
@@ -198,8 +225,10 @@ pub async fn jobs(State(state): State<AppState>) -> Json<Vec<JobView>> {
 /// is done or failed.
 #[utoipa::path(get, path = "/jobs/{id}/events", tag = "documents", params(("id" = u64, Path)),
     responses((status = 200, content_type = "text/event-stream", body = JobView), (status = 404, body = ErrorBody)))]
-pub async fn job_events(State(state): State<AppState>, ApiPath(id): ApiPath<u64>)
-    -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
+pub async fn job_events(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<u64>,
+) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
     let mut rx = job_of(&state, id)?.subscribe();
     rx.mark_changed();
     // (receiver, ended): every change is sent, the finished state last.
@@ -220,7 +249,10 @@ const MAX_SEARCH_CHARS: usize = 1000;
 /// Documents by title; `search` matches title or source.
 #[utoipa::path(get, path = "/documents", tag = "documents", params(DocumentsQuery),
     responses((status = 200, body = DocumentList)))]
-pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<DocumentsQuery>) -> ApiResult<Json<DocumentList>> {
+pub async fn list(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<DocumentsQuery>,
+) -> ApiResult<Json<DocumentList>> {
     let limit = q.limit.unwrap_or(50);
     if limit > 1000 {
         return Err(ApiError::bad("limit", format!("{limit} is more than 1000"), "page with offset"));
@@ -228,8 +260,11 @@ pub async fn list(State(state): State<AppState>, ApiQuery(q): ApiQuery<Documents
     // SQLite refuses LIKE patterns past 50,000 bytes (a 500 before this check; found by
     // rhizome-fuzz): no title or source needs a search term this long.
     if let Some(n) = q.search.as_deref().map(|t| t.chars().count()).filter(|&n| n > MAX_SEARCH_CHARS) {
-        return Err(ApiError::bad("search", format!("{n} characters, more than {MAX_SEARCH_CHARS}"),
-            "search by a shorter part of the title or source"));
+        return Err(ApiError::bad(
+            "search",
+            format!("{n} characters, more than {MAX_SEARCH_CHARS}"),
+            "search by a shorter part of the title or source",
+        ));
     }
     if !state.engine.exists() {
         return Ok(Json(DocumentList { total: 0, offset: q.offset, documents: vec![] }));
@@ -253,7 +288,11 @@ pub async fn get(State(state): State<AppState>, ApiPath(id): ApiPath<String>) ->
         (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 503, body = ErrorBody)))]
 pub async fn delete(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> ApiResult<Json<serde_json::Value>> {
     if !state.engine.exists() {
-        return Err(ApiError::new(StatusCode::NOT_FOUND, format!("no document {id:?}: the index is empty"), "GET /documents lists what is indexed"));
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!("no document {id:?}: the index is empty"),
+            "GET /documents lists what is indexed",
+        ));
     }
     let (reply, answer) = oneshot::channel();
     enqueue(&state, "delete", Work::Delete { doc: id, reply })?;

@@ -17,13 +17,20 @@ fn at_most(field: &str, value: usize, max: usize) -> ApiResult<usize> {
 }
 
 fn require_index(state: &AppState) -> ApiResult<()> {
-    if state.engine.exists() { Ok(()) } else { Err(ApiError::empty_index()) }
+    if state.engine.exists() {
+        Ok(())
+    } else {
+        Err(ApiError::empty_index())
+    }
 }
 
 /// Entities whose name, or a word of it, starts with `q`: exact names first, then by degree.
 #[utoipa::path(get, path = "/graph/entities", tag = "graph", params(EntitiesQuery),
     responses((status = 200, body = Vec<GraphNodeOut>), (status = 400, body = ErrorBody)))]
-pub async fn entities(State(state): State<AppState>, ApiQuery(q): ApiQuery<EntitiesQuery>) -> ApiResult<Json<Vec<GraphNodeOut>>> {
+pub async fn entities(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<EntitiesQuery>,
+) -> ApiResult<Json<Vec<GraphNodeOut>>> {
     let limit = at_most("limit", q.limit.unwrap_or(20), 200)?;
     require_index(&state)?;
     let nodes = blocking(&state, move |e| e.search_entities(&q.q, limit)).await?;
@@ -33,12 +40,18 @@ pub async fn entities(State(state): State<AppState>, ApiQuery(q): ApiQuery<Entit
 /// The entities within `depth` hops of one entity, with the edges among them.
 #[utoipa::path(get, path = "/graph/neighbourhood", tag = "graph", params(NeighbourhoodQuery),
     responses((status = 200, body = SubgraphOut), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn neighbourhood(State(state): State<AppState>, ApiQuery(q): ApiQuery<NeighbourhoodQuery>)
-    -> ApiResult<Json<SubgraphOut>> {
+pub async fn neighbourhood(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<NeighbourhoodQuery>,
+) -> ApiResult<Json<SubgraphOut>> {
     let depth = at_most("depth", q.depth.unwrap_or(1), 4)?;
     let max_nodes = at_most("max_nodes", q.max_nodes.unwrap_or(50), 5000)?;
     if q.entity.trim().is_empty() {
-        return Err(ApiError::bad("entity", "is empty", "give an entity id or name (GET /graph/entities?q=... finds one)"));
+        return Err(ApiError::bad(
+            "entity",
+            "is empty",
+            "give an entity id or name (GET /graph/entities?q=... finds one)",
+        ));
     }
     require_index(&state)?;
     let g = blocking(&state, move |e| e.neighbourhood(&q.entity, depth, max_nodes)).await?;
@@ -56,8 +69,11 @@ fn community(pair: (Community, Option<CommunityReport>)) -> ApiResult<CommunityO
 /// One entity: description, aliases, the chunks that mention it, its communities.
 #[utoipa::path(get, path = "/graph/entities/{id}", tag = "graph", params(("id" = String, Path), EntityQuery),
     responses((status = 200, body = EntityDetailOut), (status = 404, body = ErrorBody)))]
-pub async fn entity(State(state): State<AppState>, ApiPath(id): ApiPath<String>, ApiQuery(q): ApiQuery<EntityQuery>)
-    -> ApiResult<Json<EntityDetailOut>> {
+pub async fn entity(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+    ApiQuery(q): ApiQuery<EntityQuery>,
+) -> ApiResult<Json<EntityDetailOut>> {
     let max = at_most("max_mentions", q.max_mentions.unwrap_or(10), 100)?;
     require_index(&state)?;
     let d = blocking(&state, move |e| e.entity_detail(&id, max)).await?;
@@ -73,8 +89,10 @@ pub async fn entity(State(state): State<AppState>, ApiPath(id): ApiPath<String>,
 /// Communities (at `level`, or all) with their reports.
 #[utoipa::path(get, path = "/communities", tag = "graph", params(CommunitiesQuery),
     responses((status = 200, body = Vec<CommunityOut>)))]
-pub async fn communities(State(state): State<AppState>, ApiQuery(q): ApiQuery<CommunitiesQuery>)
-    -> ApiResult<Json<Vec<CommunityOut>>> {
+pub async fn communities(
+    State(state): State<AppState>,
+    ApiQuery(q): ApiQuery<CommunitiesQuery>,
+) -> ApiResult<Json<Vec<CommunityOut>>> {
     if !state.engine.exists() {
         return Ok(Json(vec![]));
     }

@@ -34,7 +34,11 @@ fn role(r: &str, field: &str) -> ApiResult<Role> {
         "user" => Ok(Role::User),
         "assistant" => Ok(Role::Assistant),
         "system" => Ok(Role::System),
-        _ => Err(ApiError::bad(field, format!("role {} is not user, assistant or system", crate::chat::quote(r)), "fix the role")),
+        _ => Err(ApiError::bad(
+            field,
+            format!("role {} is not user, assistant or system", crate::chat::quote(r)),
+            "fix the role",
+        )),
     }
 }
 
@@ -56,7 +60,11 @@ fn settings(params: Option<serde_json::Map<String, Value>>) -> ApiResult<Vec<(St
             }
         };
         if !k.contains('.') {
-            return Err(ApiError::bad(&name, "is not a setting name", "name settings section.key, e.g. retrieval.top_k"));
+            return Err(ApiError::bad(
+                &name,
+                "is not a setting name",
+                "name settings section.key, e.g. retrieval.top_k",
+            ));
         }
         out.push((k, s));
     }

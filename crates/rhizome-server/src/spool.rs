@@ -137,9 +137,8 @@ impl Spool {
             if !path.is_dir() || !e.file_name().to_string_lossy().starts_with("job-") {
                 continue;
             }
-            let journal = std::fs::read(path.join("job.json"))
-                .ok()
-                .and_then(|b| serde_json::from_slice::<Journal>(&b).ok());
+            let journal =
+                std::fs::read(path.join("job.json")).ok().and_then(|b| serde_json::from_slice::<Journal>(&b).ok());
             match journal {
                 Some(j) => out.push((j, SpoolDir { path, keep: false })),
                 None => {
@@ -169,7 +168,8 @@ mod tests {
         let spool = Spool::new(tmp.path().join("spool"));
         let dir = spool.create().unwrap();
         std::fs::write(dir.path().join("upload-0.txt"), "Aage Bohr.").unwrap();
-        let journal = Journal { id: 7, files: vec![("a.txt".into(), "upload-0.txt".into())], texts: vec![], resumes: 0 };
+        let journal =
+            Journal { id: 7, files: vec![("a.txt".into(), "upload-0.txt".into())], texts: vec![], resumes: 0 };
         spool.commit(&dir, &journal).unwrap();
         let mut kept = dir;
         kept.keep();

@@ -30,7 +30,15 @@ const CSP: &str = "default-src 'self'; script-src 'self'; worker-src 'self' blob
 pub const PATHS: &[&str] = &["/", "/ui/app.js", "/ui/app.css"];
 
 fn asset(content_type: &'static str, body: &'static str) -> impl IntoResponse {
-    ([(CONTENT_TYPE, content_type), (CACHE_CONTROL, "no-cache"), (CONTENT_SECURITY_POLICY, CSP), (X_CONTENT_TYPE_OPTIONS, "nosniff")], body)
+    (
+        [
+            (CONTENT_TYPE, content_type),
+            (CACHE_CONTROL, "no-cache"),
+            (CONTENT_SECURITY_POLICY, CSP),
+            (X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        body,
+    )
 }
 
 pub async fn index() -> impl IntoResponse {

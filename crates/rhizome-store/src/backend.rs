@@ -123,8 +123,13 @@ impl StoreUrl {
 
     /// Open for writing, holding the writer lock ([`crate::lock`]): a second writer waits
     /// (`on_wait` is told whom for) or, with [`LockWait::No`], is refused.
-    pub fn open_writer(&self, create: bool, command: &str, wait: LockWait,
-        on_wait: &mut dyn FnMut(&Holder)) -> Result<Writer> {
+    pub fn open_writer(
+        &self,
+        create: bool,
+        command: &str,
+        wait: LockWait,
+        on_wait: &mut dyn FnMut(&Holder),
+    ) -> Result<Writer> {
         match self {
             StoreUrl::Dir(d) => Ok(Box::new(SqliteStore::open_writer(d, create, command, wait, on_wait)?)),
             #[cfg(feature = "postgres")]

@@ -34,7 +34,11 @@ pub const TERMS_VERSION: &str = "3";
 /// The text indexed for a chunk: its document's title (a corpus passage's title often
 /// names its subject), then the chunk.
 pub fn chunk_text(title: &str, text: &str) -> String {
-    if text.starts_with(title) { text.to_string() } else { format!("{title}\n{text}") }
+    if text.starts_with(title) {
+        text.to_string()
+    } else {
+        format!("{title}\n{text}")
+    }
 }
 
 /// A text's terms with their frequencies (sorted by term), and its length in terms.

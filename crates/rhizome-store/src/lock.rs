@@ -100,8 +100,12 @@ pub(crate) trait Contended {
 
 /// Take `lock` as `wait` says. `place` names the index in a refusal; `on_wait` is called
 /// once, with the current holder, before waiting.
-pub(crate) fn acquire(lock: &mut impl Contended, place: PathBuf, wait: LockWait,
-    on_wait: &mut dyn FnMut(&Holder)) -> Result<()> {
+pub(crate) fn acquire(
+    lock: &mut impl Contended,
+    place: PathBuf,
+    wait: LockWait,
+    on_wait: &mut dyn FnMut(&Holder),
+) -> Result<()> {
     let Some(mut holder) = lock.try_take()? else { return Ok(()) };
     // The holder writes who it is just after it takes the lock: give it a moment.
     for _ in 0..40 {

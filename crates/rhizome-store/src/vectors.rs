@@ -93,10 +93,7 @@ impl VectorMatrix {
         for i in 0..self.len() {
             top.push(dot(self.row(i), query), i);
         }
-        top.into_sorted()
-            .into_iter()
-            .map(|(s, i)| Scored { id: self.ids[i].clone(), score: s })
-            .collect()
+        top.into_sorted().into_iter().map(|(s, i)| Scored { id: self.ids[i].clone(), score: s }).collect()
     }
 
     /// Cosines of the `rows` vectors in `lhs` (row-major, `rows x dim`) against every row,
@@ -109,11 +106,25 @@ impl VectorMatrix {
         // checked by the assertion above.
         unsafe {
             gemm::gemm(
-                rows, n, d,
-                out.as_mut_ptr(), 1, n as isize, false,
-                lhs.as_ptr(), 1, d as isize,
-                self.data.as_ptr(), d as isize, 1,
-                0.0, 1.0, false, false, false, gemm::Parallelism::None,
+                rows,
+                n,
+                d,
+                out.as_mut_ptr(),
+                1,
+                n as isize,
+                false,
+                lhs.as_ptr(),
+                1,
+                d as isize,
+                self.data.as_ptr(),
+                d as isize,
+                1,
+                0.0,
+                1.0,
+                false,
+                false,
+                false,
+                gemm::Parallelism::None,
             );
         }
     }
@@ -140,11 +151,8 @@ impl VectorMatrix {
                 for (j, &sc) in scores[r * n..(r + 1) * n].iter().enumerate() {
                     top.push(sc, j);
                 }
-                out[q] = top
-                    .into_sorted()
-                    .into_iter()
-                    .map(|(s, i)| Scored { id: self.ids[i].clone(), score: s })
-                    .collect();
+                out[q] =
+                    top.into_sorted().into_iter().map(|(s, i)| Scored { id: self.ids[i].clone(), score: s }).collect();
             }
         }
         out
@@ -157,8 +165,7 @@ impl VectorMatrix {
     /// block's first row on: the upper triangle, half the products of the full square) and
     /// offered to both rows' top lists. Blocks are dealt to the threads in turn, so the
     /// triangle's long and short rows are shared evenly.
-    pub fn knn_pairs(&self, top_k: usize, threshold: f32, cancel: &AtomicBool)
-        -> Option<Vec<(usize, usize, f32)>> {
+    pub fn knn_pairs(&self, top_k: usize, threshold: f32, cancel: &AtomicBool) -> Option<Vec<(usize, usize, f32)>> {
         let n = self.len();
         let threads = std::thread::available_parallelism().map(|x| x.get()).unwrap_or(1).max(1);
         let blocks: Vec<usize> = (0..n).step_by(BLOCK).collect();
@@ -229,11 +236,25 @@ impl VectorMatrix {
         // is the transpose of rows first.. (d x cols, column stride d). Extents checked above.
         unsafe {
             gemm::gemm(
-                rows, cols, d,
-                out.as_mut_ptr(), 1, cols as isize, false,
-                lhs.as_ptr(), 1, d as isize,
-                rhs.as_ptr(), d as isize, 1,
-                0.0, 1.0, false, false, false, gemm::Parallelism::None,
+                rows,
+                cols,
+                d,
+                out.as_mut_ptr(),
+                1,
+                cols as isize,
+                false,
+                lhs.as_ptr(),
+                1,
+                d as isize,
+                rhs.as_ptr(),
+                d as isize,
+                1,
+                0.0,
+                1.0,
+                false,
+                false,
+                false,
+                gemm::Parallelism::None,
             );
         }
     }

@@ -7,12 +7,22 @@ use rhizome_store::{PgStore, SqliteStore};
 
 fn doc(i: usize) -> WriteBatch {
     let text = format!("passage number {i}");
-    let d = Document { id: document_id(&format!("d{i}"), &text), source: format!("d{i}.txt"), title: format!("d{i}"), text: text.clone() };
+    let d = Document {
+        id: document_id(&format!("d{i}"), &text),
+        source: format!("d{i}.txt"),
+        title: format!("d{i}"),
+        text: text.clone(),
+    };
     let c = Chunk { id: chunk_id(&d.id, 0, &text), doc_id: d.id.clone(), ordinal: 0, text, tokens: 3 };
     let x = i as f32;
     let mut v = vec![x.sin(), x.cos(), (x * 0.37).sin(), 1.0];
     l2_normalize(&mut v);
-    WriteBatch { vectors: vec![(VectorKind::Chunk, c.id.clone(), v)], chunks: vec![c], documents: vec![d], ..Default::default() }
+    WriteBatch {
+        vectors: vec![(VectorKind::Chunk, c.id.clone(), v)],
+        chunks: vec![c],
+        documents: vec![d],
+        ..Default::default()
+    }
 }
 
 #[test]
@@ -37,7 +47,14 @@ fn postgres_hnsw_search_matches_exact_search() {
     for q in [[1.0f32, 0.0, 0.0, 0.0], [0.2, 0.9, 0.1, 0.3], [0.0, 0.0, 1.0, 1.0]] {
         let mut q = q.to_vec();
         l2_normalize(&mut q);
-        assert_eq!(pg.vector_search(VectorKind::Chunk, &q, 10).unwrap(), lite.vector_search(VectorKind::Chunk, &q, 10).unwrap());
+        assert_eq!(
+            pg.vector_search(VectorKind::Chunk, &q, 10).unwrap(),
+            lite.vector_search(VectorKind::Chunk, &q, 10).unwrap()
+        );
     }
-    assert_eq!(pg.vector_search(VectorKind::Chunk, &[1.0], 10).unwrap(), vec![], "a query of the wrong size finds nothing");
+    assert_eq!(
+        pg.vector_search(VectorKind::Chunk, &[1.0], 10).unwrap(),
+        vec![],
+        "a query of the wrong size finds nothing"
+    );
 }

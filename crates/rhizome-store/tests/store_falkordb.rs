@@ -61,8 +61,12 @@ fn strings(s: &FalkorStore, q: &str) -> Vec<String> {
 fn falkordb_graph_has_the_sdk_schema() {
     let mut s = FalkorStore::open(&falkor_url("schema"), true).unwrap();
     s.set_embedding_model("m", 3).unwrap();
-    s.write_batch(&batch("alpha", &["Aage Bohr won the Nobel Prize", "Copenhagen physics"], &["Aage Bohr", "Nobel Prize"]))
-        .unwrap();
+    s.write_batch(&batch(
+        "alpha",
+        &["Aage Bohr won the Nobel Prize", "Copenhagen physics"],
+        &["Aage Bohr", "Nobel Prize"],
+    ))
+    .unwrap();
     s.rebuild_synonyms(10, 0.8, &AtomicBool::new(false)).unwrap();
     let labels = strings(&s, "CALL db.labels()");
     for l in ["Document", "Chunk", "Fact", "__Entity__", "ENTITY"] {
@@ -75,9 +79,15 @@ fn falkordb_graph_has_the_sdk_schema() {
     let idx = s.cypher("CALL db.indexes() YIELD label, properties, types RETURN label, properties, types").unwrap();
     let text = format!("{idx:?}");
     for label in ["Chunk", "__Entity__", "Fact"] {
-        assert!(idx.iter().any(|r| r[0].str() == label && format!("{:?}", r[2]).contains("VECTOR")), "vector index on {label}: {text}");
+        assert!(
+            idx.iter().any(|r| r[0].str() == label && format!("{:?}", r[2]).contains("VECTOR")),
+            "vector index on {label}: {text}"
+        );
     }
-    assert!(idx.iter().any(|r| r[0].str() == "Chunk" && format!("{:?}", r[2]).contains("FULLTEXT")), "full-text index: {text}");
+    assert!(
+        idx.iter().any(|r| r[0].str() == "Chunk" && format!("{:?}", r[2]).contains("FULLTEXT")),
+        "full-text index: {text}"
+    );
     // An entity carries its type as a label, a relation its type as the edge type.
     let bohr = strings(&s, "MATCH (e:__Entity__:ENTITY {name: 'Aage Bohr'}) RETURN e.id");
     assert_eq!(bohr, [entity_id("Aage Bohr")]);
@@ -109,11 +119,23 @@ fn falkordb_second_writer_waits_or_is_refused_with_the_holder_named() {
     use rhizome_store::LockWait;
     let url = falkor_url("lock");
     let first = FalkorStore::open_writer(&url, true, "rhizome index docs", LockWait::No, &mut |_| {}).unwrap();
-    let err = FalkorStore::open_writer(&url, true, "rhizome delete x", LockWait::No, &mut |_| {}).err().unwrap().to_string();
-    assert!(err.contains("is busy") && err.contains("rhizome index docs") && err.contains(&std::process::id().to_string()), "{err}");
+    let err =
+        FalkorStore::open_writer(&url, true, "rhizome delete x", LockWait::No, &mut |_| {}).err().unwrap().to_string();
+    assert!(
+        err.contains("is busy") && err.contains("rhizome index docs") && err.contains(&std::process::id().to_string()),
+        "{err}"
+    );
     let mut waited = None;
-    let err = FalkorStore::open_writer(&url, true, "b", LockWait::Up(Some(std::time::Duration::from_millis(300))),
-        &mut |h| waited = Some(h.clone())).err().unwrap().to_string();
+    let err = FalkorStore::open_writer(
+        &url,
+        true,
+        "b",
+        LockWait::Up(Some(std::time::Duration::from_millis(300))),
+        &mut |h| waited = Some(h.clone()),
+    )
+    .err()
+    .unwrap()
+    .to_string();
     assert!(err.contains("is busy"), "{err}");
     assert!(waited.unwrap().command.starts_with("rhizome index docs"));
     let t = std::thread::spawn({
@@ -176,7 +198,11 @@ fn falkordb_errors_name_the_url_and_the_fix() {
     let port = rhizome_testdb::free_port();
     let url = FalkorUrl::parse(&format!("falkordb://127.0.0.1:{port}/g")).unwrap();
     let err = FalkorStore::open(&url, true).err().unwrap().to_string();
-    assert!(err.contains(&format!("cannot connect to falkordb://127.0.0.1:{port}/g")) && err.contains("is FalkorDB running"), "{err}");
+    assert!(
+        err.contains(&format!("cannot connect to falkordb://127.0.0.1:{port}/g"))
+            && err.contains("is FalkorDB running"),
+        "{err}"
+    );
     let err = FalkorStore::open(&falkor_url("missing"), false).err().unwrap().to_string();
     assert!(err.contains("no Rhizome index in this graph"), "{err}");
     let plain = rhizome_testdb::falkordb::start_without_module();

@@ -53,8 +53,11 @@ fn postgres_answers_as_sqlite_does() {
     let docs = [
         batch("alpha", &["Aage Bohr won the Nobel Prize", "Copenhagen physics"], &["Aage Bohr", "Nobel Prize"]),
         batch("beta", &["微软向OpenAI投资", "Sam Altman领导OpenAI"], &["OpenAI", "Aage Bohr", "Microsoft"]),
-        batch("gamma", &["Niels Bohr and Aage Bohr", "Nobel Prize in Physics 1975", "Ben Mottelson"],
-            &["Niels Bohr", "Aage Bohr", "Ben Mottelson"]),
+        batch(
+            "gamma",
+            &["Niels Bohr and Aage Bohr", "Nobel Prize in Physics 1975", "Ben Mottelson"],
+            &["Niels Bohr", "Aage Bohr", "Ben Mottelson"],
+        ),
     ];
     for s in [&mut lite as &mut dyn StoreWrite, &mut pg] {
         s.set_embedding_model("m", 3).unwrap();
@@ -81,20 +84,42 @@ fn postgres_answers_as_sqlite_does() {
     // Communities and reports: replaced as a set, reports only for stored communities.
     let bohr = rhizome_core::ids::entity_id("Aage Bohr");
     let com = |id: &str, level: u32, members: &[String]| Community {
-        id: id.into(), level, parent: None, children: vec![], title: format!("c {id}"),
-        entity_ids: members.to_vec(), fingerprint: format!("fp {id}"),
+        id: id.into(),
+        level,
+        parent: None,
+        children: vec![],
+        title: format!("c {id}"),
+        entity_ids: members.to_vec(),
+        fingerprint: format!("fp {id}"),
     };
     let rep = |id: &str, rating: f32| CommunityReport {
-        community_id: id.into(), level: 0, title: format!("r {id}"), summary: "s".into(),
-        findings: vec![Finding { summary: "f".into(), explanation: "e".into() }], rating,
-        rating_explanation: "x".into(), fingerprint: format!("fp {id}"), kind: ReportKind::Extractive,
+        community_id: id.into(),
+        level: 0,
+        title: format!("r {id}"),
+        summary: "s".into(),
+        findings: vec![Finding { summary: "f".into(), explanation: "e".into() }],
+        rating,
+        rating_explanation: "x".into(),
+        fingerprint: format!("fp {id}"),
+        kind: ReportKind::Extractive,
     };
     let v0 = lite.graph_version().unwrap();
     for s in [&mut lite as &mut dyn StoreWrite, &mut pg] {
-        s.replace_communities(&[com("com_b", 0, &ids[..2]), com("com_a", 1, &[bohr.clone()]), com("com_c", 0, &ids[2..])], v0).unwrap();
-        s.put_reports(&[rep("com_a", 1.0), rep("com_b", 2.0), rep("com_x", 3.0), rep("com_a", 4.0)],
-            &[("com_a".into(), unit(&[1.0, 0.0, 0.0])), ("com_b".into(), unit(&[0.0, 1.0, 0.0])),
-              ("com_x".into(), unit(&[0.0, 0.0, 1.0])), ("com_c".into(), unit(&[1.0, 1.0, 1.0]))]).unwrap();
+        s.replace_communities(
+            &[com("com_b", 0, &ids[..2]), com("com_a", 1, &[bohr.clone()]), com("com_c", 0, &ids[2..])],
+            v0,
+        )
+        .unwrap();
+        s.put_reports(
+            &[rep("com_a", 1.0), rep("com_b", 2.0), rep("com_x", 3.0), rep("com_a", 4.0)],
+            &[
+                ("com_a".into(), unit(&[1.0, 0.0, 0.0])),
+                ("com_b".into(), unit(&[0.0, 1.0, 0.0])),
+                ("com_x".into(), unit(&[0.0, 0.0, 1.0])),
+                ("com_c".into(), unit(&[1.0, 1.0, 1.0])),
+            ],
+        )
+        .unwrap();
         s.set_reports_version(v0).unwrap();
         s.replace_communities(&[com("com_a", 1, &[bohr.clone()]), com("com_c", 0, &ids[2..])], v0).unwrap();
     }
@@ -106,12 +131,17 @@ fn postgres_answers_as_sqlite_does() {
     assert_eq!(pg.community_reports_of(&all).unwrap(), lite.community_reports_of(&all).unwrap());
     assert_eq!((pg.communities_version().unwrap(), pg.reports_version().unwrap()), (Some(v0), Some(v0)));
     let q = unit(&[1.0, 0.2, 0.1]);
-    assert_eq!(pg.vector_search(VectorKind::Report, &q, 5).unwrap(), lite.vector_search(VectorKind::Report, &q, 5).unwrap());
+    assert_eq!(
+        pg.vector_search(VectorKind::Report, &q, 5).unwrap(),
+        lite.vector_search(VectorKind::Report, &q, 5).unwrap()
+    );
     assert_eq!(pg.vector_search(VectorKind::Report, &q, 5).unwrap().len(), 1);
     assert_eq!(pg.stats().unwrap(), lite.stats().unwrap());
     assert_eq!(pg.documents(Some("ALP"), 0, 10).unwrap().len(), 1);
-    assert_eq!(pg.documents(None, 0, 10).unwrap().iter().map(|d| &d.id).collect::<Vec<_>>(),
-        lite.documents(None, 0, 10).unwrap().iter().map(|d| &d.id).collect::<Vec<_>>());
+    assert_eq!(
+        pg.documents(None, 0, 10).unwrap().iter().map(|d| &d.id).collect::<Vec<_>>(),
+        lite.documents(None, 0, 10).unwrap().iter().map(|d| &d.id).collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -120,15 +150,19 @@ fn postgres_second_writer_waits_or_is_refused_with_the_holder_named() {
     use std::time::Duration;
     let url = rhizome_testdb::postgres::fresh_database("lock");
     let first = PgStore::open_writer(&url, true, "rhizome index docs", LockWait::No, &mut |_| {}).unwrap();
-    let err = PgStore::open_writer(&url, true, "rhizome delete x", LockWait::No, &mut |_| {}).err().unwrap().to_string();
-    assert!(err.contains("is busy") && err.contains("rhizome index docs") && err.contains(&std::process::id().to_string()),
-        "{err}");
+    let err =
+        PgStore::open_writer(&url, true, "rhizome delete x", LockWait::No, &mut |_| {}).err().unwrap().to_string();
+    assert!(
+        err.contains("is busy") && err.contains("rhizome index docs") && err.contains(&std::process::id().to_string()),
+        "{err}"
+    );
     assert!(err.contains("postgres://postgres@127.0.0.1"), "names the database: {err}");
     let mut waited = None;
-    let err = PgStore::open_writer(&url, true, "b", LockWait::Up(Some(Duration::from_millis(300))),
-        &mut |h| waited = Some(h.clone()))
-        .err()
-        .unwrap();
+    let err = PgStore::open_writer(&url, true, "b", LockWait::Up(Some(Duration::from_millis(300))), &mut |h| {
+        waited = Some(h.clone())
+    })
+    .err()
+    .unwrap();
     assert!(err.to_string().contains("is busy"), "{err}");
     assert_eq!(waited.unwrap().command, "rhizome index docs");
     let t = std::thread::spawn({

@@ -62,8 +62,11 @@ fn postings_made_with_older_term_rules_are_rebuilt_on_open() {
     drop(s);
     // Simulate an index written by an older release: other rules, stale postings.
     let conn = rusqlite::Connection::open(tmp.path().join("rhizome.sqlite")).unwrap();
-    conn.execute_batch("UPDATE meta SET value = '1' WHERE key = 'bm25_terms';
-        UPDATE bm25_postings SET term = 'stale-' || term;").unwrap();
+    conn.execute_batch(
+        "UPDATE meta SET value = '1' WHERE key = 'bm25_terms';
+        UPDATE bm25_postings SET term = 'stale-' || term;",
+    )
+    .unwrap();
     drop(conn);
     let s = SqliteStore::open(tmp.path(), false).unwrap();
     assert_eq!(s.bm25("OpenAI投资", 5).unwrap(), before, "rebuilt from the stored chunks");

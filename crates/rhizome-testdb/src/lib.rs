@@ -13,8 +13,8 @@
 //! graph of its own); `RHIZOME_TEST_PG_URL` / `RHIZOME_TEST_FALKORDB_URL` point the tests
 //! at a server someone else runs instead.
 
-pub mod postgres;
 pub mod falkordb;
+pub mod postgres;
 pub mod wheels;
 
 use std::net::TcpListener;

@@ -65,7 +65,8 @@ fn chown(path: &Path, user: Option<(u32, u32)>) {
 fn remove_stale(dir: &Path) {
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let name = e.file_name().to_string_lossy().to_string();
-        let Some(pid) = name.strip_prefix("pg-").and_then(|p| p.split('-').next()).and_then(|p| p.parse::<i32>().ok()) else {
+        let Some(pid) = name.strip_prefix("pg-").and_then(|p| p.split('-').next()).and_then(|p| p.parse::<i32>().ok())
+        else {
             continue;
         };
         // SAFETY: signal 0 only asks whether the process exists.
@@ -97,25 +98,46 @@ pub fn start_in(dir: &Path, wal: Option<&Path>) -> Server {
         chown(p, user);
     }
     let mut initdb = Command::new(bin.join("initdb"));
-    as_user(&mut initdb, user)
-        .arg("-D").arg(&data)
-        .args(["-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-locale", "--no-sync"]);
+    as_user(&mut initdb, user).arg("-D").arg(&data).args([
+        "-U",
+        "postgres",
+        "-A",
+        "trust",
+        "-E",
+        "UTF8",
+        "--no-locale",
+        "--no-sync",
+    ]);
     if let Some(w) = wal {
         std::fs::create_dir_all(w).unwrap();
         chown(w, user);
         initdb.arg("--waldir").arg(w.join("pg_wal"));
     }
     let out = initdb.output().expect("run initdb");
-    assert!(out.status.success(), "initdb failed:\n{}{}", String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "initdb failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     let port = free_port();
     let log = std::fs::File::create(dir.join("postgres.log")).unwrap();
     let mut child = as_user(&mut Command::new(bin.join("postgres")), user)
-        .arg("-D").arg(&data)
+        .arg("-D")
+        .arg(&data)
         .args(["-h", "127.0.0.1", "-p", &port.to_string()])
-        .arg("-k").arg(&sock)
-        .args(["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-               "-c", "max_connections=200"])
+        .arg("-k")
+        .arg(&sock)
+        .args([
+            "-c",
+            "fsync=off",
+            "-c",
+            "synchronous_commit=off",
+            "-c",
+            "full_page_writes=off",
+            "-c",
+            "max_connections=200",
+        ])
         .stdin(Stdio::null())
         .stdout(log.try_clone().unwrap())
         .stderr(log)
@@ -126,13 +148,21 @@ pub fn start_in(dir: &Path, wal: Option<&Path>) -> Server {
     // Accepting connections is not yet accepting queries ("the database system is starting up").
     let t0 = Instant::now();
     while psql(&url, "SELECT 1").is_err() {
-        assert!(t0.elapsed() < Duration::from_secs(60), "postgres at {url} does not answer; see {}",
-            dir.join("postgres.log").display());
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "postgres at {url} does not answer; see {}",
+            dir.join("postgres.log").display()
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     let mut stop = Command::new(bin.join("pg_ctl"));
-    as_user(&mut stop, user).arg("stop").arg("-D").arg(&data).args(["-m", "fast", "-w"])
-        .stdout(Stdio::null()).stderr(Stdio::null());
+    as_user(&mut stop, user)
+        .arg("stop")
+        .arg("-D")
+        .arg(&data)
+        .args(["-m", "fast", "-w"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
     let pid = child.id();
     Server::new(pid, url, port, dir.to_path_buf(), Some(child), Some(stop))
 }

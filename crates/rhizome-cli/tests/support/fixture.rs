@@ -68,7 +68,8 @@ pub fn examples_copy(dir: &Path) -> PathBuf {
 pub fn musique_openie() -> PathBuf {
     shared_index("musique-openie-minilm", |idx| {
         let mut c = super::rz(idx);
-        c.arg("import").arg("hipporag-openie")
+        c.arg("import")
+            .arg("hipporag-openie")
             .arg(super::shared().join("musique/openie_musique_train_results_ner_gpt-3.5-turbo-1106_1890.json"));
         super::ok(c);
     })

@@ -57,10 +57,9 @@ pub fn stats(index: &Path) -> Value {
 
 /// `n` MuSiQue passages from `from` as .txt files in `dir` (title = file name).
 pub fn musique_docs(dir: &Path, from: usize, n: usize) -> PathBuf {
-    let corpus: Vec<Value> = serde_json::from_str(
-        &std::fs::read_to_string(shared().join("musique/musique_train_corpus.json")).unwrap(),
-    )
-    .unwrap();
+    let corpus: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(shared().join("musique/musique_train_corpus.json")).unwrap())
+            .unwrap();
     std::fs::create_dir_all(dir).unwrap();
     for (i, p) in corpus.iter().skip(from).take(n).enumerate() {
         let title = p["title"].as_str().unwrap();
@@ -79,11 +78,9 @@ const VOLATILE_META: &[&str] = &["graph_version", "communities_version", "report
 /// Embedding the same text in another batch can move a float in its last bits, hence the
 /// rounding.
 pub fn dump(index: &Path) -> BTreeMap<String, Vec<String>> {
-    let conn = rusqlite::Connection::open_with_flags(
-        index.join("rhizome.sqlite"),
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-    )
-    .unwrap();
+    let conn =
+        rusqlite::Connection::open_with_flags(index.join("rhizome.sqlite"), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
     let tables: Vec<String> = {
         let mut s = conn
             .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
@@ -97,7 +94,9 @@ pub fn dump(index: &Path) -> BTreeMap<String, Vec<String>> {
             "chunks" => "SELECT id, doc_id, ordinal, text, tokens FROM chunks".to_string(),
             // When it was indexed is not content.
             "documents" => "SELECT id, source, title, text, language FROM documents".into(),
-            "bm25_postings" => "SELECT p.term, c.id, p.tf FROM bm25_postings p JOIN chunks c ON c.rowid = p.chunk_rowid".into(),
+            "bm25_postings" => {
+                "SELECT p.term, c.id, p.tf FROM bm25_postings p JOIN chunks c ON c.rowid = p.chunk_rowid".into()
+            }
             "bm25_docs" => "SELECT c.id, d.len FROM bm25_docs d JOIN chunks c ON c.rowid = d.chunk_rowid".into(),
             _ => format!("SELECT * FROM {t}"),
         };
@@ -155,11 +154,9 @@ pub fn diff(a: &BTreeMap<String, Vec<String>>, b: &BTreeMap<String, Vec<String>>
 /// in both), panicking when one lacks a vector the other has.
 pub fn vector_gap(a: &Path, b: &Path) -> f32 {
     let read = |p: &Path| -> BTreeMap<(String, String), Vec<f32>> {
-        let conn = rusqlite::Connection::open_with_flags(
-            p.join("rhizome.sqlite"),
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-        )
-        .unwrap();
+        let conn =
+            rusqlite::Connection::open_with_flags(p.join("rhizome.sqlite"), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .unwrap();
         let mut s = conn.prepare("SELECT kind, id, vec FROM vectors").unwrap();
         let v = s
             .query_map([], |r| {

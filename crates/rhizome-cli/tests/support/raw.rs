@@ -16,7 +16,10 @@ pub fn host_port(base: &str) -> String {
 /// Resident memory of a process, in MiB (VmRSS of /proc/PID/status).
 pub fn rss_mib(pid: u32) -> f64 {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let kb = s.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok());
+    let kb = s
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok());
     kb.unwrap_or(f64::NAN) / 1024.0
 }
 
@@ -95,7 +98,9 @@ impl Reply {
     pub fn is_client_error_json(&self) -> bool {
         let v = self.json();
         matches!(self.status, Some(400..=499))
-            && v.as_ref().is_some_and(|v| v["error"].as_str().is_some_and(|s| !s.is_empty()) && v["hint"].as_str().is_some_and(|s| !s.is_empty()))
+            && v.as_ref().is_some_and(|v| {
+                v["error"].as_str().is_some_and(|s| !s.is_empty()) && v["hint"].as_str().is_some_and(|s| !s.is_empty())
+            })
     }
 }
 
@@ -110,7 +115,10 @@ fn read_reply(mut s: &TcpStream) -> (Option<u16>, String) {
                 // A whole error response is small: stop once its body has arrived.
                 if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
                     let head = String::from_utf8_lossy(&buf[..p]).to_ascii_lowercase();
-                    let len = head.lines().find_map(|l| l.strip_prefix("content-length:")).and_then(|v| v.trim().parse::<usize>().ok());
+                    let len = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .and_then(|v| v.trim().parse::<usize>().ok());
                     let body = buf.len() - p - 4;
                     if len.is_some_and(|n| body >= n) || (head.contains("chunked") && buf.ends_with(b"0\r\n\r\n")) {
                         break;
@@ -153,7 +161,13 @@ pub fn send(addr: &str, request: &[u8]) -> Reply {
 /// Send `head` (which ends with a blank line), then a body of `total` bytes made by
 /// `fill` — as chunks of the chunked encoding when `chunked` — until the server answers
 /// or closes; nothing of it is kept in memory. The reply and how much was written.
-pub fn stream(addr: &str, head: &str, total: u64, chunked: bool, fill: impl Fn(u64, &mut [u8]) + Send + 'static) -> Reply {
+pub fn stream(
+    addr: &str,
+    head: &str,
+    total: u64,
+    chunked: bool,
+    fill: impl Fn(u64, &mut [u8]) + Send + 'static,
+) -> Reply {
     let s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
     let answered = Arc::new(AtomicBool::new(false));
@@ -177,7 +191,9 @@ pub fn stream(addr: &str, head: &str, total: u64, chunked: bool, fill: impl Fn(u
                 let n = (total - sent).min(buf.len() as u64) as usize;
                 fill(sent, &mut buf[..n]);
                 let ok = if chunked {
-                    w.write_all(format!("{n:x}\r\n").as_bytes()).is_ok() && w.write_all(&buf[..n]).is_ok() && w.write_all(b"\r\n").is_ok()
+                    w.write_all(format!("{n:x}\r\n").as_bytes()).is_ok()
+                        && w.write_all(&buf[..n]).is_ok()
+                        && w.write_all(b"\r\n").is_ok()
                 } else {
                     w.write_all(&buf[..n]).is_ok()
                 };

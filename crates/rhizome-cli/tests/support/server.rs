@@ -161,7 +161,8 @@ impl Server {
 pub fn form(files: &[(String, Vec<u8>)]) -> reqwest::blocking::multipart::Form {
     let mut form = reqwest::blocking::multipart::Form::new();
     for (i, (name, bytes)) in files.iter().enumerate() {
-        form = form.part(format!("file{i}"), reqwest::blocking::multipart::Part::bytes(bytes.clone()).file_name(name.clone()));
+        form = form
+            .part(format!("file{i}"), reqwest::blocking::multipart::Part::bytes(bytes.clone()).file_name(name.clone()));
     }
     form
 }

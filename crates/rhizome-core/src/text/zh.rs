@@ -48,10 +48,10 @@ pub fn tag(text: &str) -> Vec<TaggedWord<'_>> {
 /// The tag as a `'static` string (jieba's tags live as long as the static segmenter).
 fn static_tag(tag: &str) -> &'static str {
     const KNOWN: &[&str] = &[
-        "nr", "nrt", "nrfg", "ns", "nt", "nz", "n", "ng", "nd", "nh", "ni", "nl", "v", "vn", "vd",
-        "a", "ad", "an", "d", "m", "mq", "q", "r", "p", "c", "u", "uj", "ul", "uz", "ug", "uv",
-        "ud", "y", "e", "o", "f", "s", "t", "tg", "b", "z", "l", "i", "j", "k", "h", "g", "x",
-        "eng", "zg", "df", "dg", "ag", "rr", "rz", "rg", "vg", "vq", "vi", "yg", "mg",
+        "nr", "nrt", "nrfg", "ns", "nt", "nz", "n", "ng", "nd", "nh", "ni", "nl", "v", "vn", "vd", "a", "ad", "an",
+        "d", "m", "mq", "q", "r", "p", "c", "u", "uj", "ul", "uz", "ug", "uv", "ud", "y", "e", "o", "f", "s", "t",
+        "tg", "b", "z", "l", "i", "j", "k", "h", "g", "x", "eng", "zg", "df", "dg", "ag", "rr", "rz", "rg", "vg", "vq",
+        "vi", "yg", "mg",
     ];
     KNOWN.iter().find(|k| **k == tag).copied().unwrap_or("x")
 }

@@ -95,19 +95,29 @@ fn body<W: Write>(snap: &Snapshot, edges: &[Edge<'_>], w: &mut Out<W>) -> std::i
         w.node(&d.id, "Document", &a)?;
     }
     for c in &snap.chunks {
-        w.node(&c.id, "Chunk", &[("doc_id", c.doc_id.clone()), ("ordinal", c.ordinal.to_string()), ("text", c.text.clone())])?;
+        w.node(
+            &c.id,
+            "Chunk",
+            &[("doc_id", c.doc_id.clone()), ("ordinal", c.ordinal.to_string()), ("text", c.text.clone())],
+        )?;
     }
     for e in &snap.entities {
-        let mut a = vec![("name", e.name.clone()), ("entity_type", e.entity_type.clone()),
-            ("description", e.description.clone())];
+        let mut a = vec![
+            ("name", e.name.clone()),
+            ("entity_type", e.entity_type.clone()),
+            ("description", e.description.clone()),
+        ];
         if let Some(i) = e.importance {
             a.push(("importance", i.to_string()));
         }
         w.node(&e.id, "Entity", &a)?;
     }
     for f in &snap.facts {
-        w.node(&f.id, "Fact", &[("subject", f.subject.clone()), ("predicate", f.predicate.clone()),
-            ("object", f.object.clone())])?;
+        w.node(
+            &f.id,
+            "Fact",
+            &[("subject", f.subject.clone()), ("predicate", f.predicate.clone()), ("object", f.object.clone())],
+        )?;
     }
     for (i, e) in edges.iter().enumerate() {
         write!(w.0, "<edge id=\"e{i}\" source=\"{}\" target=\"{}\">", escape(e.source), escape(e.target))?;

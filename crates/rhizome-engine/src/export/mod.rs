@@ -36,8 +36,12 @@ impl ExportFormat {
         match s.trim().to_ascii_lowercase().as_str() {
             "graphml" => Ok(ExportFormat::GraphMl),
             "neo4j-csv" | "neo4j" | "csv" => Ok(ExportFormat::Neo4jCsv),
-            other => Err(Error::bad_input("--format", format!(
-                "unknown export format {other:?}; use graphml (Gephi) or neo4j-csv (neo4j-admin database import)"))),
+            other => Err(Error::bad_input(
+                "--format",
+                format!(
+                    "unknown export format {other:?}; use graphml (Gephi) or neo4j-csv (neo4j-admin database import)"
+                ),
+            )),
         }
     }
 }
@@ -118,7 +122,13 @@ impl Snapshot {
     /// chunks, fact edges.
     pub(crate) fn edges(&self) -> Vec<Edge<'_>> {
         let plain = |source, target, kind: &str| Edge {
-            source, target, kind: kind.to_string(), weight: None, count: None, description: None, rel_type: None,
+            source,
+            target,
+            kind: kind.to_string(),
+            weight: None,
+            count: None,
+            description: None,
+            rel_type: None,
         };
         let mut out = Vec::new();
         let mut by_doc: BTreeMap<&str, Vec<&Chunk>> = BTreeMap::new();
@@ -205,7 +215,11 @@ impl Engine {
             ExportFormat::Neo4jCsv => neo4j_csv::write(&snap, &edges, out)?,
         };
         Ok(ExportOutcome {
-            format: match format { ExportFormat::GraphMl => "graphml", ExportFormat::Neo4jCsv => "neo4j-csv" }.into(),
+            format: match format {
+                ExportFormat::GraphMl => "graphml",
+                ExportFormat::Neo4jCsv => "neo4j-csv",
+            }
+            .into(),
             files,
             nodes: snap.node_counts(),
             edges: edge_counts(&edges),

@@ -45,8 +45,10 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 
 pub(super) fn write(snap: &Snapshot, edges: &[Edge<'_>], dir: &Path) -> Result<Vec<PathBuf>> {
     if dir.is_file() {
-        return Err(Error::bad_input("--out", format!(
-            "{} is a file; neo4j-csv writes a folder of CSV files: give a folder path", dir.display())));
+        return Err(Error::bad_input(
+            "--out",
+            format!("{} is a file; neo4j-csv writes a folder of CSV files: give a folder path", dir.display()),
+        ));
     }
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let mut files = Vec::new();
@@ -57,21 +59,38 @@ pub(super) fn write(snap: &Snapshot, edges: &[Edge<'_>], dir: &Path) -> Result<V
     }
     files.push(docs.finish()?);
 
-    let mut chunks = Csv::create(dir, "chunks.csv", &["id:ID", "doc_id", "ordinal:int", "text", "tokens:int", ":LABEL"])?;
+    let mut chunks =
+        Csv::create(dir, "chunks.csv", &["id:ID", "doc_id", "ordinal:int", "text", "tokens:int", ":LABEL"])?;
     for c in &snap.chunks {
-        chunks.row(&[c.id.clone(), c.doc_id.clone(), c.ordinal.to_string(), c.text.clone(), c.tokens.to_string(),
-            "Chunk".into()])?;
+        chunks.row(&[
+            c.id.clone(),
+            c.doc_id.clone(),
+            c.ordinal.to_string(),
+            c.text.clone(),
+            c.tokens.to_string(),
+            "Chunk".into(),
+        ])?;
     }
     files.push(chunks.finish()?);
 
-    let mut ents = Csv::create(dir, "entities.csv",
-        &["id:ID", "name", "entity_type", "description", "importance:float", ":LABEL"])?;
+    let mut ents = Csv::create(
+        dir,
+        "entities.csv",
+        &["id:ID", "name", "entity_type", "description", "importance:float", ":LABEL"],
+    )?;
     for e in &snap.entities {
         let labels = match type_label(&e.entity_type) {
             Some(l) => format!("__Entity__;{l}"),
             None => "__Entity__".into(),
         };
-        ents.row(&[e.id.clone(), e.name.clone(), e.entity_type.clone(), e.description.clone(), opt(e.importance), labels])?;
+        ents.row(&[
+            e.id.clone(),
+            e.name.clone(),
+            e.entity_type.clone(),
+            e.description.clone(),
+            opt(e.importance),
+            labels,
+        ])?;
     }
     files.push(ents.finish()?);
 
@@ -81,11 +100,21 @@ pub(super) fn write(snap: &Snapshot, edges: &[Edge<'_>], dir: &Path) -> Result<V
     }
     files.push(facts.finish()?);
 
-    let mut rels = Csv::create(dir, "relationships.csv",
-        &[":START_ID", ":END_ID", ":TYPE", "weight:float", "count:int", "description", "rel_type"])?;
+    let mut rels = Csv::create(
+        dir,
+        "relationships.csv",
+        &[":START_ID", ":END_ID", ":TYPE", "weight:float", "count:int", "description", "rel_type"],
+    )?;
     for e in edges {
-        rels.row(&[e.source.to_string(), e.target.to_string(), e.kind.clone(), opt(e.weight), opt(e.count),
-            e.description.unwrap_or_default().to_string(), e.rel_type.unwrap_or_default().to_string()])?;
+        rels.row(&[
+            e.source.to_string(),
+            e.target.to_string(),
+            e.kind.clone(),
+            opt(e.weight),
+            opt(e.count),
+            e.description.unwrap_or_default().to_string(),
+            e.rel_type.unwrap_or_default().to_string(),
+        ])?;
     }
     files.push(rels.finish()?);
 

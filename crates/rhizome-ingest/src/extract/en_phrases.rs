@@ -55,12 +55,58 @@ const CLITICS: [&str; 14] =
 /// Adjectives that quantify or point rather than describe: not part of a concept's name.
 static WEAK_MODIFIERS: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
     [
-        "other", "such", "same", "own", "various", "certain", "many", "much", "several", "few",
-        "more", "most", "less", "least", "further", "former", "latter", "next", "previous",
-        "only", "whole", "entire", "different", "similar", "particular", "numerous", "additional",
-        "respective", "due", "able", "likely", "possible", "available", "total", "full", "usual",
-        "overall", "following", "current", "recent", "later", "earlier", "main", "specific",
-        "individual", "ample", "wide", "vast", "huge", "considerable", "significant", "multiple",
+        "other",
+        "such",
+        "same",
+        "own",
+        "various",
+        "certain",
+        "many",
+        "much",
+        "several",
+        "few",
+        "more",
+        "most",
+        "less",
+        "least",
+        "further",
+        "former",
+        "latter",
+        "next",
+        "previous",
+        "only",
+        "whole",
+        "entire",
+        "different",
+        "similar",
+        "particular",
+        "numerous",
+        "additional",
+        "respective",
+        "due",
+        "able",
+        "likely",
+        "possible",
+        "available",
+        "total",
+        "full",
+        "usual",
+        "overall",
+        "following",
+        "current",
+        "recent",
+        "later",
+        "earlier",
+        "main",
+        "specific",
+        "individual",
+        "ample",
+        "wide",
+        "vast",
+        "huge",
+        "considerable",
+        "significant",
+        "multiple",
     ]
     .into_iter()
     .collect()
@@ -69,40 +115,223 @@ static WEAK_MODIFIERS: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
 /// Nouns too general to stand alone as a concept (they still head longer phrases).
 static GENERIC_NOUNS: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
     [
-        "year", "years", "time", "times", "day", "days", "month", "months", "week", "weeks",
-        "decade", "decades", "century", "centuries", "hour", "hours", "minute", "minutes", "part",
-        "parts", "number", "numbers", "way", "ways", "kind", "kinds", "sort", "type", "types",
-        "lot", "lots", "thing", "things", "end", "beginning", "side", "case", "cases", "fact",
-        "example", "examples", "total", "percent", "order", "point", "half", "rest", "addition",
-        "use", "couple", "amount", "variety", "period", "age", "today", "date", "top", "bottom",
-        "front", "back", "place", "term", "terms", "name", "names", "one", "ones", "other",
-        "others", "lack", "majority", "instance", "version", "line", "lines", "level", "role",
-        "word", "words", "piece", "pieces", "form", "forms", "behalf", "result", "results",
-        "member", "members", "group", "groups", "area", "areas", "list", "set", "section",
-        "range", "deal", "levels", "aspect", "aspects", "reason", "reasons", "issue",
-        "issues", "matter", "matters", "people", "person", "work", "works", "series", "field",
-        "value", "values", "history", "relation", "relations", "organization", "information",
-        "man", "men", "woman", "women", "child", "children", "city", "town", "village", "country",
-        "state", "region", "district", "county", "outskirts", "vicinity", "north", "south", "east",
-        "west", "northeast", "northwest", "southeast", "southwest", "zero", "hundred", "hundreds",
-        "thousand", "thousands", "million", "millions", "billion", "billions", "dozen", "dozens",
-        "countries", "cities", "towns", "villages", "states", "regions", "districts", "counties",
+        "year",
+        "years",
+        "time",
+        "times",
+        "day",
+        "days",
+        "month",
+        "months",
+        "week",
+        "weeks",
+        "decade",
+        "decades",
+        "century",
+        "centuries",
+        "hour",
+        "hours",
+        "minute",
+        "minutes",
+        "part",
+        "parts",
+        "number",
+        "numbers",
+        "way",
+        "ways",
+        "kind",
+        "kinds",
+        "sort",
+        "type",
+        "types",
+        "lot",
+        "lots",
+        "thing",
+        "things",
+        "end",
+        "beginning",
+        "side",
+        "case",
+        "cases",
+        "fact",
+        "example",
+        "examples",
+        "total",
+        "percent",
+        "order",
+        "point",
+        "half",
+        "rest",
+        "addition",
+        "use",
+        "couple",
+        "amount",
+        "variety",
+        "period",
+        "age",
+        "today",
+        "date",
+        "top",
+        "bottom",
+        "front",
+        "back",
+        "place",
+        "term",
+        "terms",
+        "name",
+        "names",
+        "one",
+        "ones",
+        "other",
+        "others",
+        "lack",
+        "majority",
+        "instance",
+        "version",
+        "line",
+        "lines",
+        "level",
+        "role",
+        "word",
+        "words",
+        "piece",
+        "pieces",
+        "form",
+        "forms",
+        "behalf",
+        "result",
+        "results",
+        "member",
+        "members",
+        "group",
+        "groups",
+        "area",
+        "areas",
+        "list",
+        "set",
+        "section",
+        "range",
+        "deal",
+        "levels",
+        "aspect",
+        "aspects",
+        "reason",
+        "reasons",
+        "issue",
+        "issues",
+        "matter",
+        "matters",
+        "people",
+        "person",
+        "work",
+        "works",
+        "series",
+        "field",
+        "value",
+        "values",
+        "history",
+        "relation",
+        "relations",
+        "organization",
+        "information",
+        "man",
+        "men",
+        "woman",
+        "women",
+        "child",
+        "children",
+        "city",
+        "town",
+        "village",
+        "country",
+        "state",
+        "region",
+        "district",
+        "county",
+        "outskirts",
+        "vicinity",
+        "north",
+        "south",
+        "east",
+        "west",
+        "northeast",
+        "northwest",
+        "southeast",
+        "southwest",
+        "zero",
+        "hundred",
+        "hundreds",
+        "thousand",
+        "thousands",
+        "million",
+        "millions",
+        "billion",
+        "billions",
+        "dozen",
+        "dozens",
+        "countries",
+        "cities",
+        "towns",
+        "villages",
+        "states",
+        "regions",
+        "districts",
+        "counties",
     ]
     .into_iter()
     .collect()
 });
 
 /// Abbreviated units, never part of a phrase ("6 km west").
-const UNIT_SYMBOLS: [&str; 14] = ["km", "mi", "cm", "mm", "kg", "ft", "lb", "lbs", "mph", "sq", "km2", "oz", "kw", "mw"];
+const UNIT_SYMBOLS: [&str; 14] =
+    ["km", "mi", "cm", "mm", "kg", "ft", "lb", "lbs", "mph", "sq", "km2", "oz", "kw", "mw"];
 
 /// Units of measure: a phrase they head is a quantity, not a concept ("square kilometres").
 static UNITS: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
     [
-        "yard", "yards", "mile", "miles", "foot", "feet", "inch", "inches", "metre", "metres",
-        "meter", "meters", "kilometre", "kilometres", "kilometer", "kilometers", "acre", "acres",
-        "hectare", "hectares", "pound", "pounds", "ton", "tons", "tonnes", "degree", "degrees",
-        "percent", "kilogram", "kilograms", "gram", "grams", "litre", "litres", "liter", "liters",
-        "gallon", "gallons", "centimetre", "centimetres", "millimetre", "millimetres", "seconds",
+        "yard",
+        "yards",
+        "mile",
+        "miles",
+        "foot",
+        "feet",
+        "inch",
+        "inches",
+        "metre",
+        "metres",
+        "meter",
+        "meters",
+        "kilometre",
+        "kilometres",
+        "kilometer",
+        "kilometers",
+        "acre",
+        "acres",
+        "hectare",
+        "hectares",
+        "pound",
+        "pounds",
+        "ton",
+        "tons",
+        "tonnes",
+        "degree",
+        "degrees",
+        "percent",
+        "kilogram",
+        "kilograms",
+        "gram",
+        "grams",
+        "litre",
+        "litres",
+        "liter",
+        "liters",
+        "gallon",
+        "gallons",
+        "centimetre",
+        "centimetres",
+        "millimetre",
+        "millimetres",
+        "seconds",
     ]
     .into_iter()
     .collect()
@@ -131,7 +360,10 @@ pub fn tagger_words(sentence: &str) -> Vec<Word> {
                 continue;
             }
             let spaced = |i: usize| {
-                i > 0 && i < toks.len() && toks[i - 1].1 < toks[i].0 && !sentence[toks[i - 1].1..toks[i].0].contains('\n')
+                i > 0
+                    && i < toks.len()
+                    && toks[i - 1].1 < toks[i].0
+                    && !sentence[toks[i - 1].1..toks[i].0].contains('\n')
             };
             // "long-term", "peer-reviewed" (or "person - centered", as tokenised corpora
             // write it): a hyphen between two words joins them.
@@ -164,7 +396,8 @@ fn takes_dot(word: &str) -> bool {
 /// Byte ranges of `t`'s pieces: the word and a trailing clitic, if it has one.
 fn split_clitic(t: &str) -> Vec<(usize, usize)> {
     for c in CLITICS {
-        if t.len() > c.len() && t.is_char_boundary(t.len() - c.len()) && t[t.len() - c.len()..].eq_ignore_ascii_case(c) {
+        if t.len() > c.len() && t.is_char_boundary(t.len() - c.len()) && t[t.len() - c.len()..].eq_ignore_ascii_case(c)
+        {
             let cut = t.len() - c.len();
             if t[..cut].chars().any(char::is_alphabetic) {
                 return vec![(0, cut), (cut, t.len())];
@@ -240,7 +473,9 @@ fn missing_verb(tagged: &[super::en_pos::Tagged]) -> Option<usize> {
     tagged
         .iter()
         .enumerate()
-        .filter(|(_, t)| upos(t.label) == "NOUN" && t.runner_up.is_some_and(|r| r.ends_with("|Fin")) && t.margin < VERB_MARGIN)
+        .filter(|(_, t)| {
+            upos(t.label) == "NOUN" && t.runner_up.is_some_and(|r| r.ends_with("|Fin")) && t.margin < VERB_MARGIN
+        })
         .min_by(|a, b| a.1.margin.total_cmp(&b.1.margin).then(a.0.cmp(&b.0)))
         .map(|(i, _)| i)
 }
@@ -336,18 +571,28 @@ mod tests {
 
     #[test]
     fn word_stream_splits_clitics_and_drops_punctuation() {
-        assert_eq!(texts("Don't stop: the company's U.S. office, Mr. Smith's car!"), [
-            "Do", "n't", "stop", "the", "company", "'s", "U.S.", "office", "Mr.", "Smith", "'s", "car"
-        ]);
+        assert_eq!(
+            texts("Don't stop: the company's U.S. office, Mr. Smith's car!"),
+            ["Do", "n't", "stop", "the", "company", "'s", "U.S.", "office", "Mr.", "Smith", "'s", "car"]
+        );
         assert_eq!(texts("I’m here in 1990"), ["I", "’m", "here", "in", "1990"]);
         // "rest - x": tokenised corpora write hyphens spaced ("person - centered").
         let w = tagger_words("a long-term care plan, then (the) rest - x");
         let joined: Vec<(&str, bool, bool)> = w.iter().map(|w| (w.text.as_str(), w.joined, w.hyphen)).collect();
-        assert_eq!(joined, [
-            ("a", false, false), ("long", true, false), ("term", true, true), ("care", true, false),
-            ("plan", true, false), ("then", false, false), ("the", false, false), ("rest", false, false),
-            ("x", true, true)
-        ]);
+        assert_eq!(
+            joined,
+            [
+                ("a", false, false),
+                ("long", true, false),
+                ("term", true, true),
+                ("care", true, false),
+                ("plan", true, false),
+                ("then", false, false),
+                ("the", false, false),
+                ("rest", false, false),
+                ("x", true, true)
+            ]
+        );
         // A dash between spaced words is not a hyphen.
         assert!(!tagger_words("rest – x")[1].joined);
         assert!(tagger_words("").is_empty() && tagger_words(" .,;!? ").is_empty());

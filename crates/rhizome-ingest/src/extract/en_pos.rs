@@ -88,7 +88,8 @@ impl PosTagger {
         let scored = labels.len();
         // Tag dictionary labels outside the classes are kept (the reference returns them
         // as they are), after the classes so that scoring never picks them.
-        let mut extra: Vec<String> = raw.tagdict.values().filter(|l| labels.binary_search(l).is_err()).cloned().collect();
+        let mut extra: Vec<String> =
+            raw.tagdict.values().filter(|l| labels.binary_search(l).is_err()).cloned().collect();
         extra.sort();
         extra.dedup();
         labels.extend(extra);
@@ -107,8 +108,10 @@ impl PosTagger {
             .into_iter()
             .map(|(feat, row)| {
                 // Weights of labels that are not classes can never win: dropped.
-                let row: Vec<(u16, f64)> =
-                    row.into_iter().filter_map(|(l, w)| index(&l).filter(|&i| usize::from(i) < scored).map(|i| (i, w))).collect();
+                let row: Vec<(u16, f64)> = row
+                    .into_iter()
+                    .filter_map(|(l, w)| index(&l).filter(|&i| usize::from(i) < scored).map(|i| (i, w)))
+                    .collect();
                 (feat, row)
             })
             .collect();
@@ -140,14 +143,17 @@ impl PosTagger {
         let mut buf = String::new();
         for (i, word) in words.iter().enumerate() {
             let tagged = match self.tagdict.get(&context[i]) {
-                Some(&l) => Tagged { label: self.labels[usize::from(l)].as_str(), runner_up: None, margin: f64::INFINITY },
+                Some(&l) => {
+                    Tagged { label: self.labels[usize::from(l)].as_str(), runner_up: None, margin: f64::INFINITY }
+                }
                 None => {
                     let best = self.predict(i, word, &context, prev, prev2, &mut scores, &mut buf);
-                    let second = (0..self.scored)
-                        .filter(|&l| l != usize::from(best))
-                        .fold(None, |acc: Option<usize>, l| match acc {
-                            Some(a) if scores[a] > scores[l] => Some(a),
-                            _ => Some(l),
+                    let second =
+                        (0..self.scored).filter(|&l| l != usize::from(best)).fold(None, |acc: Option<usize>, l| {
+                            match acc {
+                                Some(a) if scores[a] > scores[l] => Some(a),
+                                _ => Some(l),
+                            }
                         });
                     Tagged {
                         label: self.labels[usize::from(best)].as_str(),
@@ -166,8 +172,16 @@ impl PosTagger {
     /// The best label for word `i` from its features; `scores` holds every label's score
     /// afterwards.
     #[allow(clippy::too_many_arguments)]
-    fn predict(&self, i: usize, word: &str, context: &[String], prev: &str, prev2: &str, scores: &mut [f64],
-        buf: &mut String) -> u16 {
+    fn predict(
+        &self,
+        i: usize,
+        word: &str,
+        context: &[String],
+        prev: &str,
+        prev2: &str,
+        scores: &mut [f64],
+        buf: &mut String,
+    ) -> u16 {
         let lower = context[i].as_str();
         let chars: Vec<char> = lower.chars().collect();
         let tail = |n: usize| -> String { chars[chars.len().saturating_sub(n)..].iter().collect() };
@@ -312,9 +326,10 @@ pub fn check_installed() -> Result<()> {
 /// Why English noun phrases are skipped, with the command that fixes it; None when the
 /// installed tagger loaded.
 pub fn unavailable_note() -> Option<String> {
-    installed_result().as_ref().err().map(|why| {
-        format!("English noun phrases skipped: {why}; run `rhizome models fetch` to install it")
-    })
+    installed_result()
+        .as_ref()
+        .err()
+        .map(|why| format!("English noun phrases skipped: {why}; run `rhizome models fetch` to install it"))
 }
 
 #[cfg(test)]

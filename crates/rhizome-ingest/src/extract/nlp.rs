@@ -221,7 +221,11 @@ impl NlpExtractor {
         let mut is_a = vec![false; ents.len()];
         for (sent, seq) in &sents {
             for w in seq.windows(2) {
-                if !w[0].phrase && w[1].phrase && w[0].end <= w[1].start && predicate(&sent[w[0].end..w[1].start]).is_some_and(|p| copula(&p)) {
+                if !w[0].phrase
+                    && w[1].phrase
+                    && w[0].end <= w[1].start
+                    && predicate(&sent[w[0].end..w[1].start]).is_some_and(|p| copula(&p))
+                {
                     is_a[w[1].idx] = true;
                 }
             }
@@ -286,7 +290,11 @@ impl NlpExtractor {
         let facts = facts
             .into_iter()
             .filter(|(s, _, o)| keep[*s] && keep[*o])
-            .map(|(s, p, o)| ExtractedFact { subject: ents[s].name.clone(), predicate: p, object: ents[o].name.clone() })
+            .map(|(s, p, o)| ExtractedFact {
+                subject: ents[s].name.clone(),
+                predicate: p,
+                object: ents[o].name.clone(),
+            })
             .collect();
         let entities = ents
             .into_iter()
@@ -363,7 +371,9 @@ fn ends_with_abbreviation(s: &str) -> bool {
 /// A predicate that says what something is: "is", "was also", "became".
 fn copula(pred: &str) -> bool {
     let mut words = pred.split(' ');
-    words.next().is_some_and(|w| matches!(w, "is" | "was" | "are" | "were" | "became" | "becomes" | "remains" | "remained"))
+    words
+        .next()
+        .is_some_and(|w| matches!(w, "is" | "was" | "are" | "were" | "became" | "becomes" | "remains" | "remained"))
         && words.all(|w| matches!(w, "a" | "an" | "the" | "also" | "now" | "still" | "later" | "once" | "formerly"))
 }
 
@@ -441,7 +451,7 @@ mod tests {
             "“unclosed «nested “quotes” here» and ``PTB'' style \"".into(),
             "$ $$ 100亿 亿美元 年月日 2023年 5月 Jan. Dec 31st, Mr. Dr.".into(),
             "A. B. C. D. - -- & && of the of the van der".into(),
-            "位于 位于位于 公司公司 省省省 ". repeat(20),
+            "位于 位于位于 公司公司 省省省 ".repeat(20),
             "Ǆemal ǅ ǈ ﬁ ß ẞ İstanbul".into(),
             "\u{202e}RTL override\u{202c} \u{200b}zero\u{200d}width".into(),
         ];

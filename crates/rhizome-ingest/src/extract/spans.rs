@@ -354,7 +354,9 @@ fn finish_span(s: &mut Sent, out: &mut Vec<Mention>, first: usize, mut last: usi
     }
     // A title or qualifier inside, before a name: "Democratic Senator Laura Kelly".
     if let Some(r) = (a..last).rev().find(|&r| {
-        (ROLE_TITLES.contains(s.lower(r)) || QUALIFIERS.contains(s.lower(r))) && s.spaced(r + 1) && looks_like_name(s, r + 1, last)
+        (ROLE_TITLES.contains(s.lower(r)) || QUALIFIERS.contains(s.lower(r)))
+            && s.spaced(r + 1)
+            && looks_like_name(s, r + 1, last)
     }) {
         a = r + 1;
         person = true;
@@ -363,18 +365,25 @@ fn finish_span(s: &mut Sent, out: &mut Vec<Mention>, first: usize, mut last: usi
     if words == 1 {
         let w = s.lower(a);
         // A common Vietnamese word opening a Vietnamese sentence ("Giải thưởng này...").
-        let vi_opener = a == s.first_word
-            && VI_COMMON.contains(w)
-            && (!w.is_ascii() || detect_language(s.text) == Lang::Vi);
+        let vi_opener =
+            a == s.first_word && VI_COMMON.contains(w) && (!w.is_ascii() || detect_language(s.text) == Lang::Vi);
         let ordinary = !is_acronym(s.tok(a))
-            && (STARTERS.contains(w) || is_stop_word(w) || HONORIFICS.contains(w) || ROLE_TITLES.contains(w)
-                || vi_opener || en_opener(s, a));
+            && (STARTERS.contains(w)
+                || is_stop_word(w)
+                || HONORIFICS.contains(w)
+                || ROLE_TITLES.contains(w)
+                || vi_opener
+                || en_opener(s, a));
         if s.tok(a).chars().count() < 2 || ordinary {
             return;
         }
     }
     // A prize or event may carry its year: "Giải Nobel Vật lý 1975".
-    if (a..=last).any(|k| EVENT_WORDS.contains(s.lower(k))) && s.spaced(last + 1) && s.free(last + 1) && s.is_year(last + 1) {
+    if (a..=last).any(|k| EVENT_WORDS.contains(s.lower(k)))
+        && s.spaced(last + 1)
+        && s.free(last + 1)
+        && s.is_year(last + 1)
+    {
         last += 1;
     }
     let start = s.toks[a].0;
@@ -403,7 +412,20 @@ fn en_opener(s: &Sent, a: usize) -> bool {
         && !PLACES.contains(w)
         && matches!(
             s.lower(a + 1),
-            "," | "in" | "by" | "on" | "at" | "from" | "to" | "as" | "with" | "for" | "after" | "before" | "the" | "a" | "an"
+            "," | "in"
+                | "by"
+                | "on"
+                | "at"
+                | "from"
+                | "to"
+                | "as"
+                | "with"
+                | "for"
+                | "after"
+                | "before"
+                | "the"
+                | "a"
+                | "an"
         )
 }
 

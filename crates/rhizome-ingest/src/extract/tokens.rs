@@ -18,10 +18,7 @@ impl<'a> Sent<'a> {
     pub fn new(text: &'a str) -> Self {
         let toks = token_spans(text);
         let low: Vec<String> = toks.iter().map(|&(a, b)| text[a..b].to_lowercase()).collect();
-        let first_word = toks
-            .iter()
-            .position(|&(a, b)| text[a..b].chars().any(char::is_alphanumeric))
-            .unwrap_or(0);
+        let first_word = toks.iter().position(|&(a, b)| text[a..b].chars().any(char::is_alphanumeric)).unwrap_or(0);
         let taken = vec![false; toks.len()];
         Sent { text, toks, low, taken, first_word }
     }

@@ -12,8 +12,8 @@ use super::tokens::Sent;
 /// Words the tagger marks as names that are generic nouns, or verbs it mistakes for
 /// given names.
 const NOT_NAMES: [&str; 24] = [
-    "城市", "国家", "地方", "农村", "世界", "全球", "国际", "中央", "地区", "当地", "各地", "海外",
-    "加薪", "升职", "中外", "东西", "南北", "全国", "本地", "外地", "内地", "首都", "省会", "乡村",
+    "城市", "国家", "地方", "农村", "世界", "全球", "国际", "中央", "地区", "当地", "各地", "海外", "加薪", "升职",
+    "中外", "东西", "南北", "全国", "本地", "外地", "内地", "首都", "省会", "乡村",
 ];
 
 /// The entity type for a jieba tag, if it tags a name.

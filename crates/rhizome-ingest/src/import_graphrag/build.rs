@@ -8,8 +8,8 @@ use rhizome_core::community::community_fingerprint;
 use rhizome_core::ids::{chunk_id, document_id, entity_id, normalize_name, relation_id};
 use rhizome_core::text::count_tokens;
 use rhizome_core::{
-    Chunk, Community, CommunityReport, Covariate, CovariateRecord, Document, ExtractedEntity,
-    ExtractedRelation, Extraction, ReportKind,
+    Chunk, Community, CommunityReport, Covariate, CovariateRecord, Document, ExtractedEntity, ExtractedRelation,
+    Extraction, ReportKind,
 };
 
 use super::tables::{GrCommunity, Tables};
@@ -43,10 +43,8 @@ pub fn documents(t: &Tables) -> Built {
         }
         m
     };
-    let doc_index: HashMap<&str, usize> =
-        t.documents.iter().enumerate().map(|(i, d)| (d.id.as_str(), i)).collect();
-    let mut units: Vec<(Option<i64>, usize)> =
-        t.text_units.iter().enumerate().map(|(i, u)| (u.hrid, i)).collect();
+    let doc_index: HashMap<&str, usize> = t.documents.iter().enumerate().map(|(i, d)| (d.id.as_str(), i)).collect();
+    let mut units: Vec<(Option<i64>, usize)> = t.text_units.iter().enumerate().map(|(i, u)| (u.hrid, i)).collect();
     units.sort_by_key(|&(h, i)| (h.unwrap_or(i64::MAX), i));
     let mut per_doc: Vec<Vec<usize>> = vec![Vec::new(); t.documents.len()];
     for &(_, ui) in &units {
@@ -106,12 +104,7 @@ pub fn documents(t: &Tables) -> Built {
 /// The places of a record's text units, each once; empty when none is known.
 fn places_of<'a>(b: &'a Built, unit_ids: &[String]) -> Vec<&'a Place> {
     let mut seen = HashSet::new();
-    unit_ids
-        .iter()
-        .filter(|u| seen.insert(u.as_str()))
-        .filter_map(|u| b.places.get(u.as_str()))
-        .flatten()
-        .collect()
+    unit_ids.iter().filter(|u| seen.insert(u.as_str())).filter_map(|u| b.places.get(u.as_str())).flatten().collect()
 }
 
 /// Entities and relationships into the extractions of the chunks of their text units
@@ -209,14 +202,18 @@ pub fn community_key(n: i64) -> String {
 }
 
 /// Communities with Rhizome ids, members and fingerprints; their reports.
-pub fn communities(t: &Tables, list: &[GrCommunity], warnings: &mut Vec<String>)
-    -> (Vec<Community>, Vec<CommunityReport>) {
-    let entity_name: HashMap<&str, &str> = t.entities.iter()
+pub fn communities(
+    t: &Tables,
+    list: &[GrCommunity],
+    warnings: &mut Vec<String>,
+) -> (Vec<Community>, Vec<CommunityReport>) {
+    let entity_name: HashMap<&str, &str> = t
+        .entities
+        .iter()
         .flat_map(|e| [(e.id.as_str(), e.title.as_str()), (e.title.as_str(), e.title.as_str())])
         .collect();
-    let relationship: HashMap<&str, (&str, &str)> = t.relationships.iter()
-        .map(|r| (r.id.as_str(), (r.source.as_str(), r.target.as_str())))
-        .collect();
+    let relationship: HashMap<&str, (&str, &str)> =
+        t.relationships.iter().map(|r| (r.id.as_str(), (r.source.as_str(), r.target.as_str()))).collect();
     let numbers: HashSet<i64> = list.iter().map(|c| c.community).collect();
     let mut out: Vec<Community> = Vec::with_capacity(list.len());
     for c in list {
@@ -255,7 +252,10 @@ pub fn communities(t: &Tables, list: &[GrCommunity], warnings: &mut Vec<String>)
     for r in t.reports.iter().flatten() {
         let id = community_key(r.community);
         let Some(c) = by_id.get(id.as_str()) else {
-            warnings.push(format!("community report about community {}, which communities.parquet lacks; skipped", r.community));
+            warnings.push(format!(
+                "community report about community {}, which communities.parquet lacks; skipped",
+                r.community
+            ));
             continue;
         };
         reports.push(CommunityReport {

@@ -41,12 +41,10 @@ impl Cell {
             Field::Double(x) => Cell::Float(x),
             Field::Str(s) => Cell::Str(s),
             Field::Bytes(b) => Cell::Str(String::from_utf8_lossy(b.data()).into_owned()),
-            Field::Group(row) => Cell::Struct(
-                row.into_columns().into_iter().map(|(k, v)| (k, Cell::from_field(v))).collect(),
-            ),
-            Field::ListInternal(list) => {
-                Cell::List(list.elements().iter().cloned().map(Cell::from_field).collect())
+            Field::Group(row) => {
+                Cell::Struct(row.into_columns().into_iter().map(|(k, v)| (k, Cell::from_field(v))).collect())
             }
+            Field::ListInternal(list) => Cell::List(list.elements().iter().cloned().map(Cell::from_field).collect()),
             // Dates, times, decimals and maps: as the crate prints them (GraphRAG keeps its
             // dates as strings; these are not read as anything else).
             other => Cell::Str(other.to_string()),
@@ -70,7 +68,10 @@ impl Cell {
         match self {
             Cell::Int(i) => Some(*i),
             Cell::Float(x) if x.is_finite() && x.fract() == 0.0 => Some(*x as i64),
-            Cell::Str(s) => s.trim().parse::<i64>().ok()
+            Cell::Str(s) => s
+                .trim()
+                .parse::<i64>()
+                .ok()
                 .or_else(|| s.trim().parse::<f64>().ok().filter(|x| x.fract() == 0.0).map(|x| x as i64)),
             _ => None,
         }
@@ -210,26 +211,22 @@ fn read_table_unguarded(path: &Path, cols: &[Col]) -> Result<Table> {
                 path.display().to_string(),
                 format!(
                     "missing column `{}`{alternatives}: expected {}; the file has columns: {}",
-                    c.names[0], c.what, present.join(", ")
+                    c.names[0],
+                    c.what,
+                    present.join(", ")
                 ),
             ));
         }
         found.push(hit.map(|n| n.to_string()));
     }
     // Read only the columns asked for (in file order, as a projection must be).
-    let wanted: Vec<_> = fields
-        .iter()
-        .filter(|f| found.iter().flatten().any(|n| n == f.name()))
-        .cloned()
-        .collect();
+    let wanted: Vec<_> = fields.iter().filter(|f| found.iter().flatten().any(|n| n == f.name())).cloned().collect();
     let mut rows = Vec::new();
     if wanted.is_empty() {
         return Ok(Table { path: path.to_path_buf(), found, rows });
     }
-    let projection = Type::group_type_builder(schema.name())
-        .with_fields(wanted)
-        .build()
-        .map_err(|e| parquet_error(path, e))?;
+    let projection =
+        Type::group_type_builder(schema.name()).with_fields(wanted).build().map_err(|e| parquet_error(path, e))?;
     let iter = reader.get_row_iter(Some(projection)).map_err(|e| parquet_error(path, e))?;
     for row in iter {
         let row = row.map_err(|e| parquet_error(path, e))?;

@@ -110,11 +110,8 @@ fn layout(dir: &Path, warnings: &mut Vec<String>) -> &'static str {
     if complete("") || !complete(V1) {
         return "";
     }
-    let stray: Vec<String> = REQUIRED
-        .iter()
-        .map(|n| format!("{n}.parquet"))
-        .filter(|f| dir.join(f).is_file())
-        .collect();
+    let stray: Vec<String> =
+        REQUIRED.iter().map(|n| format!("{n}.parquet")).filter(|f| dir.join(f).is_file()).collect();
     if !stray.is_empty() {
         warnings.push(format!(
             "{}: read as a GraphRAG 1.x folder (its create_final_*.parquet tables are complete); \
@@ -161,8 +158,7 @@ fn level(c: &Cell) -> Option<u32> {
 }
 
 /// Rows of `t`, with a warning (and no record) for each row `f` rejects.
-fn rows<T>(t: &Table, warnings: &mut Vec<String>, what: &str, f: impl Fn(&[Cell]) -> Option<T>)
-    -> Vec<T> {
+fn rows<T>(t: &Table, warnings: &mut Vec<String>, what: &str, f: impl Fn(&[Cell]) -> Option<T>) -> Vec<T> {
     let mut out = Vec::with_capacity(t.rows.len());
     for (i, r) in t.rows.iter().enumerate() {
         match f(r) {
@@ -185,66 +181,95 @@ pub fn read_tables(dir: &Path) -> Result<Tables> {
     let mut w = Vec::new();
     let prefix = layout(dir, &mut w);
     let documents_path = required_table(dir, "documents", prefix, "the input documents")?;
-    let t = read_table(&documents_path, &[
-        req(&["id"], "the document id"),
-        opt(&["human_readable_id"], "a document number"),
-        opt(&["title"], "the document title"),
-        req(&["text", "raw_content"], "the document text"),
-        opt(&["text_unit_ids"], "the ids of the document's text units"),
-    ])?;
+    let t = read_table(
+        &documents_path,
+        &[
+            req(&["id"], "the document id"),
+            opt(&["human_readable_id"], "a document number"),
+            opt(&["title"], "the document title"),
+            req(&["text", "raw_content"], "the document text"),
+            opt(&["text_unit_ids"], "the ids of the document's text units"),
+        ],
+    )?;
     let documents = rows(&t, &mut w, "id", |r| {
-        Some(GrDocument { id: key(&r[0])?, hrid: r[1].int(), title: text(&r[2]).trim().to_string(),
-            text: text(&r[3]), text_unit_ids: r[4].strings() })
+        Some(GrDocument {
+            id: key(&r[0])?,
+            hrid: r[1].int(),
+            title: text(&r[2]).trim().to_string(),
+            text: text(&r[3]),
+            text_unit_ids: r[4].strings(),
+        })
     });
     let path = required_table(dir, "text_units", prefix, "the text units (chunks)")?;
-    let t = read_table(&path, &[
-        req(&["id"], "the text unit id"),
-        opt(&["human_readable_id"], "the unit's number (its order in the text)"),
-        req(&["text", "chunk"], "the text unit's text"),
-        opt(&["document_id", "document_ids"], "the id of the unit's document"),
-    ])?;
+    let t = read_table(
+        &path,
+        &[
+            req(&["id"], "the text unit id"),
+            opt(&["human_readable_id"], "the unit's number (its order in the text)"),
+            req(&["text", "chunk"], "the text unit's text"),
+            opt(&["document_id", "document_ids"], "the id of the unit's document"),
+        ],
+    )?;
     let text_units = rows(&t, &mut w, "id", |r| {
         Some(GrTextUnit { id: key(&r[0])?, hrid: r[1].int(), text: text(&r[2]), document_ids: r[3].strings() })
     });
     let path = required_table(dir, "entities", prefix, "the extracted entities")?;
-    let t = read_table(&path, &[
-        req(&["id"], "the entity id"),
-        req(&["title", "name"], "the entity name"),
-        opt(&["type"], "the entity type"),
-        opt(&["description"], "the entity description"),
-        opt(&["text_unit_ids"], "the ids of the text units mentioning the entity"),
-    ])?;
+    let t = read_table(
+        &path,
+        &[
+            req(&["id"], "the entity id"),
+            req(&["title", "name"], "the entity name"),
+            opt(&["type"], "the entity type"),
+            opt(&["description"], "the entity description"),
+            opt(&["text_unit_ids"], "the ids of the text units mentioning the entity"),
+        ],
+    )?;
     let entities = rows(&t, &mut w, "id and title", |r| {
-        Some(GrEntity { id: key(&r[0])?, title: key(&r[1])?,
+        Some(GrEntity {
+            id: key(&r[0])?,
+            title: key(&r[1])?,
             entity_type: key(&r[2]).unwrap_or_else(|| "ENTITY".into()),
-            description: text(&r[3]), text_unit_ids: r[4].strings() })
+            description: text(&r[3]),
+            text_unit_ids: r[4].strings(),
+        })
     });
     let path = required_table(dir, "relationships", prefix, "the extracted relationships")?;
-    let t = read_table(&path, &[
-        opt(&["id"], "the relationship id"),
-        req(&["source"], "the source entity's name"),
-        req(&["target"], "the target entity's name"),
-        opt(&["description"], "the relationship description"),
-        opt(&["weight"], "the relationship weight"),
-        opt(&["text_unit_ids"], "the ids of the text units supporting the relationship"),
-    ])?;
+    let t = read_table(
+        &path,
+        &[
+            opt(&["id"], "the relationship id"),
+            req(&["source"], "the source entity's name"),
+            req(&["target"], "the target entity's name"),
+            opt(&["description"], "the relationship description"),
+            opt(&["weight"], "the relationship weight"),
+            opt(&["text_unit_ids"], "the ids of the text units supporting the relationship"),
+        ],
+    )?;
     let relationships = rows(&t, &mut w, "source and target", |r| {
-        Some(GrRelationship { id: text(&r[0]), source: key(&r[1])?, target: key(&r[2])?,
-            description: text(&r[3]), weight: r[4].float().unwrap_or(1.0),
-            text_unit_ids: r[5].strings() })
+        Some(GrRelationship {
+            id: text(&r[0]),
+            source: key(&r[1])?,
+            target: key(&r[2])?,
+            description: text(&r[3]),
+            weight: r[4].float().unwrap_or(1.0),
+            text_unit_ids: r[5].strings(),
+        })
     });
     let communities = match find_table(dir, "communities", prefix) {
         None => None,
         Some(path) => {
-            let t = read_table(&path, &[
-                req(&["community", "id"], "the community number"),
-                req(&["level"], "the community's level in the hierarchy"),
-                opt(&["parent"], "the parent community's number (-1: none)"),
-                opt(&["children"], "the child communities' numbers"),
-                opt(&["title"], "the community title"),
-                opt(&["entity_ids"], "the member entities' ids"),
-                opt(&["relationship_ids"], "the ids of the relationships inside the community"),
-            ])?;
+            let t = read_table(
+                &path,
+                &[
+                    req(&["community", "id"], "the community number"),
+                    req(&["level"], "the community's level in the hierarchy"),
+                    opt(&["parent"], "the parent community's number (-1: none)"),
+                    opt(&["children"], "the child communities' numbers"),
+                    opt(&["title"], "the community title"),
+                    opt(&["entity_ids"], "the member entities' ids"),
+                    opt(&["relationship_ids"], "the ids of the relationships inside the community"),
+                ],
+            )?;
             let (has_children, has_entities) = (t.has(3), t.has(5));
             Some(rows(&t, &mut w, "community number and level", |r| {
                 let community = r[0].int()?;
@@ -263,16 +288,19 @@ pub fn read_tables(dir: &Path) -> Result<Tables> {
     let reports = match find_table(dir, "community_reports", prefix) {
         None => None,
         Some(path) => {
-            let t = read_table(&path, &[
-                req(&["community"], "the number of the community the report is about"),
-                opt(&["level"], "the community's level"),
-                opt(&["title"], "the report title"),
-                opt(&["summary"], "the report summary"),
-                opt(&["rank"], "the impact rating (0-10)"),
-                opt(&["rating_explanation", "rank_explanation"], "why the rating"),
-                opt(&["findings"], "the findings (summary, explanation)"),
-                opt(&["full_content_json"], "the report as JSON"),
-            ])?;
+            let t = read_table(
+                &path,
+                &[
+                    req(&["community"], "the number of the community the report is about"),
+                    opt(&["level"], "the community's level"),
+                    opt(&["title"], "the report title"),
+                    opt(&["summary"], "the report summary"),
+                    opt(&["rank"], "the impact rating (0-10)"),
+                    opt(&["rating_explanation", "rank_explanation"], "why the rating"),
+                    opt(&["findings"], "the findings (summary, explanation)"),
+                    opt(&["full_content_json"], "the report as JSON"),
+                ],
+            )?;
             Some(rows(&t, &mut w, "community number", |r| {
                 Some(GrReport {
                     community: r[0].int()?,
@@ -289,19 +317,22 @@ pub fn read_tables(dir: &Path) -> Result<Tables> {
     let covariates = match find_table(dir, "covariates", prefix) {
         None => None,
         Some(path) => {
-            let t = read_table(&path, &[
-                req(&["id"], "the covariate id"),
-                opt(&["covariate_type"], "the covariate type (claim)"),
-                opt(&["type"], "the claim type"),
-                opt(&["description"], "the claim description"),
-                req(&["subject_id"], "the name of the entity the claim is about"),
-                opt(&["object_id"], "the name of the claim's object entity, or NONE"),
-                opt(&["status"], "TRUE, FALSE or SUSPECTED"),
-                opt(&["start_date"], "the claim's start date"),
-                opt(&["end_date"], "the claim's end date"),
-                opt(&["source_text"], "the quoted source text"),
-                opt(&["text_unit_id"], "the id of the text unit the claim comes from"),
-            ])?;
+            let t = read_table(
+                &path,
+                &[
+                    req(&["id"], "the covariate id"),
+                    opt(&["covariate_type"], "the covariate type (claim)"),
+                    opt(&["type"], "the claim type"),
+                    opt(&["description"], "the claim description"),
+                    req(&["subject_id"], "the name of the entity the claim is about"),
+                    opt(&["object_id"], "the name of the claim's object entity, or NONE"),
+                    opt(&["status"], "TRUE, FALSE or SUSPECTED"),
+                    opt(&["start_date"], "the claim's start date"),
+                    opt(&["end_date"], "the claim's end date"),
+                    opt(&["source_text"], "the quoted source text"),
+                    opt(&["text_unit_id"], "the id of the text unit the claim comes from"),
+                ],
+            )?;
             Some(rows(&t, &mut w, "id and subject", |r| {
                 Some(GrCovariate {
                     id: key(&r[0])?,
@@ -319,8 +350,17 @@ pub fn read_tables(dir: &Path) -> Result<Tables> {
             }))
         }
     };
-    Ok(Tables { documents_path, documents, text_units, entities, relationships, communities,
-        reports, covariates, warnings: w })
+    Ok(Tables {
+        documents_path,
+        documents,
+        text_units,
+        entities,
+        relationships,
+        communities,
+        reports,
+        covariates,
+        warnings: w,
+    })
 }
 
 /// A report's findings: the `findings` list of {summary, explanation}, else those of

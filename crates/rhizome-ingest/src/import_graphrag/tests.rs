@@ -61,8 +61,8 @@ fn operation_dulce_maps_every_table() {
     let max = weights.values().cloned().fold(0.0, f64::max);
     assert!((max - 21.0).abs() < 1e-4, "max weight {max}");
     // A chunk's endpoints keep their GraphRAG type.
-    let typed: HashMap<&str, &str> = doc.extractions.iter().flat_map(|e| &e.entities)
-        .map(|e| (e.name.as_str(), e.entity_type.as_str())).collect();
+    let typed: HashMap<&str, &str> =
+        doc.extractions.iter().flat_map(|e| &e.entities).map(|e| (e.name.as_str(), e.entity_type.as_str())).collect();
     assert_eq!(typed.get("PARANORMAL MILITARY SQUAD"), Some(&"ORGANIZATION"));
 
     let ids: HashSet<&str> = gi.communities.iter().map(|c| c.id.as_str()).collect();
@@ -84,8 +84,10 @@ fn operation_dulce_maps_every_table() {
     }
 
     let chunk_ids: HashSet<&str> = doc.chunks.iter().map(|c| c.id.as_str()).collect();
-    assert!(gi.covariates.iter().all(|c| c.doc_id == doc.doc.id
-        && c.chunk_id.as_deref().is_some_and(|k| chunk_ids.contains(k))));
+    assert!(gi
+        .covariates
+        .iter()
+        .all(|c| c.doc_id == doc.doc.id && c.chunk_id.as_deref().is_some_and(|k| chunk_ids.contains(k))));
     let first = gi.covariates.iter().find(|c| c.covariate.id == "4c6e019b-29c5-456c-951c-0cd3df308634").unwrap();
     assert_eq!(first.covariate.subject_id, entity_id("PARANORMAL MILITARY SQUAD"));
     assert_eq!(first.covariate.object_id, None);
@@ -126,8 +128,12 @@ fn missing_or_malformed_tables_are_named() {
     // Another table under the entities' name: the missing column is named.
     std::fs::copy(src.join("covariates.parquet"), tmp.path().join("entities.parquet")).unwrap();
     let err = read(tmp.path()).unwrap_err().to_string();
-    assert!(err.contains("entities.parquet") && err.contains("missing column `title` (or `name`)")
-        && err.contains("entity name"), "{err}");
+    assert!(
+        err.contains("entities.parquet")
+            && err.contains("missing column `title` (or `name`)")
+            && err.contains("entity name"),
+        "{err}"
+    );
 
     // Older file names are found.
     std::fs::remove_file(tmp.path().join("entities.parquet")).unwrap();

@@ -199,7 +199,8 @@ mod tests {
 
     #[test]
     fn three_layouts() {
-        let a = p(r#"[{"title":"A","text":"x"},{"title":"B","passage":"y"},{"title":"C","text":"  "}]"#, false).unwrap();
+        let a =
+            p(r#"[{"title":"A","text":"x"},{"title":"B","passage":"y"},{"title":"C","text":"  "}]"#, false).unwrap();
         assert_eq!(a.documents.len(), 2);
         assert_eq!(a.documents[1].text, "y");
         assert_eq!(a.documents[1].source, "c.json#1");

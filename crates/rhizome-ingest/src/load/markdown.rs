@@ -34,7 +34,10 @@ pub fn markdown_to_text(md: &str) -> (Option<String>, String) {
         let indent = line.len() - trimmed.len();
         i += 1;
         if let Some((c, n)) = fence {
-            if indent < 4 && trimmed.starts_with(&c.to_string().repeat(n)) && trimmed.trim_start_matches(c).trim().is_empty() {
+            if indent < 4
+                && trimmed.starts_with(&c.to_string().repeat(n))
+                && trimmed.trim_start_matches(c).trim().is_empty()
+            {
                 fence = None;
             } else {
                 out.push(line.to_string());
@@ -65,7 +68,8 @@ pub fn markdown_to_text(md: &str) -> (Option<String>, String) {
         // Setext heading: a text line underlined by === or ---.
         if let Some(next) = lines.get(i) {
             let n = next.trim();
-            if n.len() >= 2 && (n.bytes().all(|b| b == b'=') || n.bytes().all(|b| b == b'-')) && !is_list_item(trimmed) {
+            if n.len() >= 2 && (n.bytes().all(|b| b == b'=') || n.bytes().all(|b| b == b'-')) && !is_list_item(trimmed)
+            {
                 let text = strip_inline(trimmed.trim());
                 heading(&mut title, &text);
                 out.push(text);

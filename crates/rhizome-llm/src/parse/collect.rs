@@ -50,10 +50,7 @@ impl Notes {
         }
     }
     pub fn render(self) -> Vec<String> {
-        self.0
-            .into_iter()
-            .map(|(m, n)| if n == 1 { m } else { format!("{m} (x{n})") })
-            .collect()
+        self.0.into_iter().map(|(m, n)| if n == 1 { m } else { format!("{m} (x{n})") }).collect()
     }
 }
 
@@ -80,9 +77,7 @@ impl Collector {
     ) {
         self.stats.entity_records += 1;
         match name {
-            Some(name) => {
-                self.entities.push(RawEntity { name, entity_type, description, importance })
-            }
+            Some(name) => self.entities.push(RawEntity { name, entity_type, description, importance }),
             None => {
                 self.stats.entities_dropped += 1;
                 self.notes.add("dropped entity without a usable name (empty, null or N/A)");
@@ -103,21 +98,12 @@ impl Collector {
         self.stats.relation_records += 1;
         match (source, target) {
             (Some(source), Some(target)) => {
-                if rhizome_core::ids::normalize_name(&source)
-                    == rhizome_core::ids::normalize_name(&target)
-                {
+                if rhizome_core::ids::normalize_name(&source) == rhizome_core::ids::normalize_name(&target) {
                     self.stats.relations_dropped += 1;
                     self.notes.add("dropped relation from an entity to itself");
                     return;
                 }
-                self.relations.push(RawRelation {
-                    source,
-                    target,
-                    rel_type,
-                    description,
-                    strength,
-                    from_tuple,
-                })
+                self.relations.push(RawRelation { source, target, rel_type, description, strength, from_tuple })
             }
             _ => {
                 self.stats.relations_dropped += 1;
@@ -130,9 +116,7 @@ impl Collector {
     pub fn fact(&mut self, subject: Option<String>, predicate: Option<String>, object: Option<String>) {
         self.stats.fact_records += 1;
         match (subject, predicate, object) {
-            (Some(subject), Some(predicate), Some(object)) => {
-                self.facts.push(RawFact { subject, predicate, object })
-            }
+            (Some(subject), Some(predicate), Some(object)) => self.facts.push(RawFact { subject, predicate, object }),
             _ => {
                 self.stats.facts_dropped += 1;
                 self.notes.add("dropped fact with a missing subject, predicate or object");

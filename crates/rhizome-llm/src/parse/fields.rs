@@ -11,16 +11,14 @@ use serde_json::{Map, Value};
 use super::json_repair::TRUNCATED;
 
 /// Key synonyms, already normalised with [`norm_key`] (lowercase ASCII alphanumerics).
-pub(crate) const ENTITY_LISTS: &[&str] =
-    &["entities", "entity", "nodes", "namedentities", "ents", "entitylist"];
+pub(crate) const ENTITY_LISTS: &[&str] = &["entities", "entity", "nodes", "namedentities", "ents", "entitylist"];
 pub(crate) const RELATION_LISTS: &[&str] =
     &["relations", "relationships", "relation", "relationship", "edges", "links", "rels"];
 pub(crate) const FACT_LISTS: &[&str] =
     &["facts", "fact", "triples", "triplets", "statements", "openie", "extractedtriples"];
 
 pub(crate) const NAME: &[&str] = &["name", "entityname", "entity", "entitytext", "mention"];
-pub(crate) const ENTITY_TYPE: &[&str] =
-    &["type", "entitytype", "category", "label", "kind", "class", "ner"];
+pub(crate) const ENTITY_TYPE: &[&str] = &["type", "entitytype", "category", "label", "kind", "class", "ner"];
 pub(crate) const DESCRIPTION: &[&str] = &[
     "description",
     "desc",
@@ -32,31 +30,17 @@ pub(crate) const DESCRIPTION: &[&str] = &[
     "details",
     "evidence",
 ];
-pub(crate) const IMPORTANCE: &[&str] =
-    &["importance", "salience", "relevance", "score", "weight", "confidence"];
-pub(crate) const SOURCE: &[&str] = &[
-    "source", "src", "head", "subject", "from", "sourceentity", "sourcename", "sourceid",
-    "entity1", "start",
-];
-pub(crate) const TARGET: &[&str] = &[
-    "target", "dst", "tail", "object", "to", "targetentity", "targetname", "targetid",
-    "entity2", "end",
-];
-pub(crate) const REL_TYPE: &[&str] = &[
-    "relation",
-    "relationtype",
-    "reltype",
-    "type",
-    "predicate",
-    "relationship",
-    "relationshiptype",
-    "label",
-];
+pub(crate) const IMPORTANCE: &[&str] = &["importance", "salience", "relevance", "score", "weight", "confidence"];
+pub(crate) const SOURCE: &[&str] =
+    &["source", "src", "head", "subject", "from", "sourceentity", "sourcename", "sourceid", "entity1", "start"];
+pub(crate) const TARGET: &[&str] =
+    &["target", "dst", "tail", "object", "to", "targetentity", "targetname", "targetid", "entity2", "end"];
+pub(crate) const REL_TYPE: &[&str] =
+    &["relation", "relationtype", "reltype", "type", "predicate", "relationship", "relationshiptype", "label"];
 pub(crate) const STRENGTH: &[&str] =
     &["strength", "relationshipstrength", "weight", "score", "confidence", "importance"];
 pub(crate) const SUBJECT: &[&str] = &["subject", "s", "head", "source", "subj"];
-pub(crate) const PREDICATE: &[&str] =
-    &["predicate", "p", "relation", "verb", "pred", "relationship", "type"];
+pub(crate) const PREDICATE: &[&str] = &["predicate", "p", "relation", "verb", "pred", "relationship", "type"];
 pub(crate) const OBJECT: &[&str] = &["object", "o", "tail", "target", "obj"];
 
 /// A key reduced to lowercase ASCII letters and digits: `Entity_Name` → `entityname`.
@@ -66,9 +50,7 @@ pub(crate) fn norm_key(key: &str) -> String {
 
 /// The value of the first synonym (in the order given) present in `obj`.
 pub(crate) fn get<'a>(obj: &'a Map<String, Value>, synonyms: &[&str]) -> Option<&'a Value> {
-    synonyms.iter().find_map(|syn| {
-        obj.iter().find(|(k, v)| norm_key(k) == *syn && !v.is_null()).map(|(_, v)| v)
-    })
+    synonyms.iter().find_map(|syn| obj.iter().find(|(k, v)| norm_key(k) == *syn && !v.is_null()).map(|(_, v)| v))
 }
 
 /// True when `obj` has a key among `synonyms`.
@@ -85,9 +67,7 @@ pub(crate) fn text_of(v: &Value) -> Option<String> {
         Value::String(s) => s.trim().to_string(),
         Value::Number(n) => n.to_string(),
         Value::Bool(b) => b.to_string(),
-        Value::Array(items) => {
-            items.iter().filter_map(text_of).collect::<Vec<_>>().join(", ")
-        }
+        Value::Array(items) => items.iter().filter_map(text_of).collect::<Vec<_>>().join(", "),
         Value::Object(map) => return get(map, &["name", "text", "value", "label"]).and_then(text_of),
     };
     (!s.is_empty()).then_some(s)
@@ -127,8 +107,7 @@ pub(crate) fn clean_name(s: &str) -> Option<String> {
     let t = strip_decoration(s);
     let collapsed = t.split_whitespace().collect::<Vec<_>>().join(" ");
     let lower = collapsed.to_lowercase();
-    const PLACEHOLDERS: &[&str] =
-        &["null", "none", "n/a", "na", "nil", "undefined", "unknown", "-", "?", "nan"];
+    const PLACEHOLDERS: &[&str] = &["null", "none", "n/a", "na", "nil", "undefined", "unknown", "-", "?", "nan"];
     if PLACEHOLDERS.contains(&lower.as_str()) || normalize_name(&collapsed).is_empty() {
         return None;
     }
@@ -151,9 +130,7 @@ pub(crate) fn name_of(v: Option<&Value>) -> Option<String> {
 /// Free text (a description): trimmed, surrounding quotes removed; empty if absent.
 pub(crate) fn description_of(v: Option<&Value>) -> String {
     let text = match v {
-        Some(Value::Array(items)) => {
-            Some(items.iter().filter_map(text_of).collect::<Vec<_>>().join(" "))
-        }
+        Some(Value::Array(items)) => Some(items.iter().filter_map(text_of).collect::<Vec<_>>().join(" ")),
         other => other.and_then(text_of),
     };
     text.map(|s| strip_decoration(&s).to_string()).unwrap_or_default()
@@ -224,10 +201,12 @@ pub(crate) fn rescale(raw: &[Option<Score>], force_ten: bool) -> Vec<Option<f32>
         1.0
     };
     raw.iter()
-        .map(|s| s.map(|s| {
-            let v = if s.fixed { s.value } else { s.value / divisor };
-            v.clamp(0.0, 1.0) as f32
-        }))
+        .map(|s| {
+            s.map(|s| {
+                let v = if s.fixed { s.value } else { s.value / divisor };
+                v.clamp(0.0, 1.0) as f32
+            })
+        })
         .collect()
 }
 

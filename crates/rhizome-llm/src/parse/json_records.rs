@@ -76,9 +76,7 @@ fn walk(v: &Value, col: &mut Collector, depth: usize) {
                         None if depth < MAX_WRAP => walk(item, col, depth + 1),
                         None => {}
                     },
-                    Value::Array(parts) if parts.len() == 3 => {
-                        record_from_array(Kind::Fact, parts, col)
-                    }
+                    Value::Array(parts) if parts.len() == 3 => record_from_array(Kind::Fact, parts, col),
                     Value::String(s) if s == TRUNCATED => {
                         col.drop_fragment("cut off at the end of the text");
                         col.repaired = true;
@@ -230,9 +228,7 @@ fn record_from_array(kind: Kind, parts: &[Value], col: &mut Collector) {
             col.entity(part(0), part(1), strip_decoration(&description).to_string(), None)
         }
         // [source, predicate, target, description?, strength?] or [source, target]
-        Kind::Relation if parts.len() == 2 => {
-            col.relation(part(0), part(1), None, String::new(), None, false)
-        }
+        Kind::Relation if parts.len() == 2 => col.relation(part(0), part(1), None, String::new(), None, false),
         Kind::Relation => {
             let description = parts.get(3).and_then(text_of).unwrap_or_default();
             let strength = parts.get(4).and_then(score_of);

@@ -122,9 +122,7 @@ impl Reader<'_> {
             } else if c == '/' && self.at(self.pos + 1) == Some('*') {
                 self.repair("comments");
                 self.pos += 2;
-                while self.peek().is_some()
-                    && !(self.peek() == Some('*') && self.at(self.pos + 1) == Some('/'))
-                {
+                while self.peek().is_some() && !(self.peek() == Some('*') && self.at(self.pos + 1) == Some('/')) {
                     self.pos += 1;
                 }
                 self.pos = (self.pos + 2).min(self.chars.len());

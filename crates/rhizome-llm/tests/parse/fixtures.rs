@@ -9,8 +9,7 @@ use rhizome_core::ids::normalize_name;
 use super::parse;
 
 fn fixture_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/data/nano_graphrag_fixtures/mock_cache.json")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/nano_graphrag_fixtures/mock_cache.json")
 }
 
 /// (key, response text), sorted by key.
@@ -81,11 +80,7 @@ fn entity_set(o: &rhizome_llm::parse::ParseOutcome) -> HashSet<String> {
 }
 
 fn relation_set(o: &rhizome_llm::parse::ParseOutcome) -> HashSet<(String, String)> {
-    o.extraction
-        .relations
-        .iter()
-        .map(|r| (normalize_name(&r.source), normalize_name(&r.target)))
-        .collect()
+    o.extraction.relations.iter().map(|r| (normalize_name(&r.source), normalize_name(&r.target))).collect()
 }
 
 #[derive(Default, Debug)]
@@ -134,10 +129,8 @@ fn all_fixture_responses_are_accounted_for() {
             quoted_fields(&text, &["entity"]).into_iter().filter(|(n, _)| !names.contains(n)).collect();
         assert!(missing.len() <= s.entities_dropped, "{key}: entities missing: {missing:?}");
         let pairs = relation_set(&o);
-        let missing: Vec<_> = quoted_fields(&text, &["relationship", "relation"])
-            .into_iter()
-            .filter(|p| !pairs.contains(p))
-            .collect();
+        let missing: Vec<_> =
+            quoted_fields(&text, &["relationship", "relation"]).into_iter().filter(|p| !pairs.contains(p)).collect();
         assert!(missing.len() <= s.relations_dropped, "{key}: relations missing: {missing:?}");
         // Every relation endpoint is an entity; every weight is in 0..1.
         for r in &o.extraction.relations {
@@ -194,7 +187,11 @@ fn truncated_fixtures_yield_a_subset() {
             cuts += 1;
             assert!(!cut.warnings.iter().any(|w| w.contains("internal error")), "{key}@{at}: panicked");
             let extra: Vec<_> = entity_set(&cut).into_iter().filter(|n| !names.contains(n)).collect();
-            assert!(extra.is_empty(), "{key} cut at {at}: entities not in the full parse: {extra:?}\n…{}", tail(&text[..at]));
+            assert!(
+                extra.is_empty(),
+                "{key} cut at {at}: entities not in the full parse: {extra:?}\n…{}",
+                tail(&text[..at])
+            );
             let extra: Vec<_> = relation_set(&cut).into_iter().filter(|p| !pairs.contains(p)).collect();
             assert!(extra.is_empty(), "{key} cut at {at}: relations not in the full parse: {extra:?}");
             assert!(cut.extraction.entities.len() <= full.extraction.entities.len());

@@ -75,7 +75,8 @@ pub(crate) fn rewrite(q: &str, lang: Language, history: &[ChatMessage]) -> Rewri
         for p in pronouns.iter().rev() {
             match antecedent(&turns, p.person) {
                 Some(name) => {
-                    let with = if p.possessive && lang == Language::English { format!("{name}'s") } else { name.clone() };
+                    let with =
+                        if p.possessive && lang == Language::English { format!("{name}'s") } else { name.clone() };
                     text.replace_range(p.start..p.end, &with);
                     out.cues.push(format!("follow-up: {} -> {name}", p.text));
                     resolved += 1;
@@ -233,10 +234,44 @@ fn is_short(q: &str) -> bool {
 /// The name a pronoun most likely refers to (see the module docs).
 /// Last words that make a capitalised name a thing rather than a person.
 const THING_HEADS: &[&str] = &[
-    "prize", "award", "medal", "institute", "university", "college", "school", "company", "corporation",
-    "inc", "ltd", "group", "foundation", "society", "academy", "museum", "river", "mountain", "city",
-    "state", "kingdom", "republic", "war", "party", "church", "bank", "hospital", "centre", "center",
-    "laboratory", "council", "committee", "agency", "ministry", "league", "cup", "championship", "festival",
+    "prize",
+    "award",
+    "medal",
+    "institute",
+    "university",
+    "college",
+    "school",
+    "company",
+    "corporation",
+    "inc",
+    "ltd",
+    "group",
+    "foundation",
+    "society",
+    "academy",
+    "museum",
+    "river",
+    "mountain",
+    "city",
+    "state",
+    "kingdom",
+    "republic",
+    "war",
+    "party",
+    "church",
+    "bank",
+    "hospital",
+    "centre",
+    "center",
+    "laboratory",
+    "council",
+    "committee",
+    "agency",
+    "ministry",
+    "league",
+    "cup",
+    "championship",
+    "festival",
 ];
 
 fn names_a_thing(name: &str) -> bool {

@@ -45,11 +45,11 @@ pub(crate) use rhizome_core::lang::is_han;
 /// Common Vietnamese syllables written without diacritics (as people often type them);
 /// none is a common English word.
 pub(crate) const VI_PLAIN: &[&str] = &[
-    "ai", "bao", "cac", "cho", "co", "cua", "duoc", "gi", "giai", "khac", "khi", "khong", "la",
-    "lam", "mot", "nam", "nao", "nay", "nguoi", "nhau", "nhieu", "nhu", "nhung", "noi", "sanh",
-    "sao", "tai", "thi", "thuong", "trong", "va", "vao", "ve", "vi", "voi", "cong", "ty", "ong",
-    "truong", "dai", "hoc", "viet", "quoc", "gia", "den", "tren", "duoi", "sau", "truoc", "dang",
-    "da", "se", "ra", "cung", "nen", "biet", "lanh", "dao", "ket", "qua", "thuoc", "con",
+    "ai", "bao", "cac", "cho", "co", "cua", "duoc", "gi", "giai", "khac", "khi", "khong", "la", "lam", "mot", "nam",
+    "nao", "nay", "nguoi", "nhau", "nhieu", "nhu", "nhung", "noi", "sanh", "sao", "tai", "thi", "thuong", "trong",
+    "va", "vao", "ve", "vi", "voi", "cong", "ty", "ong", "truong", "dai", "hoc", "viet", "quoc", "gia", "den", "tren",
+    "duoi", "sau", "truoc", "dang", "da", "se", "ra", "cung", "nen", "biet", "lanh", "dao", "ket", "qua", "thuoc",
+    "con",
 ];
 
 /// The language of `text`, by the detector every part of Rhizome uses

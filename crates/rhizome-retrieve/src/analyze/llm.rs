@@ -30,7 +30,13 @@ pub(crate) fn format_history(history: &[ChatMessage]) -> String {
 }
 
 /// Follow-up rewriting by the LLM; the rule-based `rules` where the reply falls short.
-pub(crate) fn rewrite(llm: &dyn PromptLlm, q: &str, history: &[ChatMessage], rules: Rewrite, notes: &mut Vec<String>) -> Rewrite {
+pub(crate) fn rewrite(
+    llm: &dyn PromptLlm,
+    q: &str,
+    history: &[ChatMessage],
+    rules: Rewrite,
+    notes: &mut Vec<String>,
+) -> Rewrite {
     let h = format_history(history);
     let call = PromptCall::new("rewrite_followup", STAGE, &[("history", &h), ("question", q)]).json().max_tokens(300);
     let reply = match llm.run_one(call) {
@@ -160,10 +166,7 @@ pub(crate) fn analyze(llm: &dyn PromptLlm, rules: QueryAnalysis, notes: &mut Vec
         }
     }
     if !fallback.is_empty() {
-        notes.push(format!(
-            "LLM analysis: missing or invalid {}; rule-based values used",
-            fallback.join(", ")
-        ));
+        notes.push(format!("LLM analysis: missing or invalid {}; rule-based values used", fallback.join(", ")));
     }
     a
 }

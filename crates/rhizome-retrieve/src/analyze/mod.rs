@@ -182,12 +182,13 @@ pub fn standalone_question(question: &str, history: &[ChatMessage], llm: Option<
     Ok(Standalone { question: rewrite.standalone, is_follow_up: rewrite.is_follow_up, notes })
 }
 
-fn follow_up(q: &str, history: &[ChatMessage], llm: Option<&dyn PromptLlm>) -> Result<(followup::Rewrite, Vec<String>)> {
+fn follow_up(
+    q: &str,
+    history: &[ChatMessage],
+    llm: Option<&dyn PromptLlm>,
+) -> Result<(followup::Rewrite, Vec<String>)> {
     if q.is_empty() {
-        return Err(Error::bad_input(
-            "question",
-            "it is empty; ask something, e.g. \"Who founded OpenAI?\"",
-        ));
+        return Err(Error::bad_input("question", "it is empty; ask something, e.g. \"Who founded OpenAI?\""));
     }
     let rule_rewrite = followup::rewrite(q, detect_language(q), history);
     let mut notes = Vec::new();
@@ -208,8 +209,8 @@ pub fn analyze_rules(question: &str, history: &[ChatMessage]) -> Result<QueryAna
 /// too). `input` names where it came from, for errors.
 pub fn parse_history(input: &str, json: &str) -> Result<Vec<ChatMessage>> {
     let fix = "expected a JSON array of messages like [{\"role\": \"user\", \"content\": \"Who is Aage Bohr?\"}, {\"role\": \"assistant\", \"content\": \"...\"}]";
-    let value: serde_json::Value = serde_json::from_str(json)
-        .map_err(|e| Error::bad_input(input, format!("not valid JSON ({e}); {fix}")))?;
+    let value: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| Error::bad_input(input, format!("not valid JSON ({e}); {fix}")))?;
     let list = match &value {
         serde_json::Value::Array(a) => a,
         serde_json::Value::Object(o) => match o.get("messages") {

@@ -42,25 +42,53 @@ impl Signals {
 
 /// Words after which `who/which/that/where/when` does not open a relative clause.
 const NOT_RELATIVE_AFTER: &[&str] = &[
-    "is", "was", "are", "were", "be", "been", "say", "says", "said", "think", "know", "knew",
-    "believe", "claim", "claimed", "so", "such", "than", "now", "and", "or", "not", "did",
-    "does", "do", "'s",
-    "me", "us", "them", "tell", "explain", "describe", "show", "ask", "wonder", "true", "fact",
+    "is", "was", "are", "were", "be", "been", "say", "says", "said", "think", "know", "knew", "believe", "claim",
+    "claimed", "so", "such", "than", "now", "and", "or", "not", "did", "does", "do", "'s", "me", "us", "them", "tell",
+    "explain", "describe", "show", "ask", "wonder", "true", "fact",
 ];
 /// Prepositions: before `which`/`whom` they open a relative clause ("the county in
 /// which"), except at the start of the question ("In which year...").
-const PREPOSITIONS: &[&str] = &["of", "in", "on", "at", "to", "from", "by", "for", "with", "about", "into", "under", "during"];
+const PREPOSITIONS: &[&str] =
+    &["of", "in", "on", "at", "to", "from", "by", "for", "with", "about", "into", "under", "during"];
 /// Words after which `of` is partitive or idiomatic, not a possessive link.
 const NOT_POSSESSIVE_OF: &[&str] = &[
-    "because", "one", "some", "many", "most", "all", "any", "each", "which", "none", "both",
-    "out", "instead", "kind", "type", "sort", "number", "lot", "couple", "made", "think",
-    "consist", "consists", "terms", "ahead", "regardless", "more", "less", "rest", "name",
-    "names", "title",
+    "because",
+    "one",
+    "some",
+    "many",
+    "most",
+    "all",
+    "any",
+    "each",
+    "which",
+    "none",
+    "both",
+    "out",
+    "instead",
+    "kind",
+    "type",
+    "sort",
+    "number",
+    "lot",
+    "couple",
+    "made",
+    "think",
+    "consist",
+    "consists",
+    "terms",
+    "ahead",
+    "regardless",
+    "more",
+    "less",
+    "rest",
+    "name",
+    "names",
+    "title",
 ];
 const PASSIVE_AUX: &[&str] = &["is", "was", "are", "were", "be", "been", "being", "get", "got"];
 const IRREGULAR_PARTICIPLES: &[&str] = &[
-    "led", "made", "built", "written", "born", "run", "held", "won", "taken", "given", "known",
-    "shown", "drawn", "sung", "owned", "founded", "created", "directed", "produced",
+    "led", "made", "built", "written", "born", "run", "held", "won", "taken", "given", "known", "shown", "drawn",
+    "sung", "owned", "founded", "created", "directed", "produced",
 ];
 
 pub(crate) fn signals(text: &str, lang: Language) -> Signals {
@@ -140,7 +168,13 @@ fn english(s: &mut Signals, words: &[String], marks: &[(bool, bool)]) {
         if w == "the" && !is_function(next) && contact && words.get(i + 3).is_some() {
             s.relative += 1;
         }
-        if i >= 2 && words[i - 2] == "the" && !is_function(prev) && w.len() > 5 && w.ends_with("ing") && !next.is_empty() {
+        if i >= 2
+            && words[i - 2] == "the"
+            && !is_function(prev)
+            && w.len() > 5
+            && w.ends_with("ing")
+            && !next.is_empty()
+        {
             s.relative += 1;
         }
         match w.as_str() {
@@ -163,9 +197,9 @@ fn english(s: &mut Signals, words: &[String], marks: &[(bool, bool)]) {
             "than" => {
                 let before = &words[i.saturating_sub(3)..i];
                 let numeric = next.chars().next().is_some_and(|c| c.is_ascii_digit());
-                let graded = before.iter().any(|b| {
-                    matches!(b.as_str(), "more" | "less" | "fewer") || (b.len() > 3 && b.ends_with("er"))
-                });
+                let graded = before
+                    .iter()
+                    .any(|b| matches!(b.as_str(), "more" | "less" | "fewer") || (b.len() > 3 && b.ends_with("er")));
                 if graded && !numeric {
                     s.comparative.push(format!("{} than", before.last().map(String::as_str).unwrap_or("")));
                 }
@@ -216,9 +250,10 @@ fn chinese(s: &mut Signals, text: &str) {
     for (p, ch) in text.char_indices() {
         if ch == '的' {
             let seg = &text[seg_start..p];
-            let verb_after_name = s.names.iter().any(|n| {
-                n.end > seg_start && n.end <= p && text[n.end..p].chars().any(|c| is_han(c) && c != '所')
-            });
+            let verb_after_name = s
+                .names
+                .iter()
+                .any(|n| n.end > seg_start && n.end <= p && text[n.end..p].chars().any(|c| is_han(c) && c != '所'));
             if verb_after_name || seg.contains('所') {
                 s.relative += 1;
             } else {
@@ -275,7 +310,13 @@ pub(crate) fn analyze(question: &str, standalone: &str, language: Language) -> Q
         _ => 0.1,
     };
     score += 0.05 * s.conjunctions.min(2) as f64;
-    score += if s.words > 25 { 0.1 } else if s.words > 14 { 0.05 } else { 0.0 };
+    score += if s.words > 25 {
+        0.1
+    } else if s.words > 14 {
+        0.05
+    } else {
+        0.0
+    };
     if !s.thematic.is_empty() {
         score += 0.05;
     }

@@ -137,7 +137,8 @@ pub(crate) fn names(s: &str, lang: Language) -> Vec<Span> {
             i += 1;
             continue;
         }
-        let sentence_start = i == 0 || matches!(toks[i - 1].text, "." | "?" | "!" | "。" | "？" | "！" | ":" | "：" | "\"" | "“");
+        let sentence_start =
+            i == 0 || matches!(toks[i - 1].text, "." | "?" | "!" | "。" | "？" | "！" | ":" | "：" | "\"" | "“");
         let mut j = i + 1;
         let mut last = i;
         let mut possessive_end = strip_possessive(t.text).is_some();
@@ -175,7 +176,8 @@ pub(crate) fn names(s: &str, lang: Language) -> Vec<Span> {
             && sentence_start
             && words[0].start == t.start
             && lang == Language::Vietnamese
-            && (fold(words[0].text) != words[0].text.to_lowercase() || VI_PLAIN.contains(&fold(words[0].text).as_str()));
+            && (fold(words[0].text) != words[0].text.to_lowercase()
+                || VI_PLAIN.contains(&fold(words[0].text).as_str()));
         if let (Some(f), Some(l)) = (words.first(), words.last()) {
             let in_quote = quotes.iter().any(|q| f.start >= q.start && f.start < q.end);
             if !single_common && !in_quote {
@@ -199,7 +201,12 @@ fn quoted(s: &str) -> Vec<Span> {
             let Some(b) = s[body..].find(close).map(|x| x + body) else { break };
             let inner = s[body..b].trim();
             if !inner.is_empty() && inner.chars().count() <= 60 && !out.iter().any(|n: &Span| n.text == inner) {
-                out.push(Span { text: inner.to_string(), start: body, end: b, words: inner.split_whitespace().count() });
+                out.push(Span {
+                    text: inner.to_string(),
+                    start: body,
+                    end: b,
+                    words: inner.split_whitespace().count(),
+                });
             }
             from = b + close.len_utf8();
         }
@@ -301,7 +308,10 @@ mod tests {
     fn names_in_three_languages() {
         let no = |_: &str| false;
         assert_eq!(texts(names("Who is Aage Bohr's brother?", Language::English)), ["Aage Bohr"]);
-        assert_eq!(texts(names("Is Ludwig van Beethoven older than GPT-4?", Language::English)), ["Ludwig van Beethoven", "GPT-4"]);
+        assert_eq!(
+            texts(names("Is Ludwig van Beethoven older than GPT-4?", Language::English)),
+            ["Ludwig van Beethoven", "GPT-4"]
+        );
         assert_eq!(texts(names("Aage Bohr có những giải thưởng gì?", Language::Vietnamese)), ["Aage Bohr"]);
         assert_eq!(texts(names("Công ty nào do Sam Altman lãnh đạo?", Language::Vietnamese)), ["Sam Altman"]);
         let zh = "Sam Altman领导的公司在AI领域有什么重要投资？";
@@ -311,7 +321,13 @@ mod tests {
         let vi = "Aage Bohr có những giải thưởng gì?";
         assert_eq!(terms(vi, Language::Vietnamese, &names(vi, Language::Vietnamese), &no), ["giải thưởng"]);
         let en = "Which Nobel prizes did the physicist win in 1975?";
-        assert_eq!(terms(en, Language::English, &names(en, Language::English), &no), ["prizes", "physicist win", "1975"]);
-        assert_eq!(texts(names("What is “The Old Man and the Sea” about?", Language::English)), ["The Old Man and the Sea"]);
+        assert_eq!(
+            terms(en, Language::English, &names(en, Language::English), &no),
+            ["prizes", "physicist win", "1975"]
+        );
+        assert_eq!(
+            texts(names("What is “The Old Man and the Sea” about?", Language::English)),
+            ["The Old Man and the Sea"]
+        );
     }
 }

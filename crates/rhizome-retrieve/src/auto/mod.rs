@@ -66,15 +66,13 @@ pub fn route(a: &QueryAnalysis, facts: u64) -> Route {
 }
 
 /// The registry entry of this module.
-pub(crate) const METHODS: &[MethodEntry] = &[
-    MethodEntry {
-        method: Method::Auto,
-        description: "Query analysis picks one of the others",
-        settings: &[],
-        retriever: |_| Box::new(Auto),
-        prompts: &[],
-    },
-];
+pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
+    method: Method::Auto,
+    description: "Query analysis picks one of the others",
+    settings: &[],
+    retriever: |_| Box::new(Auto),
+    prompts: &[],
+}];
 
 impl Retriever for Auto {
     fn method(&self) -> Method {
@@ -99,11 +97,8 @@ fn route_and_retrieve(
     // The fact count matters only for multi-hop questions; it comes from the in-memory
     // graph, which the graph methods load anyway (counting in the store is slow).
     let graph = env.graph()?;
-    let facts = if analysis.multi_hop || analysis.query_type == QueryType::Comparative {
-        graph.facts.len() as u64
-    } else {
-        0
-    };
+    let facts =
+        if analysis.multi_hop || analysis.query_type == QueryType::Comparative { graph.facts.len() as u64 } else { 0 };
     let mut chosen = route(&analysis, facts);
     if graph.chunk_ids.is_empty() && !graph.entity_ids.is_empty() && chosen.method != Method::Multihop {
         chosen = Route {
@@ -177,7 +172,8 @@ mod tests {
         store.set_embedding_model("flat", 2).unwrap();
         let text = "Microsoft invested in OpenAI because of its AI research.";
         let doc = Document { id: document_id("d", text), source: "d.txt".into(), title: "d".into(), text: text.into() };
-        let c = Chunk { id: chunk_id(&doc.id, 0, text), doc_id: doc.id.clone(), ordinal: 0, text: text.into(), tokens: 10 };
+        let c =
+            Chunk { id: chunk_id(&doc.id, 0, text), doc_id: doc.id.clone(), ordinal: 0, text: text.into(), tokens: 10 };
         let mut b = WriteBatch::default();
         b.vectors.push((VectorKind::Chunk, c.id.clone(), vec![1.0, 0.0]));
         b.chunks.push(c);
@@ -187,7 +183,11 @@ mod tests {
         let graph = GraphCache::new();
         let env = QueryEnv { store: &store, embedder: &Flat, config: &config, llm: None, graph: &graph };
         let make = |m: Method| -> Box<dyn Retriever> {
-            if m == Method::Basic { crate::retriever(m) } else { Box::new(Broken(m)) }
+            if m == Method::Basic {
+                crate::retriever(m)
+            } else {
+                Box::new(Broken(m))
+            }
         };
         let r = route_and_retrieve(&env, "Why did Microsoft invest in OpenAI?", &make).unwrap();
         assert_eq!(r.extra["routed_to"], "basic");

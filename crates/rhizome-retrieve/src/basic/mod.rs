@@ -10,15 +10,13 @@ use crate::{ms, Context, ContextKind, Method, MethodEntry, QueryEnv, Retrieval, 
 pub struct Basic;
 
 /// The registry entry of this module.
-pub(crate) const METHODS: &[MethodEntry] = &[
-    MethodEntry {
-        method: Method::Basic,
-        description: "Dense + BM25 chunk retrieval, fused",
-        settings: &[],
-        retriever: |_| Box::new(Basic),
-        prompts: &[],
-    },
-];
+pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
+    method: Method::Basic,
+    description: "Dense + BM25 chunk retrieval, fused",
+    settings: &[],
+    retriever: |_| Box::new(Basic),
+    prompts: &[],
+}];
 
 impl Retriever for Basic {
     fn method(&self) -> Method {

@@ -30,12 +30,12 @@
 //! best score kept). `extra.query_graph` holds the query-state graph, `extra.llm` the calls
 //! made (DRIFT's and those of its local searches) and the tokens sent and received.
 
-mod settings;
 mod meter;
 pub(crate) mod parse;
 mod primer;
 mod reduce;
 mod search;
+mod settings;
 mod state;
 
 use std::collections::HashMap;
@@ -50,8 +50,8 @@ use self::meter::Metered;
 use self::parse::parse_step;
 use self::primer::{closest_reports, hypothetical_report, run_folds, Ranked};
 use self::search::{LocalFound, LocalRunner};
-use self::state::QueryState;
 pub use self::settings::DriftConfig;
+use self::state::QueryState;
 use crate::{ms, Context, ContextKind, LocalConfig, Method, MethodEntry, QueryEnv, Retrieval, Retriever};
 
 /// Token-accounting stage of DRIFT's own calls.
@@ -61,20 +61,18 @@ pub(crate) const STAGE: &str = "query.drift";
 pub struct Drift;
 
 /// The registry entry of this module.
-pub(crate) const METHODS: &[MethodEntry] = &[
-    MethodEntry {
-        method: Method::Drift,
-        description: "GraphRAG DRIFT: a report primer, then rounds of local search",
-        settings: &[&DriftConfig::KIND, &LocalConfig::KIND],
-        retriever: |_| Box::new(Drift),
-        prompts: &[
-            ("drift_hyde", include_str!("drift_hyde.txt")),
-            ("drift_primer", include_str!("drift_primer.txt")),
-            ("drift_local", include_str!("drift_local.txt")),
-            ("drift_reduce", include_str!("drift_reduce.txt")),
-        ],
-    },
-];
+pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
+    method: Method::Drift,
+    description: "GraphRAG DRIFT: a report primer, then rounds of local search",
+    settings: &[&DriftConfig::KIND, &LocalConfig::KIND],
+    retriever: |_| Box::new(Drift),
+    prompts: &[
+        ("drift_hyde", include_str!("drift_hyde.txt")),
+        ("drift_primer", include_str!("drift_primer.txt")),
+        ("drift_local", include_str!("drift_local.txt")),
+        ("drift_reduce", include_str!("drift_reduce.txt")),
+    ],
+}];
 
 impl Retriever for Drift {
     fn method(&self) -> Method {
@@ -181,9 +179,11 @@ impl Run<'_, '_> {
     }
 
     fn no_reports_note(&mut self) {
-        self.out.notes.push("no community reports in the index (build them with `rhizome communities`): \
+        self.out.notes.push(
+            "no community reports in the index (build them with `rhizome communities`): \
             DRIFT's primer skipped, fell back to local search for the question alone"
-            .into());
+                .into(),
+        );
     }
 
     /// The query graph of a single local search on the question: the root and its node.
@@ -221,9 +221,11 @@ impl Run<'_, '_> {
         self.time("primer_reports", t);
         self.out.extra.insert("hyde".into(), json!(hyde));
         if ranked.is_empty() {
-            self.out.notes.push("no report vector matched (are the reports embedded?): DRIFT's primer \
+            self.out.notes.push(
+                "no report vector matched (are the reports embedded?): DRIFT's primer \
                 skipped, fell back to local search for the question alone"
-                .into());
+                    .into(),
+            );
             return self.local_only(Some(llm));
         }
         self.add_reports(&ranked);
@@ -240,9 +242,11 @@ impl Run<'_, '_> {
                 }
             }
             None => {
-                self.out.notes.push("every primer fold was dropped: the question itself is the first \
+                self.out.notes.push(
+                    "every primer fold was dropped: the question itself is the first \
                     follow-up (answered by local search)"
-                    .into());
+                        .into(),
+                );
                 state.propose_again(0, self.question);
             }
         }
@@ -268,10 +272,13 @@ impl Run<'_, '_> {
                 .zip(&found)
                 .map(|(f, l)| {
                     let context = if l.rendered.is_empty() { "(local search found nothing)" } else { &l.rendered };
-                    PromptCall::new("drift_local", STAGE,
-                        &[("question", self.question), ("follow_up", &f.query), ("context", context)])
-                        .json()
-                        .max_tokens(cfg.max_output_tokens)
+                    PromptCall::new(
+                        "drift_local",
+                        STAGE,
+                        &[("question", self.question), ("follow_up", &f.query), ("context", context)],
+                    )
+                    .json()
+                    .max_tokens(cfg.max_output_tokens)
                 })
                 .collect();
             let replies = llm.run(&calls);

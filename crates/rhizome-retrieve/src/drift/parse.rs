@@ -130,8 +130,11 @@ mod tests {
 
     #[test]
     fn clean_fenced_and_repaired_replies() {
-        let s = parse_step(r#"{"intermediate_answer": "A", "score": 80, "follow_up_queries": ["Q1?", "Q2?"]}"#,
-            "intermediate_answer").unwrap();
+        let s = parse_step(
+            r#"{"intermediate_answer": "A", "score": 80, "follow_up_queries": ["Q1?", "Q2?"]}"#,
+            "intermediate_answer",
+        )
+        .unwrap();
         assert_eq!((s.answer.as_str(), s.score, s.follow_ups.len()), ("A", 80.0, 2));
         assert!(s.problems.is_empty());
 

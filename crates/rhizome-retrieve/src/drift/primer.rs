@@ -41,8 +41,13 @@ pub(crate) fn sample_report(reports: &[CommunityReport]) -> Option<&CommunityRep
 
 /// HyDE: one call drafts a hypothetical report answering `question`, in the shape of the
 /// sample report. None (with a note) when the call fails or the draft is empty.
-pub(crate) fn hypothetical_report(llm: &dyn PromptLlm, env: &QueryEnv, question: &str,
-    reports: &[CommunityReport], notes: &mut Vec<String>) -> Option<String> {
+pub(crate) fn hypothetical_report(
+    llm: &dyn PromptLlm,
+    env: &QueryEnv,
+    question: &str,
+    reports: &[CommunityReport],
+    notes: &mut Vec<String>,
+) -> Option<String> {
     let sample = sample_report(reports)?;
     let template = format!("# {}\n\n{}", sample.title, sample.summary);
     let call = PromptCall::new("drift_hyde", STAGE, &[("question", question), ("template", &template)])
@@ -63,8 +68,13 @@ pub(crate) fn hypothetical_report(llm: &dyn PromptLlm, env: &QueryEnv, question:
 /// Embed `text` and take the `k` reports closest to it, best first (ties by community id).
 /// The question is embedded as a query; a hypothetical report as a passage, like the
 /// reports it is compared with (HyDE compares documents with documents).
-pub(crate) fn closest_reports<'a>(env: &QueryEnv, reports: &'a [CommunityReport], text: &str,
-    kind: EmbedKind, k: usize) -> Result<Vec<Ranked<'a>>> {
+pub(crate) fn closest_reports<'a>(
+    env: &QueryEnv,
+    reports: &'a [CommunityReport],
+    text: &str,
+    kind: EmbedKind,
+    k: usize,
+) -> Result<Vec<Ranked<'a>>> {
     if k == 0 || reports.is_empty() {
         return Ok(Vec::new());
     }
@@ -104,8 +114,13 @@ pub(crate) struct PrimerResult {
 }
 
 /// Run one `drift_primer` call per fold, all at once.
-pub(crate) fn run_folds(llm: &dyn PromptLlm, env: &QueryEnv, question: &str, ranked: &[Ranked],
-    notes: &mut Vec<String>) -> PrimerResult {
+pub(crate) fn run_folds(
+    llm: &dyn PromptLlm,
+    env: &QueryEnv,
+    question: &str,
+    ranked: &[Ranked],
+    notes: &mut Vec<String>,
+) -> PrimerResult {
     let split = folds(ranked.len(), env.config.section::<DriftConfig>().primer_folds);
     let calls: Vec<PromptCall> = split
         .iter()

@@ -35,8 +35,13 @@ pub(crate) fn pack_answers(state: &QueryState, budget: usize) -> (String, usize)
 
 /// Run the reduce call; the answer, or None with a note when nothing fits, the call fails
 /// or it answers nothing.
-pub(crate) fn reduce(llm: &dyn PromptLlm, env: &QueryEnv, question: &str, state: &QueryState,
-    notes: &mut Vec<String>) -> Option<String> {
+pub(crate) fn reduce(
+    llm: &dyn PromptLlm,
+    env: &QueryEnv,
+    question: &str,
+    state: &QueryState,
+    notes: &mut Vec<String>,
+) -> Option<String> {
     let cfg = env.config.section::<DriftConfig>();
     let (answers, left_out) = pack_answers(state, cfg.reduce_max_tokens);
     if left_out > 0 {

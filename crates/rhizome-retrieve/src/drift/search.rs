@@ -32,7 +32,8 @@ impl LocalRunner {
     /// Local search for `query`, with the same store, embedder and graph as `env` and
     /// `llm` (DRIFT's metered LLM, or None offline).
     pub fn search(&self, env: &QueryEnv, llm: Option<&dyn PromptLlm>, query: &str) -> Result<LocalFound> {
-        let local_env = QueryEnv { store: env.store, embedder: env.embedder, config: &self.config, llm, graph: env.graph };
+        let local_env =
+            QueryEnv { store: env.store, embedder: env.embedder, config: &self.config, llm, graph: env.graph };
         let r = retriever(Method::Local).retrieve(&local_env, query)?;
         let (contexts, rendered) = render(r.contexts, self.config.section::<LocalConfig>().max_context_tokens);
         Ok(LocalFound { contexts, rendered, notes: r.notes })
@@ -65,15 +66,20 @@ pub(crate) fn render(contexts: Vec<Context>, budget: usize) -> (Vec<Context>, St
     (kept, lines.join("\n"))
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::ContextKind;
 
     fn ctx(id: &str, text: &str) -> Context {
-        Context { kind: ContextKind::Chunk, id: id.into(), text: text.into(), score: 1.0, source: "a.txt".into(),
-            title: String::new() }
+        Context {
+            kind: ContextKind::Chunk,
+            id: id.into(),
+            text: text.into(),
+            score: 1.0,
+            source: "a.txt".into(),
+            title: String::new(),
+        }
     }
 
     #[test]

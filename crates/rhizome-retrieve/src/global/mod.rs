@@ -22,15 +22,17 @@ mod settings;
 use std::collections::{BTreeSet, HashMap};
 use std::time::Instant;
 
-use rhizome_core::config::Section;
 use rhizome_core::community::reports_at_level;
+use rhizome_core::config::Section;
 use rhizome_core::llm::PromptCall;
 use rhizome_core::text::count_tokens;
 use rhizome_core::{CommunityReport, EmbedKind, Result, VectorKind};
 use serde_json::json;
 
 pub use self::settings::GlobalConfig;
-use crate::{ms, Basic, Context, ContextKind, Method, MethodEntry, QueryEnv, Retrieval, Retriever, INSUFFICIENT_EVIDENCE};
+use crate::{
+    ms, Basic, Context, ContextKind, Method, MethodEntry, QueryEnv, Retrieval, Retriever, INSUFFICIENT_EVIDENCE,
+};
 use points::{batches, pack_points, parse_points, render_batch, shuffle, MapReport, Point};
 
 /// Weight of relevance (min-max cosine) against the impact rating offline.
@@ -39,18 +41,13 @@ const OFFLINE_RELEVANCE_WEIGHT: f32 = 0.7;
 pub struct Global;
 
 /// The registry entry of this module.
-pub(crate) const METHODS: &[MethodEntry] = &[
-    MethodEntry {
-        method: Method::Global,
-        description: "GraphRAG global search: map-reduce over community reports",
-        settings: &[&GlobalConfig::KIND],
-        retriever: |_| Box::new(Global),
-        prompts: &[
-            ("global_map", include_str!("global_map.txt")),
-            ("global_reduce", include_str!("global_reduce.txt")),
-        ],
-    },
-];
+pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
+    method: Method::Global,
+    description: "GraphRAG global search: map-reduce over community reports",
+    settings: &[&GlobalConfig::KIND],
+    retriever: |_| Box::new(Global),
+    prompts: &[("global_map", include_str!("global_map.txt")), ("global_reduce", include_str!("global_reduce.txt"))],
+}];
 
 impl Retriever for Global {
     fn method(&self) -> Method {
@@ -79,12 +76,15 @@ impl Retriever for Global {
         let mut out = Retrieval::default();
         out.timings_ms.insert("load_reports".into(), ms(t));
         let levels: BTreeSet<u32> = selected.iter().map(|r| r.level).collect();
-        out.extra.insert("reports".into(), json!({
-            "level": cfg.community_level,
-            "selected": selected.len(),
-            "levels": levels,
-            "in_index": all.len(),
-        }));
+        out.extra.insert(
+            "reports".into(),
+            json!({
+                "level": cfg.community_level,
+                "selected": selected.len(),
+                "levels": levels,
+                "in_index": all.len(),
+            }),
+        );
         if selected.is_empty() {
             out.notes.push(format!(
                 "no report at level {} has a rating >= {}: lower global.min_rating or pick another level",
@@ -173,11 +173,11 @@ fn map_reduce(env: &QueryEnv, question: &str, selected: &[&CommunityReport], out
         return Ok(());
     }
     let reply = llm.run_one(
-        PromptCall::new("global_reduce", "query.global", &[
-            ("question", question),
-            ("points", &packed),
-            ("response_type", &cfg.response_type),
-        ])
+        PromptCall::new(
+            "global_reduce",
+            "query.global",
+            &[("question", question), ("points", &packed), ("response_type", &cfg.response_type)],
+        )
         .max_tokens(cfg.reduce_max_output_tokens),
     );
     out.timings_ms.insert("reduce".into(), ms(t));
@@ -189,7 +189,8 @@ fn map_reduce(env: &QueryEnv, question: &str, selected: &[&CommunityReport], out
                 _ => "empty reply".into(),
             };
             out.notes.push(format!("reduce call failed ({why}): the answer lists the best points instead"));
-            out.answer = Some(kept.iter().take(5).map(|p| format!("- {}", p.description)).collect::<Vec<_>>().join("\n"));
+            out.answer =
+                Some(kept.iter().take(5).map(|p| format!("- {}", p.description)).collect::<Vec<_>>().join("\n"));
         }
     }
     map_extra["points_kept"] = json!(kept.len());
@@ -219,20 +220,35 @@ fn map_reduce(env: &QueryEnv, question: &str, selected: &[&CommunityReport], out
     Ok(())
 }
 
-fn offline(env: &QueryEnv, question: &str, selected: &[&CommunityReport], in_index: usize, out: &mut Retrieval)
-    -> Result<()> {
+fn offline(
+    env: &QueryEnv,
+    question: &str,
+    selected: &[&CommunityReport],
+    in_index: usize,
+    out: &mut Retrieval,
+) -> Result<()> {
     let cfg = env.config.section::<GlobalConfig>();
     let t = Instant::now();
     let q = env.embedder.embed(&[question.to_string()], EmbedKind::Query)?.remove(0);
     let hits = env.store.vector_search(VectorKind::Report, &q, in_index.max(1))?;
     let cos: HashMap<&str, f32> = hits.iter().map(|s| (s.id.as_str(), s.score)).collect();
-    let scores: Vec<f32> = selected.iter().map(|r| cos.get(r.community_id.as_str()).copied().unwrap_or(f32::NAN)).collect();
-    let (lo, hi) = scores.iter().filter(|s| s.is_finite()).fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), &s| (l.min(s), h.max(s)));
+    let scores: Vec<f32> =
+        selected.iter().map(|r| cos.get(r.community_id.as_str()).copied().unwrap_or(f32::NAN)).collect();
+    let (lo, hi) = scores
+        .iter()
+        .filter(|s| s.is_finite())
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), &s| (l.min(s), h.max(s)));
     let mut ranked: Vec<(usize, f32)> = scores
         .iter()
         .enumerate()
         .map(|(i, &s)| {
-            let rel = if !s.is_finite() { 0.0 } else if hi > lo { (s - lo) / (hi - lo) } else { 1.0 };
+            let rel = if !s.is_finite() {
+                0.0
+            } else if hi > lo {
+                (s - lo) / (hi - lo)
+            } else {
+                1.0
+            };
             let rating = (selected[i].rating / 10.0).clamp(0.0, 1.0);
             (i, OFFLINE_RELEVANCE_WEIGHT * rel + (1.0 - OFFLINE_RELEVANCE_WEIGHT) * rating)
         })

@@ -62,11 +62,7 @@ pub(crate) fn batches(reports: Vec<MapReport>, budget: usize) -> Vec<Vec<MapRepo
 
 /// The reports of a batch as the map prompt shows them.
 pub(crate) fn render_batch(batch: &[MapReport]) -> String {
-    batch
-        .iter()
-        .map(|r| format!("----- Report {} -----\n{}", r.number, r.text.trim()))
-        .collect::<Vec<_>>()
-        .join("\n\n")
+    batch.iter().map(|r| format!("----- Report {} -----\n{}", r.number, r.text.trim())).collect::<Vec<_>>().join("\n\n")
 }
 
 fn number(v: &Value) -> Option<f64> {
@@ -118,7 +114,8 @@ pub(crate) fn pack_points(mut points: Vec<Point>, budget: usize) -> (String, Vec
     points.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.analyst.cmp(&b.analyst)));
     let (mut text, mut used, mut kept) = (String::new(), 0, Vec::new());
     for p in points {
-        let block = format!("----- Analyst {} -----\nImportance score: {:.0}\n{}\n\n", p.analyst, p.score, p.description);
+        let block =
+            format!("----- Analyst {} -----\nImportance score: {:.0}\n{}\n\n", p.analyst, p.score, p.description);
         let t = count_tokens(&block);
         if used + t > budget {
             break;

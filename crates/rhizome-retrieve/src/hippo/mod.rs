@@ -40,12 +40,12 @@ use rhizome_core::llm::PromptCall;
 use rhizome_core::{EmbedKind, Result, VectorKind};
 use serde_json::{json, Value};
 
-use crate::graph::Graph;
 use self::names::name_matches;
+pub use self::settings::HippoConfig;
+use crate::graph::Graph;
 use crate::ppr::{
     gauss_seidel_f64, personalized_pagerank, ranked_ppr, Csr, FusedRanking, DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE,
 };
-pub use self::settings::HippoConfig;
 use crate::{ms, Context, ContextKind, Method, MethodEntry, QueryEnv, Retrieval, Retriever};
 
 /// The `hippo` retriever. [`Hippo::default`] is what `Method::Hippo` runs;
@@ -101,15 +101,13 @@ struct Linked {
 }
 
 /// The registry entry of this module.
-pub(crate) const METHODS: &[MethodEntry] = &[
-    MethodEntry {
-        method: Method::Hippo,
-        description: "HippoRAG: facts linked to the question seed Personalized PageRank",
-        settings: &[&HippoConfig::KIND],
-        retriever: |_| Box::new(Hippo::default()),
-        prompts: &[("hippo_filter", include_str!("hippo_filter.txt"))],
-    },
-];
+pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
+    method: Method::Hippo,
+    description: "HippoRAG: facts linked to the question seed Personalized PageRank",
+    settings: &[&HippoConfig::KIND],
+    retriever: |_| Box::new(Hippo::default()),
+    prompts: &[("hippo_filter", include_str!("hippo_filter.txt"))],
+}];
 
 impl Retriever for Hippo {
     fn method(&self) -> Method {
@@ -141,14 +139,20 @@ impl Retriever for Hippo {
         let mut linked = if can_recognize || cfg.unfiltered_fact_weight > 0.0 || self.always_link_facts {
             let linked = link_facts(env, &graph, &q, &cfg, &relative)?;
             if linked.is_empty() && linkable {
-                out.notes.push("no fact has a vector (the LLM-free extractor's facts get none by default): \
-                    set embed.fact_vectors=always and re-index to link facts".into());
+                out.notes.push(
+                    "no fact has a vector (the LLM-free extractor's facts get none by default): \
+                    set embed.fact_vectors=always and re-index to link facts"
+                        .into(),
+                );
             }
             linked
         } else {
             if linkable {
-                out.notes.push("facts not linked: without an LLM to recognise them they would seed nothing \
-                    (hippo.unfiltered_fact_weight 0)".into());
+                out.notes.push(
+                    "facts not linked: without an LLM to recognise them they would seed nothing \
+                    (hippo.unfiltered_fact_weight 0)"
+                        .into(),
+                );
             }
             Vec::new()
         };
@@ -160,7 +164,8 @@ impl Retriever for Hippo {
 
         let fact_weight = if recognized { 1.0 } else { cfg.unfiltered_fact_weight as f64 };
         if !recognized && fact_weight <= 0.0 && !linked.is_empty() {
-            out.notes.push("linked facts not recognised by an LLM: they seed nothing (unfiltered_fact_weight 0)".into());
+            out.notes
+                .push("linked facts not recognised by an LLM: they seed nothing (unfiltered_fact_weight 0)".into());
         }
         let mut seeds = entity_seeds(&graph, &linked, fact_weight);
         if cfg.name_seed_weight > 0.0 {
@@ -174,8 +179,11 @@ impl Retriever for Hippo {
         }
         let passage_seeds = cfg.passage_node_weight > 0.0 && relative.iter().any(|&r| r > 0.0);
         if seeds.is_empty() && passage_seeds {
-            out.notes.push("no entity seeded (no recognised fact, no name in the question): PageRank \
-                from the passage seeds alone".into());
+            out.notes.push(
+                "no entity seeded (no recognised fact, no name in the question): PageRank \
+                from the passage seeds alone"
+                    .into(),
+            );
         }
         let ranked: Vec<(u32, f64)> = if seeds.is_empty() && !passage_seeds {
             out.notes.push("nothing seeds the graph: passages ranked by dense retrieval (cosine + BM25 share)".into());
@@ -201,18 +209,15 @@ impl Retriever for Hippo {
             let (sweeps, solved);
             let mass: &[f64] = match self.solver {
                 PprSolver::Push => {
-                    let ranking = FusedRanking {
-                        first: ne,
-                        relative: &relative,
-                        share,
-                        top_k: env.config.retrieval.top_k,
-                    };
+                    let ranking =
+                        FusedRanking { first: ne, relative: &relative, share, top_k: env.config.retrieval.top_k };
                     let push = ranked_ppr(&csr, &reset, damping, &ranking);
                     out.extra.insert("ppr_pushes".into(), json!(push.pushes));
                     out.extra.insert("ppr_certified".into(), json!(push.certified));
                     if push.exhausted {
                         // Ranking gaps too fine for the push budget: sweep the whole graph.
-                        sweeps = personalized_pagerank(&csr, &reset, damping, DEFAULT_TOLERANCE, DEFAULT_MAX_ITERATIONS);
+                        sweeps =
+                            personalized_pagerank(&csr, &reset, damping, DEFAULT_TOLERANCE, DEFAULT_MAX_ITERATIONS);
                         out.extra.insert("ppr_iterations".into(), json!(sweeps.iterations));
                         &sweeps.scores[ne..]
                     } else {
@@ -240,8 +245,7 @@ impl Retriever for Hippo {
 
         let top: Vec<(u32, f64)> = ranked.into_iter().take(env.config.retrieval.top_k).collect();
         let ids: Vec<String> = top.iter().map(|(c, _)| graph.chunk_ids[*c as usize].clone()).collect();
-        let scores: HashMap<&str, f64> =
-            top.iter().map(|(c, s)| (graph.chunk_ids[*c as usize].as_str(), *s)).collect();
+        let scores: HashMap<&str, f64> = top.iter().map(|(c, s)| (graph.chunk_ids[*c as usize].as_str(), *s)).collect();
         for c in env.store.chunks(&ids)? {
             out.contexts.push(Context {
                 kind: ContextKind::Chunk,
@@ -252,9 +256,13 @@ impl Retriever for Hippo {
                 title: c.doc_title,
             });
         }
-        let facts: Vec<Value> =
-            linked.iter().map(|f| json!({"id": f.id, "text": f.text, "score": f.score,
-            "subject": f.triple[0], "predicate": f.triple[1], "object": f.triple[2]})).collect();
+        let facts: Vec<Value> = linked
+            .iter()
+            .map(|f| {
+                json!({"id": f.id, "text": f.text, "score": f.score,
+            "subject": f.triple[0], "predicate": f.triple[1], "object": f.triple[2]})
+            })
+            .collect();
         out.extra.insert("facts".into(), Value::Array(facts));
         // Shown with the evidence; the answer takes its contexts from `answer_top_k`.
         out.extra.insert("qa_top_k".into(), json!(cfg.qa_top_k));
@@ -273,7 +281,11 @@ fn rank(scores: impl Iterator<Item = (u32, f64)>) -> Vec<(u32, f64)> {
 
 /// Min-max normalise `x` against `[lo, hi]`; a flat list maps to 1.
 fn min_max(x: f32, lo: f32, hi: f32) -> f32 {
-    if hi - lo > f32::EPSILON { ((x - lo) / (hi - lo)).clamp(0.0, 1.0) } else { 1.0 }
+    if hi - lo > f32::EPSILON {
+        ((x - lo) / (hi - lo)).clamp(0.0, 1.0)
+    } else {
+        1.0
+    }
 }
 
 /// Per graph chunk: the passage score (cosine + BM25 share) and its min-max normalisation.
@@ -282,8 +294,7 @@ struct PassageScores {
     normalized: Vec<f32>,
 }
 
-fn passage_scores(env: &QueryEnv, graph: &Graph, q: &[f32], question: &str, bm25_weight: f32)
-    -> Result<PassageScores> {
+fn passage_scores(env: &QueryEnv, graph: &Graph, q: &[f32], question: &str, bm25_weight: f32) -> Result<PassageScores> {
     let n = graph.chunk_ids.len();
     let hits = if n == 0 { Vec::new() } else { env.store.vector_search(VectorKind::Chunk, q, n)? };
     // A chunk without a vector scores as the least similar one.
@@ -327,8 +338,7 @@ fn relative_passage_scores(p: &PassageScores, temperature: f32) -> Vec<f32> {
 /// The facts closest to the question, rescored with the relative scores of their
 /// passages (see [`HippoConfig::fact_context_weight`]); the best `linking_top_k`, with
 /// their texts.
-fn link_facts(env: &QueryEnv, graph: &Graph, q: &[f32], cfg: &HippoConfig, passages: &[f32])
-    -> Result<Vec<Linked>> {
+fn link_facts(env: &QueryEnv, graph: &Graph, q: &[f32], cfg: &HippoConfig, passages: &[f32]) -> Result<Vec<Linked>> {
     let top_k = cfg.linking_top_k;
     if top_k == 0 || graph.facts.is_empty() {
         return Ok(Vec::new());
@@ -437,9 +447,10 @@ fn build_csr(g: &Graph, titles: &[Option<u32>], title_weight: f32) -> Csr {
     let ne = g.entity_ids.len() as u32;
     let n = g.entity_ids.len() + g.chunk_ids.len();
     let relations = g.relations.iter().map(|r| (r.source, r.target, r.weight.max(0.0)));
-    let synonyms = g.synonyms.iter().enumerate().flat_map(|(a, list)| {
-        list.iter().filter(move |(b, _)| (a as u32) < *b).map(move |&(b, s)| (a as u32, b, s))
-    });
+    let synonyms =
+        g.synonyms.iter().enumerate().flat_map(|(a, list)| {
+            list.iter().filter(move |(b, _)| (a as u32) < *b).map(move |&(b, s)| (a as u32, b, s))
+        });
     let mentions = g.entity_chunks.iter().enumerate().flat_map(|(e, list)| {
         list.iter().map(move |&(c, _)| {
             let is_title = titles.get(c as usize).copied().flatten() == Some(e as u32);
@@ -452,14 +463,17 @@ fn build_csr(g: &Graph, titles: &[Option<u32>], title_weight: f32) -> Csr {
 /// Recognition memory: the LLM keeps the linked facts that bear on the question (true:
 /// the list was filtered). Without an LLM, or when its reply is unusable or keeps
 /// nothing, the unfiltered list stays (false, with a note saying so).
-fn recognition_filter(env: &QueryEnv, question: &str, linked: Vec<Linked>, notes: &mut Vec<String>)
-    -> (Vec<Linked>, bool) {
+fn recognition_filter(
+    env: &QueryEnv,
+    question: &str,
+    linked: Vec<Linked>,
+    notes: &mut Vec<String>,
+) -> (Vec<Linked>, bool) {
     let Some(llm) = env.llm else {
         notes.push("no LLM configured: linked facts not filtered (recognition memory skipped)".into());
         return (linked, false);
     };
-    let listing: Vec<String> =
-        linked.iter().enumerate().map(|(i, f)| format!("{}. {}", i + 1, f.text)).collect();
+    let listing: Vec<String> = linked.iter().enumerate().map(|(i, f)| format!("{}. {}", i + 1, f.text)).collect();
     let listing = listing.join("\n");
     let call = PromptCall::new("hippo_filter", "query.hippo", &[("question", question), ("facts", &listing)])
         .json()

@@ -18,8 +18,12 @@ use crate::{Context, ContextKind, QueryEnv};
 
 /// Report contexts within `budget` tokens, and the tokens used. Empty when the index has
 /// no reports.
-pub(crate) fn report_contexts(env: &QueryEnv, g: &Graph, mapped: &[(u32, f32)], budget: usize)
-    -> Result<(Vec<Context>, usize, usize)> {
+pub(crate) fn report_contexts(
+    env: &QueryEnv,
+    g: &Graph,
+    mapped: &[(u32, f32)],
+    budget: usize,
+) -> Result<(Vec<Context>, usize, usize)> {
     let n_reports = env.store.community_report_count()? as usize;
     if n_reports == 0 || budget == 0 {
         return Ok((Vec::new(), 0, n_reports));
@@ -33,10 +37,8 @@ pub(crate) fn report_contexts(env: &QueryEnv, g: &Graph, mapped: &[(u32, f32)], 
         .iter()
         .map(|c| (c.id.as_str(), c.entity_ids.iter().filter(|e| wanted.contains(e.as_str())).count()))
         .collect();
-    let mut ranked: Vec<(&CommunityReport, usize)> = reports
-        .iter()
-        .filter_map(|r| matches.get(r.community_id.as_str()).map(|&n| (r, n)))
-        .collect();
+    let mut ranked: Vec<(&CommunityReport, usize)> =
+        reports.iter().filter_map(|r| matches.get(r.community_id.as_str()).map(|&n| (r, n))).collect();
     ranked.sort_by(|a, b| {
         b.1.cmp(&a.1)
             .then(b.0.rating.total_cmp(&a.0.rating))

@@ -35,10 +35,10 @@ use rhizome_core::text::{count_tokens, token_spans};
 use rhizome_core::{EmbedKind, Result, VectorKind};
 use serde_json::json;
 
+pub use self::settings::LocalConfig;
 use crate::graph::Graph;
 use crate::paths::{chunk_sources, relation_sources};
 use crate::query_entities::{embed_text, recognise};
-pub use self::settings::LocalConfig;
 use crate::{ms, Context, ContextKind, Method, MethodEntry, QueryEnv, Retrieval, Retriever};
 
 mod community;
@@ -51,15 +51,13 @@ const CHUNK_BATCH: usize = 16;
 pub struct Local;
 
 /// The registry entry of this module.
-pub(crate) const METHODS: &[MethodEntry] = &[
-    MethodEntry {
-        method: Method::Local,
-        description: "GraphRAG local search: entities, relations, reports and chunks under a token budget",
-        settings: &[&LocalConfig::KIND],
-        retriever: |_| Box::new(Local),
-        prompts: &[],
-    },
-];
+pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
+    method: Method::Local,
+    description: "GraphRAG local search: entities, relations, reports and chunks under a token budget",
+    settings: &[&LocalConfig::KIND],
+    retriever: |_| Box::new(Local),
+    prompts: &[],
+}];
 
 impl Retriever for Local {
     fn method(&self) -> Method {
@@ -77,12 +75,15 @@ impl Retriever for Local {
         out.timings_ms.insert("query_entities".into(), ms(t));
 
         let mapped = map_entities(env, &g, question, &qe.names, &mut out)?;
-        out.extra.insert("mapped_entities".into(), json!({
-            "question_entities": qe.names,
-            "found_by": qe.by,
-            "entities": mapped.iter().map(|&(e, s)| json!({"name": g.entity_names[e as usize], "score": s}))
-                .collect::<Vec<_>>(),
-        }));
+        out.extra.insert(
+            "mapped_entities".into(),
+            json!({
+                "question_entities": qe.names,
+                "found_by": qe.by,
+                "entities": mapped.iter().map(|&(e, s)| json!({"name": g.entity_names[e as usize], "score": s}))
+                    .collect::<Vec<_>>(),
+            }),
+        );
         if mapped.is_empty() {
             out.notes.push("no entity in the index: nothing to build a local context from".into());
             return Ok(out);
@@ -127,28 +128,36 @@ impl Retriever for Local {
         let chunk_tokens: usize = chunks.iter().map(|c| count_tokens(&c.text)).sum();
         out.timings_ms.insert("text_units".into(), ms(t));
 
-        out.extra.insert("budget".into(), json!({
-            "max_tokens": max,
-            "used": comm_tokens + ent_tokens + rel_tokens + claim_tokens + chunk_tokens,
-            "communities": comm_tokens,
-            "entities": ent_tokens,
-            "relationships": rel_tokens,
-            "claims": claim_tokens,
-            "text_units": chunk_tokens,
-            "allotted": {
-                "communities": comm_budget,
-                "entities_relationships": local_budget,
-                "text_units": text_budget,
-            },
-        }));
+        out.extra.insert(
+            "budget".into(),
+            json!({
+                "max_tokens": max,
+                "used": comm_tokens + ent_tokens + rel_tokens + claim_tokens + chunk_tokens,
+                "communities": comm_tokens,
+                "entities": ent_tokens,
+                "relationships": rel_tokens,
+                "claims": claim_tokens,
+                "text_units": chunk_tokens,
+                "allotted": {
+                    "communities": comm_budget,
+                    "entities_relationships": local_budget,
+                    "text_units": text_budget,
+                },
+            }),
+        );
         out.contexts = comms.into_iter().chain(ents).chain(rels).chain(claims).chain(chunks).collect();
         Ok(out)
     }
 }
 
 /// Question -> entities by embedding: (entity, cosine), best first.
-fn map_entities(env: &QueryEnv, g: &Graph, question: &str, names: &[String], out: &mut Retrieval)
-    -> Result<Vec<(u32, f32)>> {
+fn map_entities(
+    env: &QueryEnv,
+    g: &Graph,
+    question: &str,
+    names: &[String],
+    out: &mut Retrieval,
+) -> Result<Vec<(u32, f32)>> {
     let cfg = env.config.section::<LocalConfig>();
     let t = Instant::now();
     let q = env.embedder.embed(&[question.to_string()], EmbedKind::Query)?.remove(0);
@@ -192,7 +201,11 @@ pub(crate) fn select_relationships(g: &Graph, selected: &[u32], per_entity: usiz
             if !seen.insert(nb.relation) {
                 continue;
             }
-            if sel.contains(&nb.entity) { inside.push(nb.relation) } else { outside.push(nb.relation) }
+            if sel.contains(&nb.entity) {
+                inside.push(nb.relation)
+            } else {
+                outside.push(nb.relation)
+            }
         }
     }
     // Distinct selected entities each outside entity is linked to.
@@ -226,8 +239,12 @@ pub(crate) fn select_relationships(g: &Graph, selected: &[u32], per_entity: usiz
 }
 
 /// Entity and relationship contexts within `budget` tokens.
-fn local_context(env: &QueryEnv, g: &Graph, mapped: &[(u32, f32)], budget: usize)
-    -> Result<(Vec<Context>, Vec<Context>)> {
+fn local_context(
+    env: &QueryEnv,
+    g: &Graph,
+    mapped: &[(u32, f32)],
+    budget: usize,
+) -> Result<(Vec<Context>, Vec<Context>)> {
     let per_entity = env.config.section::<LocalConfig>().top_k_relationships;
     let ids: Vec<String> = mapped.iter().map(|&(e, _)| g.entity_ids[e as usize].clone()).collect();
     let described: HashMap<String, String> =
@@ -247,8 +264,8 @@ fn local_context(env: &QueryEnv, g: &Graph, mapped: &[(u32, f32)], budget: usize
     let rel_text = |r: u32| {
         let shown = g.render_relation(r);
         let rel = &g.relations[r as usize];
-        let plain = format!("{} {} {}", g.entity_names[rel.source as usize], rel.rel_type,
-            g.entity_names[rel.target as usize]);
+        let plain =
+            format!("{} {} {}", g.entity_names[rel.source as usize], rel.rel_type, g.entity_names[rel.target as usize]);
         match rel_desc.get(&rel.id).filter(|d| !d.trim().is_empty() && **d != plain) {
             Some(d) => format!("{shown}: {d}"),
             None => shown,
@@ -286,10 +303,8 @@ fn local_context(env: &QueryEnv, g: &Graph, mapped: &[(u32, f32)], budget: usize
     }
 
     let (n, rels) = chosen;
-    let first_chunk: Vec<u32> = mapped[..n]
-        .iter()
-        .filter_map(|&(e, _)| g.entity_chunks[e as usize].iter().map(|x| x.0).min())
-        .collect();
+    let first_chunk: Vec<u32> =
+        mapped[..n].iter().filter_map(|&(e, _)| g.entity_chunks[e as usize].iter().map(|x| x.0).min()).collect();
     let docs = chunk_sources(env.store, g, &first_chunk)?;
     let entities = mapped[..n]
         .iter()
@@ -297,7 +312,14 @@ fn local_context(env: &QueryEnv, g: &Graph, mapped: &[(u32, f32)], budget: usize
         .map(|(&(e, score), text)| {
             let src = g.entity_chunks[e as usize].iter().map(|x| x.0).min().and_then(|c| docs.get(&c));
             let (source, title) = src.cloned().unwrap_or_else(|| (g.entity_ids[e as usize].clone(), String::new()));
-            Context { kind: ContextKind::Entity, id: g.entity_ids[e as usize].clone(), text: text.clone(), score, source, title }
+            Context {
+                kind: ContextKind::Entity,
+                id: g.entity_ids[e as usize].clone(),
+                text: text.clone(),
+                score,
+                source,
+                title,
+            }
         })
         .collect();
     let sources = relation_sources(env.store, g, &rels)?;
@@ -306,7 +328,14 @@ fn local_context(env: &QueryEnv, g: &Graph, mapped: &[(u32, f32)], budget: usize
         .zip(sources)
         .map(|(&r, (source, title))| {
             let rel = &g.relations[r as usize];
-            Context { kind: ContextKind::Relationship, id: rel.id.clone(), text: rel_text(r), score: rel.weight, source, title }
+            Context {
+                kind: ContextKind::Relationship,
+                id: rel.id.clone(),
+                text: rel_text(r),
+                score: rel.weight,
+                source,
+                title,
+            }
         })
         .collect();
     Ok((entities, relationships))
@@ -315,8 +344,7 @@ fn local_context(env: &QueryEnv, g: &Graph, mapped: &[(u32, f32)], budget: usize
 /// Chunk contexts within `budget` tokens: chunks of the mapped entities by entity order,
 /// then by how many of the prioritised relationships `rels` they mention (both ends in the
 /// chunk); the first that does not fit is cut.
-fn text_units(env: &QueryEnv, g: &Graph, selected: &[u32], rels: &[u32], budget: usize)
-    -> Result<Vec<Context>> {
+fn text_units(env: &QueryEnv, g: &Graph, selected: &[u32], rels: &[u32], budget: usize) -> Result<Vec<Context>> {
     let mut order: Vec<(usize, usize, u32)> = Vec::new();
     let mut seen = HashSet::new();
     for (rank, &e) in selected.iter().enumerate() {

@@ -2,8 +2,8 @@
 //! Every numeric and enum setting has a rule in [`Section::RULES`] and a `Valid: ...`
 //! sentence in its doc comment (`tests/settings.rs` keeps the two in step).
 
-use rhizome_core::config::Section;
 use rhizome_core::config::CrossRule;
+use rhizome_core::config::Section;
 use rhizome_core::config_rules::{int, num, Rule, BUDGET};
 use serde::{Deserialize, Serialize};
 

@@ -93,8 +93,13 @@ pub(super) struct Reasoned {
 }
 
 /// Expand from the seeds of `ranked` and merge; also the entity paths.
-pub(super) fn reason(env: &QueryEnv, g: &Arc<Graph>, ranked: Vec<(u32, f32)>, side: &EntitySide,
-    out: &mut Retrieval) -> Result<Reasoned> {
+pub(super) fn reason(
+    env: &QueryEnv,
+    g: &Arc<Graph>,
+    ranked: Vec<(u32, f32)>,
+    side: &EntitySide,
+    out: &mut Retrieval,
+) -> Result<Reasoned> {
     let cfg = env.config.section::<ModesConfig>();
     let t = Instant::now();
     let order = memo(&DOC_ORDERS, g, DocOrder::build);
@@ -110,9 +115,7 @@ pub(super) fn reason(env: &QueryEnv, g: &Arc<Graph>, ranked: Vec<(u32, f32)>, si
     });
     added.truncate(cfg.max_chunks);
     merged.extend(added.iter().map(|(c, r)| (*c, r.score)));
-    merged.sort_by(|a, b| {
-        b.1.total_cmp(&a.1).then_with(|| g.chunk_ids[a.0 as usize].cmp(&g.chunk_ids[b.0 as usize]))
-    });
+    merged.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| g.chunk_ids[a.0 as usize].cmp(&g.chunk_ids[b.0 as usize])));
     let id = |c: u32| g.chunk_ids[c as usize].clone();
     let provenance: Vec<serde_json::Value> = added
         .iter()
@@ -133,8 +136,13 @@ pub(super) fn reason(env: &QueryEnv, g: &Arc<Graph>, ranked: Vec<(u32, f32)>, si
 }
 
 /// Breadth-first expansion; each non-seed chunk with its best way in.
-fn walk(g: &Graph, order: &DocOrder, seeds: &[(u32, f32)], max_depth: usize, next_factor: f32)
-    -> HashMap<u32, Reached> {
+fn walk(
+    g: &Graph,
+    order: &DocOrder,
+    seeds: &[(u32, f32)],
+    max_depth: usize,
+    next_factor: f32,
+) -> HashMap<u32, Reached> {
     let is_seed: HashSet<u32> = seeds.iter().map(|s| s.0).collect();
     let mut best: HashMap<u32, Reached> = HashMap::new();
     for &(seed, score) in seeds {
@@ -164,8 +172,13 @@ fn walk(g: &Graph, order: &DocOrder, seeds: &[(u32, f32)], max_depth: usize, nex
 
 /// Paths between the question's entities and the entities of the seed chunks: rendered
 /// into `out.paths`, and returned as contexts.
-fn entity_paths(env: &QueryEnv, g: &Graph, seeds: &[(u32, f32)], side: &EntitySide, out: &mut Retrieval)
-    -> Result<Vec<Context>> {
+fn entity_paths(
+    env: &QueryEnv,
+    g: &Graph,
+    seeds: &[(u32, f32)],
+    side: &EntitySide,
+    out: &mut Retrieval,
+) -> Result<Vec<Context>> {
     let mut contexts = Vec::new();
     let mut anchors: Vec<u32> = side.entities.iter().take(QUESTION_ANCHORS).map(|x| x.0).collect();
     for &(c, _) in seeds {

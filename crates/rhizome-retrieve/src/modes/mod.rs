@@ -16,8 +16,8 @@
 //! Contexts: chunks first (at most `retrieval.top_k`; graph-enhanced adds up to
 //! `modes.max_chunks` expanded ones), then paths, entities and relationships.
 
-mod settings;
 mod expand;
+mod settings;
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -26,10 +26,10 @@ use rhizome_core::config::Section;
 use rhizome_core::{EmbedKind, Result, VectorKind};
 use serde_json::json;
 
+pub use self::settings::ModesConfig;
 use crate::basic::{rrf, score_fusion};
 use crate::multipath::idf_share;
 use crate::paths::relation_sources;
-pub use self::settings::ModesConfig;
 use crate::{ms, Context, ContextKind, Graph, Method, MethodEntry, QueryEnv, Retrieval, Retriever};
 
 /// Entities taken from the question's vector search.
@@ -56,13 +56,7 @@ pub(crate) const METHODS: &[MethodEntry] = &[
 ];
 
 const fn mode(method: Method, description: &'static str) -> MethodEntry {
-    MethodEntry {
-        method,
-        description,
-        settings: &[&ModesConfig::KIND],
-        retriever: |m| Box::new(Mode(m)),
-        prompts: &[],
-    }
+    MethodEntry { method, description, settings: &[&ModesConfig::KIND], retriever: |m| Box::new(Mode(m)), prompts: &[] }
 }
 
 impl Retriever for Mode {
@@ -112,9 +106,7 @@ impl Retriever for Mode {
                 push_graph(env, &g, &side, &mut out)?;
                 out.timings_ms.insert("fetch".into(), ms(t));
             }
-            other => {
-                return Err(rhizome_core::Error::bad_input(format!("--method {other}"), "not a Neo4j-style mode"))
-            }
+            other => return Err(rhizome_core::Error::bad_input(format!("--method {other}"), "not a Neo4j-style mode")),
         }
         Ok(out)
     }
@@ -205,9 +197,7 @@ fn entity_side(env: &QueryEnv, g: &Graph, q: &[f32], out: &mut Retrieval) -> Res
         }
     }
     let mut chunks: Vec<(u32, f32)> = chunk.into_iter().collect();
-    chunks.sort_by(|a, b| {
-        b.1.total_cmp(&a.1).then_with(|| g.chunk_ids[a.0 as usize].cmp(&g.chunk_ids[b.0 as usize]))
-    });
+    chunks.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| g.chunk_ids[a.0 as usize].cmp(&g.chunk_ids[b.0 as usize])));
     out.timings_ms.insert("entity_chunks".into(), ms(t));
     Ok(EntitySide { entities, relations, chunks })
 }
@@ -275,7 +265,14 @@ fn push_graph(env: &QueryEnv, g: &Graph, side: &EntitySide, out: &mut Retrieval)
         } else {
             format!("{} ({}): {}", row.name, row.entity_type, row.description)
         };
-        out.contexts.push(Context { kind: ContextKind::Entity, id: row.id.clone(), text, score, source: origin.0, title: origin.1 });
+        out.contexts.push(Context {
+            kind: ContextKind::Entity,
+            id: row.id.clone(),
+            text,
+            score,
+            source: origin.0,
+            title: origin.1,
+        });
     }
     let rels: Vec<u32> = side.relations.iter().map(|x| x.0).collect();
     for (&(r, score), (source, title)) in side.relations.iter().zip(relation_sources(env.store, g, &rels)?) {
@@ -290,7 +287,11 @@ fn push_graph(env: &QueryEnv, g: &Graph, side: &EntitySide, out: &mut Retrieval)
     }
     out.extra.insert(
         "entities".into(),
-        json!(side.entities.iter().map(|&(e, s)| json!({"name": g.entity_names[e as usize], "score": s})).collect::<Vec<_>>()),
+        json!(side
+            .entities
+            .iter()
+            .map(|&(e, s)| json!({"name": g.entity_names[e as usize], "score": s}))
+            .collect::<Vec<_>>()),
     );
     Ok(())
 }

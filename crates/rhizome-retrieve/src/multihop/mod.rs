@@ -34,10 +34,10 @@ use rhizome_core::text::bm25_terms;
 use rhizome_core::{dot, EmbedKind, Result, VectorKind};
 use serde_json::json;
 
+pub use self::settings::MultihopConfig;
 use crate::graph::Graph;
 use crate::paths::{ego_relations, path_nodes, relation_sources, render_path, simple_paths};
 use crate::query_entities::{embed_text, fold, recognise};
-pub use self::settings::MultihopConfig;
 use crate::{ms, Context, ContextKind, Method, MethodEntry, QueryEnv, Retrieval, Retriever};
 
 /// Relations of the ego graph looked at before the candidates are picked (bounds the
@@ -59,15 +59,13 @@ struct Anchor {
 }
 
 /// The registry entry of this module.
-pub(crate) const METHODS: &[MethodEntry] = &[
-    MethodEntry {
-        method: Method::Multihop,
-        description: "Anchors, ego-graph edges and paths between anchors",
-        settings: &[&MultihopConfig::KIND],
-        retriever: |_| Box::new(Multihop),
-        prompts: &[],
-    },
-];
+pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
+    method: Method::Multihop,
+    description: "Anchors, ego-graph edges and paths between anchors",
+    settings: &[&MultihopConfig::KIND],
+    retriever: |_| Box::new(Multihop),
+    prompts: &[],
+}];
 
 impl Retriever for Multihop {
     fn method(&self) -> Method {
@@ -104,8 +102,13 @@ impl Retriever for Multihop {
         // Candidates: ego-graph edges, and paths when there are two anchors or more.
         let t = Instant::now();
         let pool = ego_relations(&g, &nodes, cfg.depth, EGO_POOL);
-        let edge_cands = pick_by_terms(&pool, |&r| g.render_relation(r), &terms, |_| 0,
-            cfg.neighbor_candidate_multiplier * cfg.neighbor_top_k);
+        let edge_cands = pick_by_terms(
+            &pool,
+            |&r| g.render_relation(r),
+            &terms,
+            |_| 0,
+            cfg.neighbor_candidate_multiplier * cfg.neighbor_top_k,
+        );
         out.timings_ms.insert("ego".into(), ms(t));
         let mut path_cands = Vec::new();
         if nodes.len() >= 2 {
@@ -130,8 +133,8 @@ impl Retriever for Multihop {
 
         // Rerank both with one embedding call.
         let t = Instant::now();
-        let texts: Vec<String> = edge_cands.iter().map(|c| c.1.clone())
-            .chain(path_cands.iter().map(|c| c.1.clone())).collect();
+        let texts: Vec<String> =
+            edge_cands.iter().map(|c| c.1.clone()).chain(path_cands.iter().map(|c| c.1.clone())).collect();
         let vecs = if texts.is_empty() { Vec::new() } else { env.embedder.embed(&texts, EmbedKind::Passage)? };
         let lexical = LEXICAL_WEIGHT * env.embedder.cosine_scale();
         let score = |i: usize| dot(&q, &vecs[i]) + lexical * terms.share(&texts[i]);
@@ -149,7 +152,14 @@ impl Retriever for Multihop {
         for (r, text, score) in &edges {
             let (source, title) = source_of(*r).clone();
             let id = g.relations[*r as usize].id.clone();
-            out.contexts.push(Context { kind: ContextKind::Edge, id, text: text.clone(), score: *score, source, title });
+            out.contexts.push(Context {
+                kind: ContextKind::Edge,
+                id,
+                text: text.clone(),
+                score: *score,
+                source,
+                title,
+            });
         }
         for (p, text, score) in &paths {
             let mut srcs: Vec<String> = Vec::new();
@@ -162,7 +172,12 @@ impl Retriever for Multihop {
             let title = p.iter().map(|&r| source_of(r).1.clone()).find(|t| !t.is_empty()).unwrap_or_default();
             let id = p.iter().map(|&r| g.relations[r as usize].id.as_str()).collect::<Vec<_>>().join(",");
             out.contexts.push(Context {
-                kind: ContextKind::Path, id, text: text.clone(), score: *score, source: srcs.join(" ; "), title,
+                kind: ContextKind::Path,
+                id,
+                text: text.clone(),
+                score: *score,
+                source: srcs.join(" ; "),
+                title,
             });
             out.paths.push(text.clone());
         }
@@ -176,8 +191,14 @@ impl Retriever for Multihop {
 
 /// Anchors for the question entities `names` (embedded as entity names), or for the whole
 /// question when they give none; also the candidates under `anchor_min_score`.
-fn find_anchors(env: &QueryEnv, g: &Graph, names: &[String], question: &str, q: &[f32],
-    out: &mut Retrieval) -> Result<(Vec<Anchor>, Vec<serde_json::Value>)> {
+fn find_anchors(
+    env: &QueryEnv,
+    g: &Graph,
+    names: &[String],
+    question: &str,
+    q: &[f32],
+    out: &mut Retrieval,
+) -> Result<(Vec<Anchor>, Vec<serde_json::Value>)> {
     let cfg = env.config.section::<MultihopConfig>();
     let texts: Vec<String> = names.iter().map(|n| embed_text(n)).collect();
     let t = Instant::now();
@@ -204,8 +225,11 @@ fn find_anchors(env: &QueryEnv, g: &Graph, names: &[String], question: &str, q: 
     }
     if anchors.is_empty() {
         if !names.is_empty() {
-            out.notes.push("no question entity matched an entity node: the whole question was \
-                used to find anchors".into());
+            out.notes.push(
+                "no question entity matched an entity node: the whole question was \
+                used to find anchors"
+                    .into(),
+            );
         }
         search(question, q, &mut anchors)?;
     }
@@ -227,16 +251,23 @@ fn names_words_of(name: &str, query: &str) -> bool {
     query.split(' ').all(|w| words.contains(w))
 }
 
-fn anchors_json(g: &Graph, names: &[String], by: &str, anchors: &[Anchor],
-    rejected: Vec<serde_json::Value>) -> serde_json::Value {
+fn anchors_json(
+    g: &Graph,
+    names: &[String],
+    by: &str,
+    anchors: &[Anchor],
+    rejected: Vec<serde_json::Value>,
+) -> serde_json::Value {
     let nodes: Vec<_> = anchors
         .iter()
-        .map(|a| json!({
-            "name": g.entity_names[a.node as usize],
-            "id": g.entity_ids[a.node as usize],
-            "score": a.score,
-            "query": a.query,
-        }))
+        .map(|a| {
+            json!({
+                "name": g.entity_names[a.node as usize],
+                "id": g.entity_ids[a.node as usize],
+                "score": a.score,
+                "query": a.query,
+            })
+        })
         .collect();
     json!({
         "question_entities": names,
@@ -266,7 +297,11 @@ impl QuestionTerms {
     }
     /// The share of the terms `text` holds (0 when there are none).
     fn share(&self, text: &str) -> f32 {
-        if self.0.is_empty() { 0.0 } else { self.count(text) as f32 / self.0.len() as f32 }
+        if self.0.is_empty() {
+            0.0
+        } else {
+            self.count(text) as f32 / self.0.len() as f32
+        }
     }
 }
 
@@ -277,8 +312,13 @@ fn folded_terms(text: &str) -> HashSet<String> {
 /// The `n` items of `pool` to rerank: by `group` (ascending: e.g. path length), then by how
 /// many question terms their rendering holds (descending), then pool order.
 /// Returns (item, rendering).
-fn pick_by_terms<T: Clone>(pool: &[T], render: impl Fn(&T) -> String, terms: &QuestionTerms,
-    group: impl Fn(&T) -> usize, n: usize) -> Vec<(T, String)> {
+fn pick_by_terms<T: Clone>(
+    pool: &[T],
+    render: impl Fn(&T) -> String,
+    terms: &QuestionTerms,
+    group: impl Fn(&T) -> usize,
+    n: usize,
+) -> Vec<(T, String)> {
     let mut scored: Vec<(usize, usize, usize, T, String)> = pool
         .iter()
         .enumerate()
@@ -298,8 +338,5 @@ fn keep_best<T>(cands: Vec<(T, String)>, score: impl Fn(usize) -> f32, k: usize)
     scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     scored.truncate(k);
     let mut cands: Vec<Option<(T, String)>> = cands.into_iter().map(Some).collect();
-    scored
-        .iter()
-        .filter_map(|&(i, s)| cands[i].take().map(|(item, text)| (item, text, s)))
-        .collect()
+    scored.iter().filter_map(|&(i, s)| cands[i].take().map(|(item, text)| (item, text, s))).collect()
 }

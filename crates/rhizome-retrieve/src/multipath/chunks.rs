@@ -41,8 +41,15 @@ pub(super) struct Ranked {
 }
 
 /// Rank candidate chunks; returns the best `cfg.chunk_top_k` with their stored records.
-pub(super) fn rank(env: &QueryEnv, g: &Graph, question: &str, q: &[f32], kws: &[Keyword],
-    found: &[Found], out: &mut Retrieval) -> Result<(Vec<Ranked>, HashMap<u32, ChunkWithDoc>)> {
+pub(super) fn rank(
+    env: &QueryEnv,
+    g: &Graph,
+    question: &str,
+    q: &[f32],
+    kws: &[Keyword],
+    found: &[Found],
+    out: &mut Retrieval,
+) -> Result<(Vec<Ranked>, HashMap<u32, ChunkWithDoc>)> {
     let cfg = env.config.section::<MultipathConfig>();
     let cands = env.config.retrieval.candidates.max(cfg.chunk_top_k);
     let n = g.chunk_ids.len();

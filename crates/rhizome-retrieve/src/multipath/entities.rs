@@ -36,12 +36,21 @@ pub(super) fn keyword_weight(k: &str) -> f32 {
         || k.chars().any(rhizome_core::text::is_cjk)
         || k.contains(' ')
         || k.chars().all(|c| c.is_ascii_digit());
-    if named { 1.0 } else { COMMON_WORD_WEIGHT }
+    if named {
+        1.0
+    } else {
+        COMMON_WORD_WEIGHT
+    }
 }
 
 /// Entities found for the question, best first, at most `cfg.max_entities`.
-pub(super) fn discover(store: &dyn StoreRead, g: &std::sync::Arc<Graph>, cfg: &MultipathConfig,
-    question_vec: &[f32], kws: &[Keyword]) -> Result<Vec<Found>> {
+pub(super) fn discover(
+    store: &dyn StoreRead,
+    g: &std::sync::Arc<Graph>,
+    cfg: &MultipathConfig,
+    question_vec: &[f32],
+    kws: &[Keyword],
+) -> Result<Vec<Found>> {
     let k = cfg.entity_top_k.max(1);
     let mut per: HashMap<u32, [f32; 5]> = HashMap::new();
     fn add(per: &mut HashMap<u32, [f32; 5]>, path: usize, e: u32, s: f32) {
@@ -150,7 +159,8 @@ pub(super) fn walk(g: &Graph, e: u32, score: &HashMap<u32, f32>) -> Vec<crate::g
     if ns.len() > MAX_NEIGHBOURS {
         let key = |n: &crate::graph::Neighbor| score.get(&n.entity).copied().unwrap_or(0.0);
         ns.sort_by(|a, b| {
-            key(b).total_cmp(&key(a))
+            key(b)
+                .total_cmp(&key(a))
                 .then(g.relations[b.relation as usize].weight.total_cmp(&g.relations[a.relation as usize].weight))
                 .then(a.relation.cmp(&b.relation))
         });

@@ -51,8 +51,12 @@ pub(crate) fn keywords(question: &str, limit: usize) -> Vec<String> {
                 // Join the following lowercase content syllables (same phrase, spaces only).
                 let start = i;
                 let mut j = i + 1;
-                while j < toks.len() && toks[j].word && !toks[j].upper && !toks[j].cjk
-                    && !is_stop_word(&toks[j].lower) && only_space(question, toks[j - 1].end, toks[j].start)
+                while j < toks.len()
+                    && toks[j].word
+                    && !toks[j].upper
+                    && !toks[j].cjk
+                    && !is_stop_word(&toks[j].lower)
+                    && only_space(question, toks[j - 1].end, toks[j].start)
                 {
                     j += 1;
                 }
@@ -202,7 +206,10 @@ mod tests {
 
     #[test]
     fn english_phrases_whole() {
-        let k = keywords("Who was the first president of the association which published Journal of Psychotherapy Integration?", 10);
+        let k = keywords(
+            "Who was the first president of the association which published Journal of Psychotherapy Integration?",
+            10,
+        );
         assert_eq!(k[0], "Journal of Psychotherapy Integration");
         assert!(k.contains(&"president".to_string()) && k.contains(&"association".to_string()), "{k:?}");
         assert!(!k.iter().any(|w| w == "the" || w == "who"), "{k:?}");

@@ -15,12 +15,12 @@
 //! Contexts: chunks first (at most `retrieval.top_k`: the ranked passages), then
 //! relationships (`A --rel--> B`), facts and entities, each capped by its own setting.
 
-mod settings;
 mod chunks;
 mod entities;
 mod keywords;
 mod names;
 pub(crate) mod rerank;
+mod settings;
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
@@ -32,8 +32,8 @@ use serde_json::json;
 pub(crate) use chunks::idf_share;
 pub(crate) use names::memo;
 
-use crate::paths::relation_chunk;
 pub use self::settings::MultipathConfig;
+use crate::paths::relation_chunk;
 use crate::{ms, Context, ContextKind, Graph, Method, MethodEntry, QueryEnv, Retrieval, Retriever};
 use entities::{Keyword, ENTITY_PATHS};
 
@@ -41,15 +41,13 @@ use entities::{Keyword, ENTITY_PATHS};
 pub struct Multipath;
 
 /// The registry entry of this module.
-pub(crate) const METHODS: &[MethodEntry] = &[
-    MethodEntry {
-        method: Method::Multipath,
-        description: "Entities, relations, chunks and facts found by several paths",
-        settings: &[&MultipathConfig::KIND],
-        retriever: |_| Box::new(Multipath),
-        prompts: &[("rerank", include_str!("rerank.txt"))],
-    },
-];
+pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
+    method: Method::Multipath,
+    description: "Entities, relations, chunks and facts found by several paths",
+    settings: &[&MultipathConfig::KIND],
+    retriever: |_| Box::new(Multipath),
+    prompts: &[("rerank", include_str!("rerank.txt"))],
+}];
 
 impl Retriever for Multipath {
     fn method(&self) -> Method {
@@ -118,8 +116,13 @@ impl Retriever for Multipath {
 }
 
 /// Reorder `ranked` by the LLM when one is configured; notes say what happened otherwise.
-fn llm_rerank(env: &QueryEnv, question: &str, ranked: &mut Vec<chunks::Ranked>,
-    records: &HashMap<u32, ChunkWithDoc>, out: &mut Retrieval) {
+fn llm_rerank(
+    env: &QueryEnv,
+    question: &str,
+    ranked: &mut Vec<chunks::Ranked>,
+    records: &HashMap<u32, ChunkWithDoc>,
+    out: &mut Retrieval,
+) {
     let Some(llm) = env.llm else {
         out.notes.push("no LLM configured: chunks ranked by cosine and path evidence, LLM rerank skipped".into());
         return;
@@ -142,9 +145,16 @@ fn llm_rerank(env: &QueryEnv, question: &str, ranked: &mut Vec<chunks::Ranked>,
 
 /// Chunks (at most `retrieval.top_k`), relationships, facts, entities.
 #[allow(clippy::too_many_arguments)]
-fn build_contexts(env: &QueryEnv, g: &Graph, ranked: &[chunks::Ranked], records: &mut HashMap<u32, ChunkWithDoc>,
-    rels: &[(u32, f32)], facts: &[rhizome_core::Scored], found: &[entities::Found], out: &mut Retrieval)
-    -> Result<()> {
+fn build_contexts(
+    env: &QueryEnv,
+    g: &Graph,
+    ranked: &[chunks::Ranked],
+    records: &mut HashMap<u32, ChunkWithDoc>,
+    rels: &[(u32, f32)],
+    facts: &[rhizome_core::Scored],
+    found: &[entities::Found],
+    out: &mut Retrieval,
+) -> Result<()> {
     let fact_rows = env.store.facts(&facts.iter().map(|f| f.id.clone()).collect::<Vec<_>>())?;
     let fact_chunk = |id: &str| g.fact(id).and_then(|f| g.facts[f as usize].chunks.iter().min().copied());
     // The chunk mentioning both ends, else one mentioning the source.
@@ -154,9 +164,8 @@ fn build_contexts(env: &QueryEnv, g: &Graph, ranked: &[chunks::Ranked], records:
             g.entity_chunks[rel.source as usize].iter().chain(&g.entity_chunks[rel.target as usize]).map(|x| x.0).min()
         })
     };
-    let ent_chunk = |e: u32| {
-        g.entity_chunks[e as usize].iter().max_by(|x, y| x.1.cmp(&y.1).then(y.0.cmp(&x.0))).map(|x| x.0)
-    };
+    let ent_chunk =
+        |e: u32| g.entity_chunks[e as usize].iter().max_by(|x, y| x.1.cmp(&y.1).then(y.0.cmp(&x.0))).map(|x| x.0);
     // Read the records of every chunk a context points at, in one go.
     let mut want: Vec<u32> = Vec::new();
     want.extend(rels.iter().filter_map(|&(r, _)| rel_chunk(r)));
@@ -188,8 +197,13 @@ fn build_contexts(env: &QueryEnv, g: &Graph, ranked: &[chunks::Ranked], records:
     }
     let chunk_scores: BTreeMap<String, serde_json::Value> = ranked
         .iter()
-        .map(|r| (g.chunk_ids[r.chunk as usize].clone(), json!({"cosine": r.cosine, "bm25": r.features[0],
-            "mentioned_in": r.features[1], "neighbour": r.features[2], "substring": r.features[3]})))
+        .map(|r| {
+            (
+                g.chunk_ids[r.chunk as usize].clone(),
+                json!({"cosine": r.cosine, "bm25": r.features[0],
+            "mentioned_in": r.features[1], "neighbour": r.features[2], "substring": r.features[3]}),
+            )
+        })
         .collect();
     out.extra.insert("chunk_scores".into(), json!(chunk_scores));
     for &(r, score) in rels {

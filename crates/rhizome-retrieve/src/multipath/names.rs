@@ -14,8 +14,11 @@ const B: f32 = 0.75;
 
 /// A value derived from one graph, computed once per `Arc<Graph>` and kept while that
 /// graph lives. `slot` is the caller's static cache; dead graphs are dropped from it.
-pub(crate) fn memo<T: Send + Sync>(slot: &Mutex<Vec<(Weak<Graph>, Arc<T>)>>, g: &Arc<Graph>,
-    build: impl FnOnce(&Graph) -> T) -> Arc<T> {
+pub(crate) fn memo<T: Send + Sync>(
+    slot: &Mutex<Vec<(Weak<Graph>, Arc<T>)>>,
+    g: &Arc<Graph>,
+    build: impl FnOnce(&Graph) -> T,
+) -> Arc<T> {
     let mut entries = slot.lock().unwrap_or_else(|e| e.into_inner());
     entries.retain(|(w, _)| w.strong_count() > 0);
     if let Some((_, v)) = entries.iter().find(|(w, _)| std::ptr::eq(w.as_ptr(), Arc::as_ptr(g))) {
@@ -71,7 +74,8 @@ impl NameIndex {
             haystack.push_str(&lower);
             haystack.push('\n');
         }
-        let avg_len = if lens.is_empty() { 1.0 } else { lens.iter().map(|&l| l as f32).sum::<f32>() / lens.len() as f32 };
+        let avg_len =
+            if lens.is_empty() { 1.0 } else { lens.iter().map(|&l| l as f32).sum::<f32>() / lens.len() as f32 };
         NameIndex { haystack, starts, chars, postings, lens, avg_len: avg_len.max(1.0) }
     }
 

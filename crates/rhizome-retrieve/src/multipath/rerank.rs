@@ -9,8 +9,7 @@ const PASSAGE_CHARS: usize = 1200;
 
 /// A new order of `passages` (indices into it): the LLM's ranking first, then the
 /// passages it left out in their previous order. Err says why the reply was not usable.
-pub(super) fn rerank(llm: &dyn PromptLlm, question: &str, passages: &[(String, String)])
-    -> Result<Vec<usize>, String> {
+pub(super) fn rerank(llm: &dyn PromptLlm, question: &str, passages: &[(String, String)]) -> Result<Vec<usize>, String> {
     if passages.len() < 2 {
         return Ok((0..passages.len()).collect());
     }
@@ -19,7 +18,11 @@ pub(super) fn rerank(llm: &dyn PromptLlm, question: &str, passages: &[(String, S
         .enumerate()
         .map(|(i, (title, text))| {
             let text: String = text.chars().take(PASSAGE_CHARS).collect();
-            if title.is_empty() { format!("[{}] {text}", i + 1) } else { format!("[{}] {title}: {text}", i + 1) }
+            if title.is_empty() {
+                format!("[{}] {text}", i + 1)
+            } else {
+                format!("[{}] {title}: {text}", i + 1)
+            }
         })
         .collect();
     let listing = listing.join("\n\n");
@@ -57,7 +60,13 @@ pub(crate) fn parse_ranking(reply: &str, n: usize) -> Vec<usize> {
 fn json_numbers(reply: &str) -> Option<Vec<u64>> {
     let list = |v: &serde_json::Value| -> Option<Vec<u64>> {
         let a = v.as_array()?;
-        Some(a.iter().filter_map(|x| x.as_u64().or_else(|| x.as_str().and_then(|s| s.trim().trim_matches(['[', ']']).parse().ok()))).collect())
+        Some(
+            a.iter()
+                .filter_map(|x| {
+                    x.as_u64().or_else(|| x.as_str().and_then(|s| s.trim().trim_matches(['[', ']']).parse().ok()))
+                })
+                .collect(),
+        )
     };
     if let (Some(a), Some(b)) = (reply.find('{'), reply.rfind('}')) {
         if a < b {

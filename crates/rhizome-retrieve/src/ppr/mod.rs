@@ -180,9 +180,8 @@ pub fn personalized_pagerank(g: &Csr, reset: &[f64], damping: f64, tol: f64, max
 /// and non-finite entries count as 0), and `damping` clamped to [0, 1); `None` when no
 /// reset mass is left.
 fn restart(n: usize, reset: &[f64], damping: f64) -> Option<(Vec<f64>, f64)> {
-    let mut s: Vec<f64> = (0..n)
-        .map(|v| reset.get(v).copied().filter(|x| x.is_finite() && *x > 0.0).unwrap_or(0.0))
-        .collect();
+    let mut s: Vec<f64> =
+        (0..n).map(|v| reset.get(v).copied().filter(|x| x.is_finite() && *x > 0.0).unwrap_or(0.0)).collect();
     let total: f64 = s.iter().sum();
     if total <= 0.0 || !total.is_finite() {
         return None;

@@ -98,11 +98,18 @@ pub fn ranked_ppr(g: &Csr, reset: &[f64], damping: f64, ranking: &FusedRanking) 
 
 /// [`ranked_ppr`] with its first and last thresholds given (`min_eps = start_eps`: one
 /// round of pushes, certified or not).
-pub fn ranked_ppr_between(g: &Csr, reset: &[f64], damping: f64, ranking: &FusedRanking, start_eps: f32,
-    min_eps: f32) -> PushPpr {
+pub fn ranked_ppr_between(
+    g: &Csr,
+    reset: &[f64],
+    damping: f64,
+    ranking: &FusedRanking,
+    start_eps: f32,
+    min_eps: f32,
+) -> PushPpr {
     let n = g.nodes();
     let c = ranking.relative.len().min(n.saturating_sub(ranking.first));
-    let mut out = PushPpr { passages: vec![0.0; c], pushes: 0, rounds: 0, eps: start_eps, certified: false, exhausted: false };
+    let mut out =
+        PushPpr { passages: vec![0.0; c], pushes: 0, rounds: 0, eps: start_eps, certified: false, exhausted: false };
     let Some((s, d)) = restart(n, reset, damping) else {
         out.certified = true;
         return out;
@@ -149,8 +156,15 @@ pub fn ranked_ppr_between(g: &Csr, reset: &[f64], damping: f64, ranking: &FusedR
 
 /// Pushes queued nodes (FIFO) until no node's residual exceeds `eps x strength`;
 /// returns the number of pushes.
-fn push(g: &Csr, d: f32, eps: f32, p: &mut [f32], r: &mut [f32], queued: &mut [bool], queue: &mut VecDeque<u32>)
-    -> usize {
+fn push(
+    g: &Csr,
+    d: f32,
+    eps: f32,
+    p: &mut [f32],
+    r: &mut [f32],
+    queued: &mut [bool],
+    queue: &mut VecDeque<u32>,
+) -> usize {
     let mut pushes = 0;
     let keep = 1.0 - d;
     while let Some(u) = queue.pop_front() {

@@ -134,8 +134,13 @@ pub(crate) fn frontiers(g: &Graph, beam: &[Path]) -> Vec<Frontier> {
 /// it is (a dead end competing with the extended paths); a path without hops that cannot
 /// go on is dropped. The best `width` paths are kept ([`cmp_paths`]). Also returns
 /// whether any path was extended.
-pub(crate) fn extend(g: &Graph, beam: &[Path], scored: &HashMap<u32, Vec<(u32, u32, f32)>>,
-    retain: usize, width: usize) -> (Vec<Path>, bool) {
+pub(crate) fn extend(
+    g: &Graph,
+    beam: &[Path],
+    scored: &HashMap<u32, Vec<(u32, u32, f32)>>,
+    retain: usize,
+    width: usize,
+) -> (Vec<Path>, bool) {
     let mut next: Vec<Path> = Vec::new();
     let mut grew = false;
     for p in beam {
@@ -175,8 +180,11 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(i, (s, t))| RelationRow {
-                id: format!("r_{i}"), source_id: format!("e_{s}"), target_id: format!("e_{t}"),
-                rel_type: format!("r{i}"), weight: 1.0,
+                id: format!("r_{i}"),
+                source_id: format!("e_{s}"),
+                target_id: format!("e_{t}"),
+                rel_type: format!("r{i}"),
+                weight: 1.0,
             })
             .collect();
         Graph::build(GraphData { entities, relations, ..Default::default() })

@@ -18,8 +18,12 @@ const MIN_CUT_TOKENS: usize = 12;
 /// One `path` context per path: text = its relations with their descriptions, score =
 /// the path's, id = its relation ids, source = the documents of its relations' supporting
 /// chunks (the relation id where none), title = the first title found.
-pub(crate) fn path_contexts(env: &QueryEnv, g: &Graph, paths: &[Path], texts: &HashMap<u32, String>)
-    -> Result<Vec<Context>> {
+pub(crate) fn path_contexts(
+    env: &QueryEnv,
+    g: &Graph,
+    paths: &[Path],
+    texts: &HashMap<u32, String>,
+) -> Result<Vec<Context>> {
     let all: Vec<u32> = paths.iter().flat_map(Path::relations).collect();
     let sources = relation_sources(env.store, g, &all)?;
     let mut k = 0;
@@ -54,8 +58,13 @@ pub(crate) fn path_contexts(env: &QueryEnv, g: &Graph, paths: &[Path], texts: &H
 /// both ends), in path order then hop order, each once, scored with the best path it
 /// supports: at most `slots`, within `budget` tokens (the first that does not fit is cut
 /// to the tokens left when at least [`MIN_CUT_TOKENS`] are).
-pub(crate) fn supporting_chunks(env: &QueryEnv, g: &Graph, paths: &[Path], slots: usize, budget: usize)
-    -> Result<Vec<Context>> {
+pub(crate) fn supporting_chunks(
+    env: &QueryEnv,
+    g: &Graph,
+    paths: &[Path],
+    slots: usize,
+    budget: usize,
+) -> Result<Vec<Context>> {
     let mut order: Vec<(u32, f32)> = Vec::new();
     for p in paths {
         for h in &p.hops {

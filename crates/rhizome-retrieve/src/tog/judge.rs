@@ -32,9 +32,7 @@ pub(crate) fn numbered(paths: &[Path], texts: &HashMap<u32, String>, g: &Graph) 
 
 /// The `tog_check` call for the current beam (`listing`: [`numbered`]).
 pub(crate) fn check_call(question: &str, listing: &str) -> PromptCall {
-    PromptCall::new("tog_check", "query.tog", &[("question", question), ("paths", listing)])
-        .json()
-        .max_tokens(200)
+    PromptCall::new("tog_check", "query.tog", &[("question", question), ("paths", listing)]).json().max_tokens(200)
 }
 
 /// A `tog_check` verdict.
@@ -80,12 +78,8 @@ pub(crate) fn passages(chunks: &[Context]) -> String {
 
 /// The `tog_answer` call.
 pub(crate) fn answer_call(question: &str, listing: &str, passages: &str, max_tokens: u32) -> PromptCall {
-    PromptCall::new("tog_answer", "query.tog", &[
-        ("question", question),
-        ("paths", listing),
-        ("passages", passages),
-    ])
-    .max_tokens(max_tokens.max(1))
+    PromptCall::new("tog_answer", "query.tog", &[("question", question), ("paths", listing), ("passages", passages)])
+        .max_tokens(max_tokens.max(1))
 }
 
 #[cfg(test)]

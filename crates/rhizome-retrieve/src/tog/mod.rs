@@ -29,11 +29,11 @@
 //! filling what `retrieval.top_k` leaves (at least one), within `chunk_tokens` tokens;
 //! the answer call sees exactly these.
 
-mod settings;
 mod beam;
 mod evidence;
 pub(crate) mod judge;
 pub(crate) mod prune;
+mod settings;
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -45,9 +45,9 @@ use serde_json::json;
 use self::beam::{extend, frontiers, Frontier, Path};
 use self::judge::{answer_call, check_call, numbered, parse_verdict, passages, Verdict};
 use self::prune::{cap_candidates, relation_text, score_depth, Strategy};
+pub use self::settings::{TogConfig, TogPruning};
 use crate::graph::Graph;
 use crate::query_entities::{embed_text, recognise};
-pub use self::settings::{TogConfig, TogPruning};
 use crate::{ms, Method, MethodEntry, QueryEnv, Retrieval, Retriever};
 
 /// Entity vectors fetched per query when looking for start entities, per unit of width
@@ -57,19 +57,17 @@ const START_OVERSAMPLE: usize = 10;
 pub struct Tog;
 
 /// The registry entry of this module.
-pub(crate) const METHODS: &[MethodEntry] = &[
-    MethodEntry {
-        method: Method::Tog,
-        description: "Think-on-Graph: beam search over relation paths",
-        settings: &[&TogConfig::KIND],
-        retriever: |_| Box::new(Tog),
-        prompts: &[
-            ("tog_prune", include_str!("tog_prune.txt")),
-            ("tog_check", include_str!("tog_check.txt")),
-            ("tog_answer", include_str!("tog_answer.txt")),
-        ],
-    },
-];
+pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
+    method: Method::Tog,
+    description: "Think-on-Graph: beam search over relation paths",
+    settings: &[&TogConfig::KIND],
+    retriever: |_| Box::new(Tog),
+    prompts: &[
+        ("tog_prune", include_str!("tog_prune.txt")),
+        ("tog_check", include_str!("tog_check.txt")),
+        ("tog_answer", include_str!("tog_answer.txt")),
+    ],
+}];
 
 impl Retriever for Tog {
     fn method(&self) -> Method {
@@ -98,9 +96,15 @@ impl Retriever for Tog {
 
         let strategy = strategy(cfg.pruning, env.llm.is_some(), &mut out.notes);
         out.extra.insert("question_entities".into(), json!({"names": qe.names, "found_by": qe.by}));
-        out.extra.insert("start_entities".into(), json!(starts.iter().map(|&(e, s)| json!({
-            "name": g.entity_names[e as usize], "id": g.entity_ids[e as usize], "score": s,
-        })).collect::<Vec<_>>()));
+        out.extra.insert(
+            "start_entities".into(),
+            json!(starts
+                .iter()
+                .map(|&(e, s)| json!({
+                    "name": g.entity_names[e as usize], "id": g.entity_ids[e as usize], "score": s,
+                }))
+                .collect::<Vec<_>>()),
+        );
         out.extra.insert("pruning".into(), json!(strategy.as_str()));
 
         let judge = env.llm.filter(|_| cfg.early_stop);
@@ -125,8 +129,11 @@ impl Retriever for Tog {
             describe(env, &g, &fronts, &mut texts)?;
             let cut = cap_candidates(question, &mut fronts, &texts, cfg.max_candidates.max(1));
             if cut > 0 {
-                out.notes.push(format!("depth {d}: {cut} entities had more than {} relations; those \
-                    closest to the question by BM25 were scored", cfg.max_candidates.max(1)));
+                out.notes.push(format!(
+                    "depth {d}: {cut} entities had more than {} relations; those \
+                    closest to the question by BM25 were scored",
+                    cfg.max_candidates.max(1)
+                ));
             }
             let candidates: usize = fronts.iter().map(|f| f.cands.len()).sum();
             let scored = score_depth(env, &g, question, &q, strategy, &beam, &fronts, &texts, &mut out.notes)?;
@@ -154,12 +161,16 @@ impl Retriever for Tog {
                         }
                         None => {
                             let shown: String = reply.chars().take(80).collect();
-                            out.notes.push(format!("LLM tog_check reply after depth {d} unusable \
-                                ({shown:?}): exploration goes on"));
+                            out.notes.push(format!(
+                                "LLM tog_check reply after depth {d} unusable \
+                                ({shown:?}): exploration goes on"
+                            ));
                         }
                     },
-                    Err(e) => out.notes.push(format!("LLM tog_check call after depth {d} failed ({e}): \
-                        exploration goes on")),
+                    Err(e) => out.notes.push(format!(
+                        "LLM tog_check call after depth {d} failed ({e}): \
+                        exploration goes on"
+                    )),
                 }
                 check_ms += ms(t);
             }
@@ -198,7 +209,8 @@ impl Retriever for Tog {
             Some(llm) => {
                 let t = Instant::now();
                 llm_calls += 1;
-                let call = answer_call(question, &numbered(&beam, &texts, &g), &passages(&chunks), cfg.max_output_tokens);
+                let call =
+                    answer_call(question, &numbered(&beam, &texts, &g), &passages(&chunks), cfg.max_output_tokens);
                 let fallback = verdict.map(|v| v.answer);
                 match llm.run_one(call) {
                     Ok(a) if !a.trim().is_empty() => out.answer = Some(a.trim().to_string()),
@@ -209,19 +221,26 @@ impl Retriever for Tog {
                         };
                         match fallback {
                             Some(a) => {
-                                out.notes.push(format!("LLM tog_answer call {why}: the early check's \
-                                    answer is given instead"));
+                                out.notes.push(format!(
+                                    "LLM tog_answer call {why}: the early check's \
+                                    answer is given instead"
+                                ));
                                 out.answer = Some(a);
                             }
-                            None => out.notes.push(format!("LLM tog_answer call {why}: no answer \
-                                written by tog")),
+                            None => out.notes.push(format!(
+                                "LLM tog_answer call {why}: no answer \
+                                written by tog"
+                            )),
                         }
                     }
                 }
                 out.timings_ms.insert("write_answer".into(), ms(t));
             }
-            None => out.notes.push("no LLM configured: tog writes no answer; it is built from the \
-                contexts".into()),
+            None => out.notes.push(
+                "no LLM configured: tog writes no answer; it is built from the \
+                contexts"
+                    .into(),
+            ),
         }
         out.extra.insert("llm_calls".into(), json!(llm_calls));
         out.contexts = path_ctx.into_iter().chain(chunks).collect();
@@ -238,8 +257,11 @@ fn strategy(pruning: TogPruning, has_llm: bool, notes: &mut Vec<String>) -> Stra
             Strategy::Semantic
         }
         (TogPruning::Llm, false) => {
-            notes.push("tog.pruning is llm but no LLM is configured: relations pruned by semantic \
-                similarity to the question".into());
+            notes.push(
+                "tog.pruning is llm but no LLM is configured: relations pruned by semantic \
+                similarity to the question"
+                    .into(),
+            );
             Strategy::Semantic
         }
         (TogPruning::Semantic, _) => Strategy::Semantic,
@@ -249,8 +271,14 @@ fn strategy(pruning: TogPruning, has_llm: bool, notes: &mut Vec<String>) -> Stra
 
 /// Start entities: (entity, best cosine with the question or one of its entities `names`),
 /// best first, ties by id; only entities with at least one relation; at most `width`.
-fn start_entities(env: &QueryEnv, g: &Graph, q: &[f32], names: &[String], width: usize,
-    out: &mut Retrieval) -> Result<Vec<(u32, f32)>> {
+fn start_entities(
+    env: &QueryEnv,
+    g: &Graph,
+    q: &[f32],
+    names: &[String],
+    width: usize,
+    out: &mut Retrieval,
+) -> Result<Vec<(u32, f32)>> {
     let t = Instant::now();
     let texts: Vec<String> = names.iter().map(|n| embed_text(n)).collect();
     let vecs = if texts.is_empty() { Vec::new() } else { env.embedder.embed(&texts, EmbedKind::Passage)? };
@@ -264,8 +292,7 @@ fn start_entities(env: &QueryEnv, g: &Graph, q: &[f32], names: &[String], width:
             *s = s.max(hit.score);
         }
     }
-    let mut ranked: Vec<(u32, f32)> =
-        best.into_iter().filter(|&(e, _)| !g.neighbors[e as usize].is_empty()).collect();
+    let mut ranked: Vec<(u32, f32)> = best.into_iter().filter(|&(e, _)| !g.neighbors[e as usize].is_empty()).collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(g.entity_ids[a.0 as usize].cmp(&g.entity_ids[b.0 as usize])));
     ranked.truncate(width);
     out.timings_ms.insert("start_entities".into(), ms(t));
@@ -287,9 +314,9 @@ fn describe(env: &QueryEnv, g: &Graph, fronts: &[Frontier], texts: &mut HashMap<
         env.store.relations_of(&tails)?.into_iter().map(|r| (r.id, r.description)).collect();
     for f in fronts {
         for &(r, _) in &f.cands {
-            texts.entry(r).or_insert_with(|| {
-                relation_text(g, r, desc.get(&g.relations[r as usize].id).map(String::as_str))
-            });
+            texts
+                .entry(r)
+                .or_insert_with(|| relation_text(g, r, desc.get(&g.relations[r as usize].id).map(String::as_str)));
         }
     }
     Ok(())

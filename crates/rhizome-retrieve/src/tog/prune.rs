@@ -49,8 +49,8 @@ impl Strategy {
 pub(crate) fn relation_text(g: &Graph, r: u32, description: Option<&str>) -> String {
     let shown = render_hop(g, r);
     let rel = &g.relations[r as usize];
-    let plain = format!("{} {} {}", g.entity_names[rel.source as usize], rel.rel_type,
-        g.entity_names[rel.target as usize]);
+    let plain =
+        format!("{} {} {}", g.entity_names[rel.source as usize], rel.rel_type, g.entity_names[rel.target as usize]);
     match description.map(str::trim).filter(|d| !d.is_empty() && *d != plain) {
         Some(d) => {
             let spans = token_spans(d);
@@ -72,10 +72,8 @@ pub(crate) fn bm25_scores(question: &str, docs: &[&str]) -> Vec<f32> {
     let doc_terms: Vec<Vec<String>> = docs.iter().map(|d| bm25_terms(d)).collect();
     let n = docs.len() as f32;
     let avgdl = (doc_terms.iter().map(Vec::len).sum::<usize>() as f32 / n.max(1.0)).max(1.0);
-    let df: HashMap<&str, f32> = q_terms
-        .iter()
-        .map(|t| (t.as_str(), doc_terms.iter().filter(|d| d.contains(t)).count() as f32))
-        .collect();
+    let df: HashMap<&str, f32> =
+        q_terms.iter().map(|t| (t.as_str(), doc_terms.iter().filter(|d| d.contains(t)).count() as f32)).collect();
     let raw: Vec<f32> = doc_terms
         .iter()
         .map(|d| {
@@ -100,8 +98,7 @@ pub(crate) fn bm25_scores(question: &str, docs: &[&str]) -> Vec<f32> {
 
 /// Cosines between the question vector `q` and the relations `rels` (texts in `texts`),
 /// embedded in one batch.
-fn semantic_scores(env: &QueryEnv, q: &[f32], rels: &[u32], texts: &HashMap<u32, String>)
-    -> Result<HashMap<u32, f32>> {
+fn semantic_scores(env: &QueryEnv, q: &[f32], rels: &[u32], texts: &HashMap<u32, String>) -> Result<HashMap<u32, f32>> {
     if rels.is_empty() {
         return Ok(HashMap::new());
     }
@@ -119,8 +116,12 @@ fn distinct_rels<'a>(fronts: impl IntoIterator<Item = &'a Frontier>) -> Vec<u32>
 /// Frontier entities with more than `max` candidates keep the `max` whose text best
 /// matches the question (BM25 over that entity's candidates), in graph order. Returns how
 /// many entities were cut.
-pub(crate) fn cap_candidates(question: &str, fronts: &mut [Frontier], texts: &HashMap<u32, String>,
-    max: usize) -> usize {
+pub(crate) fn cap_candidates(
+    question: &str,
+    fronts: &mut [Frontier],
+    texts: &HashMap<u32, String>,
+    max: usize,
+) -> usize {
     let mut cut = 0;
     for f in fronts.iter_mut().filter(|f| f.cands.len() > max) {
         let docs: Vec<&str> = f.cands.iter().map(|c| texts[&c.0].as_str()).collect();
@@ -144,9 +145,17 @@ pub(crate) struct DepthScores {
 /// Score the candidates of `fronts` with `strategy` (`Llm` only when `env.llm` is Some).
 /// `q` is the question's query embedding, `texts` every candidate's text.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn score_depth(env: &QueryEnv, g: &Graph, question: &str, q: &[f32], strategy: Strategy,
-    beam: &[Path], fronts: &[Frontier], texts: &HashMap<u32, String>, notes: &mut Vec<String>)
-    -> Result<DepthScores> {
+pub(crate) fn score_depth(
+    env: &QueryEnv,
+    g: &Graph,
+    question: &str,
+    q: &[f32],
+    strategy: Strategy,
+    beam: &[Path],
+    fronts: &[Frontier],
+    texts: &HashMap<u32, String>,
+    notes: &mut Vec<String>,
+) -> Result<DepthScores> {
     let mut by_tail = HashMap::new();
     let mut llm_calls = 0;
     let attach = |f: &Frontier, score: &dyn Fn(usize, u32) -> f32| -> Vec<(u32, u32, f32)> {
@@ -175,14 +184,18 @@ pub(crate) fn score_depth(env: &QueryEnv, g: &Graph, question: &str, q: &[f32], 
                         }
                         None => {
                             let shown: String = text.chars().take(80).collect();
-                            notes.push(format!("LLM tog_prune reply for {name:?} unusable ({shown:?}): \
-                                its relations were scored semantic instead"));
+                            notes.push(format!(
+                                "LLM tog_prune reply for {name:?} unusable ({shown:?}): \
+                                its relations were scored semantic instead"
+                            ));
                             failed.push(f);
                         }
                     },
                     Err(e) => {
-                        notes.push(format!("LLM tog_prune call for {name:?} failed ({e}): its \
-                            relations were scored semantic instead"));
+                        notes.push(format!(
+                            "LLM tog_prune call for {name:?} failed ({e}): its \
+                            relations were scored semantic instead"
+                        ));
                         failed.push(f);
                     }
                 }
@@ -203,21 +216,19 @@ pub(crate) fn score_depth(env: &QueryEnv, g: &Graph, question: &str, q: &[f32], 
 }
 
 /// The `tog_prune` call for one frontier entity.
-fn prune_call(g: &Graph, question: &str, beam: &[Path], f: &Frontier, texts: &HashMap<u32, String>)
-    -> PromptCall {
-    let reached: Vec<String> = f.paths.iter().map(|&i| &beam[i]).filter(|p| !p.hops.is_empty())
-        .map(|p| p.render(g)).collect();
+fn prune_call(g: &Graph, question: &str, beam: &[Path], f: &Frontier, texts: &HashMap<u32, String>) -> PromptCall {
+    let reached: Vec<String> =
+        f.paths.iter().map(|&i| &beam[i]).filter(|p| !p.hops.is_empty()).map(|p| p.render(g)).collect();
     let reached = if reached.is_empty() { "(start entity)".to_string() } else { reached.join("\n") };
     let relations: Vec<String> =
         f.cands.iter().enumerate().map(|(i, c)| format!("{}. {}", i + 1, texts[&c.0])).collect();
     let entity = &g.entity_names[f.tail as usize];
     let max_tokens = (40 + 12 * f.cands.len()).min(1000) as u32;
-    PromptCall::new("tog_prune", "query.tog", &[
-        ("question", question),
-        ("entity", entity),
-        ("paths", &reached),
-        ("relations", &relations.join("\n")),
-    ])
+    PromptCall::new(
+        "tog_prune",
+        "query.tog",
+        &[("question", question), ("entity", entity), ("paths", &reached), ("relations", &relations.join("\n"))],
+    )
     .json()
     .max_tokens(max_tokens)
 }
@@ -295,8 +306,10 @@ mod tests {
     fn scores_parse_defensively() {
         assert_eq!(parse_scores(r#"{"1": 0.9, "2": "0.3", "7": 1}"#, 3), Some(vec![0.9, 0.3, 0.0]));
         assert_eq!(parse_scores("```json\n{\"scores\": {\"2\": 2.5}}\n```", 2), Some(vec![0.0, 1.0]));
-        assert_eq!(parse_scores(r#"Here: [{"id": "1", "score": 0.4}, {"id": 2, "score": "x"}]"#, 2),
-            Some(vec![0.4, 0.0]));
+        assert_eq!(
+            parse_scores(r#"Here: [{"id": "1", "score": 0.4}, {"id": 2, "score": "x"}]"#, 2),
+            Some(vec![0.4, 0.0])
+        );
         assert_eq!(parse_scores("[0.1, 0.8]", 2), Some(vec![0.1, 0.8]));
         assert_eq!(parse_scores("[0.1]", 2), None);
         assert_eq!(parse_scores("I think the first one.", 2), None);

@@ -217,11 +217,15 @@ impl Conn {
         if e.contains("unknown command") && e.to_ascii_lowercase().contains("graph.") {
             return Error::Store(format!(
                 "the server at {} has no GRAPH module: start redis-server with --loadmodule falkordb.so \
-                 (or run the falkordb/falkordb image)", self.url
+                 (or run the falkordb/falkordb image)",
+                self.url
             ));
         }
         if e.starts_with("NOAUTH") {
-            return Error::Store(format!("{}: the server wants a password ({e}); this rhizome connects without one", self.url));
+            return Error::Store(format!(
+                "{}: the server wants a password ({e}); this rhizome connects without one",
+                self.url
+            ));
         }
         Error::Store(format!("{}: {e}", self.url))
     }
@@ -240,7 +244,8 @@ impl Conn {
 
     fn read(&mut self, depth: usize) -> Result<Value> {
         let l = self.line()?;
-        let odd = |what: &str| Error::Store(format!("{}: unexpected reply ({what}); is this a Redis server?", self.url));
+        let odd =
+            |what: &str| Error::Store(format!("{}: unexpected reply ({what}); is this a Redis server?", self.url));
         if depth > MAX_DEPTH {
             return Err(odd("nested too deep"));
         }

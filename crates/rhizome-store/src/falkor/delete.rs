@@ -27,8 +27,10 @@ fn parse(v: &super::Value) -> Vec<Vec<u8>> {
 /// A document's list of support rows (JSON) with the rows `f` changes: `f` gives `None`
 /// for a row it leaves, `Some(None)` for a row it drops and `Some(Some(row))` for a row it
 /// rewrites. Also whether any changed.
-fn rewrite<T: serde::de::DeserializeOwned + serde::Serialize>(items: Vec<Vec<u8>>,
-    mut f: impl FnMut(Row<T>) -> Option<Option<Row<T>>>) -> (Vec<Vec<u8>>, bool) {
+fn rewrite<T: serde::de::DeserializeOwned + serde::Serialize>(
+    items: Vec<Vec<u8>>,
+    mut f: impl FnMut(Row<T>) -> Option<Option<Row<T>>>,
+) -> (Vec<Vec<u8>>, bool) {
     let mut changed = false;
     let out = items
         .into_iter()
@@ -169,20 +171,26 @@ impl FalkorStore {
     /// that died mid-batch.
     pub(crate) fn delete_records(&self, doc_id: &str, rekeys: &Rekeys) -> Result<DeleteReport> {
         let mut report = DeleteReport::default();
-        let lists = self.pipe(vec![self.lrange("dm", doc_id), self.lrange("dr", doc_id), self.lrange("df", doc_id),
-            self.lrange("dc", doc_id)])?;
+        let lists = self.pipe(vec![
+            self.lrange("dm", doc_id),
+            self.lrange("dr", doc_id),
+            self.lrange("df", doc_id),
+            self.lrange("dc", doc_id),
+        ])?;
         let mentions: Vec<Row<MentionRecord>> =
             parse(&lists[0]).iter().filter_map(|b| serde_json::from_slice(b).ok()).collect();
         let relations: Vec<Row<RelationRecord>> =
             parse(&lists[1]).iter().filter_map(|b| serde_json::from_slice(b).ok()).collect();
-        let facts: Vec<Row<FactRecord>> = parse(&lists[2]).iter().filter_map(|b| serde_json::from_slice(b).ok()).collect();
+        let facts: Vec<Row<FactRecord>> =
+            parse(&lists[2]).iter().filter_map(|b| serde_json::from_slice(b).ok()).collect();
         let covariate_seqs = parse(&lists[3]);
         let chunks = self.rop(&[("d", s(doc_id))], "MATCH (c:Chunk {doc_id: $d}) RETURN c.id, c.seq")?;
         report.chunks = chunks.len() as u64;
         let mut cmds = Vec::new();
         // BM25 postings of the chunks.
         let seqs: Vec<String> = chunks.iter().map(|r| r.get(1).map(Cell::int).unwrap_or(0).to_string()).collect();
-        let term_lists = self.pipe(seqs.iter().map(|q| cmd([b"GET".to_vec(), self.key(&format!("bm25:terms:{q}"))])).collect())?;
+        let term_lists =
+            self.pipe(seqs.iter().map(|q| cmd([b"GET".to_vec(), self.key(&format!("bm25:terms:{q}"))])).collect())?;
         for (q, terms) in seqs.iter().zip(term_lists) {
             let terms: Vec<String> = terms.as_str().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
             for t in terms {
@@ -211,16 +219,28 @@ impl FalkorStore {
         let (mut entities, mut rels, mut fact_ids) = (BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
         let mut hints = HashMap::new();
         for m in &mentions {
-            cmds.push(cmd([b"HDEL".to_vec(), self.key(&format!("es:{}", m.rec.entity_id)), m.seq.to_string().into_bytes()]));
+            cmds.push(cmd([
+                b"HDEL".to_vec(),
+                self.key(&format!("es:{}", m.rec.entity_id)),
+                m.seq.to_string().into_bytes(),
+            ]));
             entities.insert(m.rec.entity_id.clone());
         }
         for r in &relations {
-            cmds.push(cmd([b"HDEL".to_vec(), self.key(&format!("rs:{}", r.rec.relation.id)), r.seq.to_string().into_bytes()]));
+            cmds.push(cmd([
+                b"HDEL".to_vec(),
+                self.key(&format!("rs:{}", r.rec.relation.id)),
+                r.seq.to_string().into_bytes(),
+            ]));
             rels.insert(r.rec.relation.id.clone());
             hints.insert(r.rec.relation.id.clone(), r.rec.relation.clone());
         }
         for f in &facts {
-            cmds.push(cmd([b"HDEL".to_vec(), self.key(&format!("fs:{}", f.rec.fact.id)), f.seq.to_string().into_bytes()]));
+            cmds.push(cmd([
+                b"HDEL".to_vec(),
+                self.key(&format!("fs:{}", f.rec.fact.id)),
+                f.seq.to_string().into_bytes(),
+            ]));
             fact_ids.insert(f.rec.fact.id.clone());
         }
         for q in covariate_seqs {
@@ -250,7 +270,10 @@ impl FalkorStore {
         report.entities = r.removed_entities;
         report.relations = r.removed_relations;
         report.facts = r.removed_facts;
-        let gone = self.qp(&[("d", s(doc_id))], "MATCH (d:Document {id: $d}) WITH d, d.id AS id DETACH DELETE d RETURN count(id)")?;
+        let gone = self.qp(
+            &[("d", s(doc_id))],
+            "MATCH (d:Document {id: $d}) WITH d, d.id AS id DETACH DELETE d RETURN count(id)",
+        )?;
         report.documents = gone.first().and_then(|r| r.first()).map(Cell::int).unwrap_or(0).max(0) as u64;
         if report.entities > 0 || r.created_entities > 0 {
             self.meta_set("synonyms_dirty", "1")?;
@@ -269,5 +292,4 @@ impl FalkorStore {
         self.invalidate();
         Ok(())
     }
-
 }

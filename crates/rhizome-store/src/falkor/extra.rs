@@ -6,8 +6,8 @@ use std::sync::Mutex;
 
 use rhizome_core::llm::{ChatResponse, LlmCache};
 use rhizome_core::{
-    Chunk, Community, CommunityReport, CovariateRecord, Document, Error, ExtractionFailure, FactRecord,
-    MentionRecord, RelationRecord, Result, VectorKind, WriteBatch,
+    Chunk, Community, CommunityReport, CovariateRecord, Document, Error, ExtractionFailure, FactRecord, MentionRecord,
+    RelationRecord, Result, VectorKind, WriteBatch,
 };
 
 use super::keys::{cmd, vec_key, COMMUNITIES, LLM, PARTIAL, REPORTS};
@@ -69,8 +69,12 @@ impl FalkorStore {
         let body = serde_json::to_vec(list).map_err(|e| Error::Store(e.to_string()))?;
         cmds.push(cmd([b"SET".to_vec(), self.key(COMMUNITIES), body]));
         cmds.push(cmd([b"HINCRBY".to_vec(), self.key(super::keys::META), b"communities_gen".to_vec(), b"1".to_vec()]));
-        cmds.push(cmd([b"HSET".to_vec(), self.key(super::keys::META), b"communities_version".to_vec(),
-            graph_version.to_string().into_bytes()]));
+        cmds.push(cmd([
+            b"HSET".to_vec(),
+            self.key(super::keys::META),
+            b"communities_version".to_vec(),
+            graph_version.to_string().into_bytes(),
+        ]));
         cmds.push(cmd([b"EXEC".to_vec()]));
         self.pipe(cmds).map(|_| ())
     }
@@ -85,7 +89,12 @@ impl FalkorStore {
             cmds.push(cmd([b"HSET".to_vec(), self.key(REPORTS), r.community_id.clone().into_bytes(), body]));
         }
         for (id, v) in vectors.iter().filter(|(id, _)| kept.contains(id.as_str())) {
-            cmds.push(cmd([b"HSET".to_vec(), self.key(&vec_key(VectorKind::Report)), id.clone().into_bytes(), encode(v)]));
+            cmds.push(cmd([
+                b"HSET".to_vec(),
+                self.key(&vec_key(VectorKind::Report)),
+                id.clone().into_bytes(),
+                encode(v),
+            ]));
         }
         cmds.push(cmd([b"HINCRBY".to_vec(), self.key(super::keys::META), b"reports_gen".to_vec(), b"1".to_vec()]));
         cmds.push(cmd([b"EXEC".to_vec()]));
@@ -93,27 +102,47 @@ impl FalkorStore {
     }
 
     pub(crate) fn document_batch_impl(&self, doc_id: &str) -> Result<Option<WriteBatch>> {
-        let d = self.rop(&[("d", doc_id.into())], "MATCH (d:Document {id: $d}) RETURN d.id, d.source, d.title, d.text")?;
+        let d =
+            self.rop(&[("d", doc_id.into())], "MATCH (d:Document {id: $d}) RETURN d.id, d.source, d.title, d.text")?;
         let Some(d) = d.first() else { return Ok(None) };
         let doc = Document { id: d[0].str(), source: d[1].str(), title: d[2].str(), text: d[3].str() };
         let mut b = WriteBatch::default();
         b.chunks = self
-            .rop(&[("d", doc_id.into())],
-                "MATCH (c:Chunk {doc_id: $d}) RETURN c.id, c.doc_id, c.ordinal, c.text, c.tokens ORDER BY c.ordinal")?
+            .rop(
+                &[("d", doc_id.into())],
+                "MATCH (c:Chunk {doc_id: $d}) RETURN c.id, c.doc_id, c.ordinal, c.text, c.tokens ORDER BY c.ordinal",
+            )?
             .into_iter()
-            .map(|r| Chunk { id: r[0].str(), doc_id: r[1].str(), ordinal: r[2].int() as u32, text: r[3].str(), tokens: r[4].int() as u32 })
+            .map(|r| Chunk {
+                id: r[0].str(),
+                doc_id: r[1].str(),
+                ordinal: r[2].int() as u32,
+                text: r[3].str(),
+                tokens: r[4].int() as u32,
+            })
             .collect();
         let lr = |k: &str| cmd([b"LRANGE".to_vec(), self.key(&format!("{k}:{doc_id}")), b"0".to_vec(), b"-1".to_vec()]);
         let lists = self.pipe(vec![lr("dm"), lr("dr"), lr("df")])?;
         let ck = |c: &Option<String>| c.clone().unwrap_or_default();
         let mut m: Vec<Row<MentionRecord>> = rows_of(&lists[0]);
-        m.sort_by(|a, b| (ck(&a.rec.chunk_id), &a.rec.entity_id, &a.rec.name, a.seq).cmp(&(ck(&b.rec.chunk_id), &b.rec.entity_id, &b.rec.name, b.seq)));
+        m.sort_by(|a, b| {
+            (ck(&a.rec.chunk_id), &a.rec.entity_id, &a.rec.name, a.seq).cmp(&(
+                ck(&b.rec.chunk_id),
+                &b.rec.entity_id,
+                &b.rec.name,
+                b.seq,
+            ))
+        });
         b.mentions = m.into_iter().map(|r| r.rec).collect();
         let mut r: Vec<Row<RelationRecord>> = rows_of(&lists[1]);
-        r.sort_by(|a, b| (ck(&a.rec.chunk_id), &a.rec.relation.id, a.seq).cmp(&(ck(&b.rec.chunk_id), &b.rec.relation.id, b.seq)));
+        r.sort_by(|a, b| {
+            (ck(&a.rec.chunk_id), &a.rec.relation.id, a.seq).cmp(&(ck(&b.rec.chunk_id), &b.rec.relation.id, b.seq))
+        });
         b.relations = r.into_iter().map(|r| r.rec).collect();
         let mut f: Vec<Row<FactRecord>> = rows_of(&lists[2]);
-        f.sort_by(|a, b| (ck(&a.rec.chunk_id), &a.rec.fact.id, a.seq).cmp(&(ck(&b.rec.chunk_id), &b.rec.fact.id, b.seq)));
+        f.sort_by(|a, b| {
+            (ck(&a.rec.chunk_id), &a.rec.fact.id, a.seq).cmp(&(ck(&b.rec.chunk_id), &b.rec.fact.id, b.seq))
+        });
         b.facts = f.into_iter().map(|r| r.rec).collect();
         b.similar = self
             .rop(&[("d", doc_id.into())],
@@ -128,7 +157,9 @@ impl FalkorStore {
                 covs.push((row.seq, row.rec));
             }
         }
-        covs.sort_by(|a, b| (&a.1.covariate.id, ck(&a.1.chunk_id), a.0).cmp(&(&b.1.covariate.id, ck(&b.1.chunk_id), b.0)));
+        covs.sort_by(|a, b| {
+            (&a.1.covariate.id, ck(&a.1.chunk_id), a.0).cmp(&(&b.1.covariate.id, ck(&b.1.chunk_id), b.0))
+        });
         b.covariates = covs.into_iter().map(|(_, c)| c).collect();
         let mut fails: Vec<ExtractionFailure> = self
             .failure_rows()?
@@ -144,19 +175,24 @@ impl FalkorStore {
         let chunk_ids: Vec<String> = b.chunks.iter().map(|c| c.id.clone()).collect();
         let entity_ids: Vec<String> =
             b.mentions.iter().map(|m| m.entity_id.clone()).collect::<BTreeSet<_>>().into_iter().collect();
-        let fact_ids: Vec<String> = b.facts.iter().map(|f| f.fact.id.clone()).collect::<BTreeSet<_>>().into_iter().collect();
+        let fact_ids: Vec<String> =
+            b.facts.iter().map(|f| f.fact.id.clone()).collect::<BTreeSet<_>>().into_iter().collect();
         // Sentence vectors chunk by chunk, each chunk's by id.
-        let sets = self.pipe(chunk_ids.iter()
-            .map(|c| cmd([b"SMEMBERS".to_vec(), self.key(&super::keys::sentences_key(c))]))
-            .collect())?;
+        let sets = self.pipe(
+            chunk_ids.iter().map(|c| cmd([b"SMEMBERS".to_vec(), self.key(&super::keys::sentences_key(c))])).collect(),
+        )?;
         let mut sentence_ids = Vec::new();
         for set in sets {
             let mut ids: Vec<String> = set.into_array().into_iter().filter_map(|x| x.as_str()).collect();
             ids.sort();
             sentence_ids.extend(ids);
         }
-        for (kind, ids) in [(VectorKind::Chunk, chunk_ids), (VectorKind::Sentence, sentence_ids),
-                            (VectorKind::Entity, entity_ids), (VectorKind::Fact, fact_ids)] {
+        for (kind, ids) in [
+            (VectorKind::Chunk, chunk_ids),
+            (VectorKind::Sentence, sentence_ids),
+            (VectorKind::Entity, entity_ids),
+            (VectorKind::Fact, fact_ids),
+        ] {
             for (id, v) in rhizome_core::StoreRead::vectors(self, kind, &ids)? {
                 b.vectors.push((kind, id, v));
             }

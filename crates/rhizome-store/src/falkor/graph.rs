@@ -21,7 +21,13 @@ impl FalkorStore {
         let mut relations: Vec<RelationRow> = rel
             .iter()
             .filter_map(|x| serde_json::from_str::<rhizome_core::Relation>(&x.as_str()?).ok())
-            .map(|r| RelationRow { id: r.id, source_id: r.source_id, target_id: r.target_id, rel_type: r.rel_type, weight: r.weight })
+            .map(|r| RelationRow {
+                id: r.id,
+                source_id: r.source_id,
+                target_id: r.target_id,
+                rel_type: r.rel_type,
+                weight: r.weight,
+            })
             .collect();
         relations.sort_by(|a, b| a.id.cmp(&b.id));
         g.relations = relations;
@@ -44,7 +50,12 @@ impl FalkorStore {
         for r in self.ro("MATCH (f:Fact) RETURN f.id, f.subject_id, f.object_id, f.chunks")? {
             for c in r[3].list() {
                 let c = c.str();
-                facts.push(FactRow { id: r[0].str(), subject_id: r[1].str(), object_id: r[2].str(), chunk_id: (!c.is_empty()).then_some(c) });
+                facts.push(FactRow {
+                    id: r[0].str(),
+                    subject_id: r[1].str(),
+                    object_id: r[2].str(),
+                    chunk_id: (!c.is_empty()).then_some(c),
+                });
             }
         }
         facts.sort_by(|a, b| (&a.id, &a.chunk_id).cmp(&(&b.id, &b.chunk_id)));

@@ -18,8 +18,10 @@ use crate::lock::{self, hostname, Contended, Holder, LockWait};
 /// The lock's time to live; renewed every third of it.
 pub const TTL_MS: u64 = 30_000;
 
-const RENEW: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end";
-const RELEASE: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end";
+const RENEW: &str =
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end";
+const RELEASE: &str =
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end";
 
 /// The held lock; released when dropped.
 pub struct FalkorLock {
@@ -48,13 +50,22 @@ pub fn holder(url: &FalkorUrl) -> Result<Option<Holder>> {
 }
 
 impl FalkorLock {
-    pub fn acquire(url: &FalkorUrl, command: &str, wait: LockWait, on_wait: &mut dyn FnMut(&Holder)) -> Result<FalkorLock> {
+    pub fn acquire(
+        url: &FalkorUrl,
+        command: &str,
+        wait: LockWait,
+        on_wait: &mut dyn FnMut(&Holder),
+    ) -> Result<FalkorLock> {
         let conn = url.connect()?;
         let key = key_of(url);
         let me = Holder::me(command, hostname());
         // The holder's text, made unique to this taking by a last line of nanoseconds.
-        let value = format!("{}{}", me.to_text(),
-            SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)).into_bytes();
+        let value = format!(
+            "{}{}",
+            me.to_text(),
+            SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
+        )
+        .into_bytes();
         let mut contended = Key { conn, key: &key, value: &value, host: me.host };
         lock::acquire(&mut contended, url.display().into(), wait, on_wait)?;
         let conn = contended.conn;
@@ -72,7 +83,8 @@ impl FalkorLock {
                         std::thread::sleep(step);
                         if since.elapsed() >= Duration::from_millis(TTL_MS / 3) {
                             since = Instant::now();
-                            let _ = c.cmd(&[b"EVAL", RENEW.as_bytes(), b"1", &key, &value, TTL_MS.to_string().as_bytes()]);
+                            let _ =
+                                c.cmd(&[b"EVAL", RENEW.as_bytes(), b"1", &key, &value, TTL_MS.to_string().as_bytes()]);
                         }
                     }
                 })

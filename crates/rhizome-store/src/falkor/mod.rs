@@ -158,8 +158,12 @@ impl FalkorUrl {
                 args.push(u.as_bytes());
             }
             args.push(p.as_bytes());
-            c.ok(&args).map_err(|e| Error::Store(format!(
-                "{}: the server refused the password of the URL ({e}); fix user:password in --store", self.display())))?;
+            c.ok(&args).map_err(|e| {
+                Error::Store(format!(
+                    "{}: the server refused the password of the URL ({e}); fix user:password in --store",
+                    self.display()
+                ))
+            })?;
         }
         Ok(c)
     }
@@ -190,7 +194,13 @@ pub struct FalkorStore {
 impl FalkorStore {
     fn connect(url: &FalkorUrl) -> Result<FalkorStore> {
         let conn = url.connect()?;
-        Ok(FalkorStore { conn: RefCell::new(conn), url: url.clone(), cache: RefCell::default(), lock: None, failed: RefCell::default() })
+        Ok(FalkorStore {
+            conn: RefCell::new(conn),
+            url: url.clone(),
+            cache: RefCell::default(),
+            lock: None,
+            failed: RefCell::default(),
+        })
     }
 
     /// Open for reading: the store must exist (have Rhizome's schema) unless `create`.
@@ -214,8 +224,13 @@ impl FalkorStore {
 
     /// Open for writing, holding the writer lock; cleans up after a writer that died
     /// mid-batch (see the module comment).
-    pub fn open_writer(url: &FalkorUrl, create: bool, command: &str, wait: LockWait,
-        on_wait: &mut dyn FnMut(&Holder)) -> Result<FalkorStore> {
+    pub fn open_writer(
+        url: &FalkorUrl,
+        create: bool,
+        command: &str,
+        wait: LockWait,
+        on_wait: &mut dyn FnMut(&Holder),
+    ) -> Result<FalkorStore> {
         let probe = Self::connect(url)?;
         probe.check_module()?;
         if !create && !probe.has_schema()? {
@@ -316,7 +331,12 @@ impl FalkorStore {
         for (q, rows, what) in jobs {
             for part in rows.chunks(BATCH_ROWS) {
                 let text = conn::with_params(&[("rows", Lit::List(part.to_vec()))], q);
-                cmds.push(vec![b"GRAPH.QUERY".to_vec(), self.url.graph.clone().into_bytes(), text.into_bytes(), b"--compact".to_vec()]);
+                cmds.push(vec![
+                    b"GRAPH.QUERY".to_vec(),
+                    self.url.graph.clone().into_bytes(),
+                    text.into_bytes(),
+                    b"--compact".to_vec(),
+                ]);
                 parts.push((q.as_str(), part, *what));
             }
         }

@@ -83,14 +83,19 @@ impl FalkorStore {
     }
 
     /// All documents (id, title, source, language, indexed_at), by title then id.
-    fn all_documents(&self, search: Option<&str>) -> Result<Vec<(String, String, String, Option<String>, Option<i64>)>> {
+    fn all_documents(
+        &self,
+        search: Option<&str>,
+    ) -> Result<Vec<(String, String, String, Option<String>, Option<i64>)>> {
         let rows = self.ro("MATCH (d:Document) RETURN d.id, d.title, d.source, d.language, d.indexed_at")?;
         let needle = search.map(|s| s.to_ascii_lowercase());
         let mut out: Vec<_> = rows
             .into_iter()
             .map(|r| (r[0].str(), r[1].str(), r[2].str(), r[3].opt_str(), r[4].opt_str().map(|_| r[4].int())))
             .filter(|d| {
-                needle.as_ref().is_none_or(|n| d.1.to_ascii_lowercase().contains(n) || d.2.to_ascii_lowercase().contains(n))
+                needle
+                    .as_ref()
+                    .is_none_or(|n| d.1.to_ascii_lowercase().contains(n) || d.2.to_ascii_lowercase().contains(n))
             })
             .collect();
         out.sort_by(|a, b| (&a.1, &a.0).cmp(&(&b.1, &b.0)));
@@ -157,13 +162,14 @@ impl StoreRead for FalkorStore {
         let docs: Vec<_> = self.all_documents(search)?.into_iter().skip(offset).take(limit).collect();
         let ids: Vec<String> = docs.iter().map(|d| d.0.clone()).collect();
         let chunks: HashMap<String, u64> = self
-            .rop(&[("ids", ids_lit(&ids))],
-                "UNWIND $ids AS id MATCH (c:Chunk {doc_id: id}) RETURN id, count(c)")?
+            .rop(&[("ids", ids_lit(&ids))], "UNWIND $ids AS id MATCH (c:Chunk {doc_id: id}) RETURN id, count(c)")?
             .into_iter()
             .map(|r| (r[0].str(), r[1].int().max(0) as u64))
             .collect();
         let lists = self.pipe(
-            ids.iter().map(|d| vec![b"LRANGE".to_vec(), self.key(&format!("dm:{d}")), b"0".to_vec(), b"-1".to_vec()]).collect(),
+            ids.iter()
+                .map(|d| vec![b"LRANGE".to_vec(), self.key(&format!("dm:{d}")), b"0".to_vec(), b"-1".to_vec()])
+                .collect(),
         )?;
         let partial = self.set_of(PARTIAL, true)?;
         Ok(docs
@@ -212,22 +218,32 @@ impl StoreRead for FalkorStore {
 
     fn documents_from_source(&self, source: &str) -> Result<Vec<Document>> {
         let prefix = format!("{source}#");
-        let rows = self.rop(&[("s", source.into()), ("p", Lit::Str(prefix))],
-            "MATCH (d:Document) WHERE d.source = $s OR d.source STARTS WITH $p RETURN d.id, d.source, d.title, d.text")?;
+        let rows = self.rop(
+            &[("s", source.into()), ("p", Lit::Str(prefix))],
+            "MATCH (d:Document) WHERE d.source = $s OR d.source STARTS WITH $p RETURN d.id, d.source, d.title, d.text",
+        )?;
         let mut docs: Vec<Document> = rows.iter().map(|r| document(r)).collect();
         docs.sort_by(|a, b| (&a.source, &a.id).cmp(&(&b.source, &b.id)));
         Ok(docs)
     }
 
     fn chunks(&self, ids: &[String]) -> Result<Vec<ChunkWithDoc>> {
-        let rows = self.rop(&[("ids", ids_lit(ids))],
+        let rows = self.rop(
+            &[("ids", ids_lit(ids))],
             "UNWIND $ids AS id MATCH (c:Chunk {id: id})-[:PART_OF]->(d:Document) \
-             RETURN c.id, c.doc_id, c.ordinal, c.text, c.tokens, d.title, d.source")?;
+             RETURN c.id, c.doc_id, c.ordinal, c.text, c.tokens, d.title, d.source",
+        )?;
         let rows = rows
             .into_iter()
             .map(|r| {
                 let c = ChunkWithDoc {
-                    chunk: Chunk { id: r[0].str(), doc_id: r[1].str(), ordinal: r[2].int() as u32, text: r[3].str(), tokens: r[4].int() as u32 },
+                    chunk: Chunk {
+                        id: r[0].str(),
+                        doc_id: r[1].str(),
+                        ordinal: r[2].int() as u32,
+                        text: r[3].str(),
+                        tokens: r[4].int() as u32,
+                    },
                     doc_title: r[5].str(),
                     doc_source: r[6].str(),
                 };
@@ -262,7 +278,14 @@ impl StoreRead for FalkorStore {
         let rows = rows
             .into_iter()
             .map(|r| {
-                let f = Fact { id: r[0].str(), subject: r[1].str(), predicate: r[2].str(), object: r[3].str(), subject_id: r[4].str(), object_id: r[5].str() };
+                let f = Fact {
+                    id: r[0].str(),
+                    subject: r[1].str(),
+                    predicate: r[2].str(),
+                    object: r[3].str(),
+                    subject_id: r[4].str(),
+                    object_id: r[5].str(),
+                };
                 (f.id.clone(), f)
             })
             .collect();
@@ -298,10 +321,16 @@ impl StoreRead for FalkorStore {
     fn bm25(&self, query: &str, k: usize) -> Result<Vec<Scored>> {
         let lengths = self.lengths()?;
         let terms = crate::bm25::query_terms(query);
-        let replies = self.pipe(terms.iter().map(|t| vec![b"HGETALL".to_vec(), self.key(&format!("bm25:t:{t}"))]).collect())?;
+        let replies =
+            self.pipe(terms.iter().map(|t| vec![b"HGETALL".to_vec(), self.key(&format!("bm25:t:{t}"))]).collect())?;
         let postings: Vec<Vec<(i64, u32)>> = replies
             .into_iter()
-            .map(|v| v.into_array().chunks_exact(2).filter_map(|kv| Some((kv[0].as_int()?, kv[1].as_int()?.max(0) as u32))).collect())
+            .map(|v| {
+                v.into_array()
+                    .chunks_exact(2)
+                    .filter_map(|kv| Some((kv[0].as_int()?, kv[1].as_int()?.max(0) as u32)))
+                    .collect()
+            })
             .collect();
         let hits = crate::bm25::rank(&lengths, &postings, k);
         if hits.is_empty() {
@@ -328,8 +357,12 @@ impl StoreRead for FalkorStore {
         }
         // HNSW candidates, re-ranked exactly by cosine with the stored vectors (ties by id),
         // so that results equal the exact search whenever the candidates hold the true top k.
-        let rows = self.rop(&[("q", Lit::Floats(query.to_vec()))], &format!(
-            "CALL db.idx.vector.queryNodes('{label}', 'embedding', {want}, vecf32($q)) YIELD node RETURN node.id"))?;
+        let rows = self.rop(
+            &[("q", Lit::Floats(query.to_vec()))],
+            &format!(
+                "CALL db.idx.vector.queryNodes('{label}', 'embedding', {want}, vecf32($q)) YIELD node RETURN node.id"
+            ),
+        )?;
         let mut scored: Vec<(f32, usize)> = rows
             .iter()
             .filter_map(|r| m.ids.binary_search(&r[0].str()).ok())
@@ -382,7 +415,9 @@ impl StoreRead for FalkorStore {
         let mut out = Vec::new();
         let sums: HashMap<String, (String, String)> = {
             let v = self.redis(&[b"HGETALL", &self.key(SUMMARIES)])?.into_array();
-            v.chunks_exact(2).filter_map(|kv| Some((kv[0].as_str()?, serde_json::from_str(&kv[1].as_str()?).ok()?))).collect()
+            v.chunks_exact(2)
+                .filter_map(|kv| Some((kv[0].as_str()?, serde_json::from_str(&kv[1].as_str()?).ok()?)))
+                .collect()
         };
         for part in ids.chunks(1000) {
             let refs: Vec<&str> = part.iter().map(String::as_str).collect();
@@ -396,8 +431,11 @@ impl StoreRead for FalkorStore {
                 }
                 tasks.push(SummaryTask { entity_id: id.clone(), name: String::new(), descriptions, fingerprint });
             }
-            let names: HashMap<String, String> =
-                self.entities(&tasks.iter().map(|t| t.entity_id.clone()).collect::<Vec<_>>())?.into_iter().map(|e| (e.id, e.name)).collect();
+            let names: HashMap<String, String> = self
+                .entities(&tasks.iter().map(|t| t.entity_id.clone()).collect::<Vec<_>>())?
+                .into_iter()
+                .map(|e| (e.id, e.name))
+                .collect();
             for mut t in tasks {
                 t.name = names.get(&t.entity_id).cloned().unwrap_or_default();
                 out.push(t);
@@ -411,7 +449,12 @@ impl StoreRead for FalkorStore {
         rows.sort_by_key(|(_, f)| f.seq);
         Ok(rows
             .into_iter()
-            .map(|(chunk_id, f)| rhizome_core::ExtractionFailure { chunk_id, doc_id: f.doc_id, error: f.error, attempts: f.attempts })
+            .map(|(chunk_id, f)| rhizome_core::ExtractionFailure {
+                chunk_id,
+                doc_id: f.doc_id,
+                error: f.error,
+                attempts: f.attempts,
+            })
             .collect())
     }
 
@@ -441,7 +484,12 @@ impl StoreRead for FalkorStore {
 
     fn communities_of(&self, entity_ids: &[String]) -> Result<Vec<rhizome_core::Community>> {
         let want: std::collections::HashSet<&str> = entity_ids.iter().map(String::as_str).collect();
-        Ok(self.communities_cached()?.iter().filter(|c| c.entity_ids.iter().any(|e| want.contains(e.as_str()))).cloned().collect())
+        Ok(self
+            .communities_cached()?
+            .iter()
+            .filter(|c| c.entity_ids.iter().any(|e| want.contains(e.as_str())))
+            .cloned()
+            .collect())
     }
 
     fn community_reports_of(&self, community_ids: &[String]) -> Result<Vec<rhizome_core::CommunityReport>> {

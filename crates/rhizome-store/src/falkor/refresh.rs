@@ -14,8 +14,14 @@ impl FalkorStore {
     /// Recompute the aggregates of these entities, relations and facts from their support;
     /// `pairs` are (entity, chunk) mentions whose MENTIONED_IN edge may have changed;
     /// `hints` the relations (endpoints, type) that may be gone.
-    pub(crate) fn refresh(&self, entities: &BTreeSet<String>, relations: &BTreeSet<String>, facts: &BTreeSet<String>,
-        pairs: &BTreeSet<(String, String)>, hints: &HashMap<String, rhizome_core::Relation>) -> Result<Refreshed> {
+    pub(crate) fn refresh(
+        &self,
+        entities: &BTreeSet<String>,
+        relations: &BTreeSet<String>,
+        facts: &BTreeSet<String>,
+        pairs: &BTreeSet<(String, String)>,
+        hints: &HashMap<String, rhizome_core::Relation>,
+    ) -> Result<Refreshed> {
         let mut out = Refreshed::default();
         // Entities.
         let ids: Vec<&str> = entities.iter().map(String::as_str).collect();
@@ -27,14 +33,19 @@ impl FalkorStore {
             let sums = self.pipe(vec![sum_cmd])?.pop().map(|v| v.into_array()).unwrap_or_default();
             // What each entity node holds now: (type, name, description, importance).
             let existing: HashMap<String, (String, String, String, Option<f64>)> = self
-                .rop(&[("ids", Lit::List(ids.iter().map(|i| s(i)).collect()))],
+                .rop(
+                    &[("ids", Lit::List(ids.iter().map(|i| s(i)).collect()))],
                     "UNWIND $ids AS id MATCH (e:__Entity__ {id: id}) \
-                     RETURN e.id, e.entity_type, e.name, e.description, e.importance")?
+                     RETURN e.id, e.entity_type, e.name, e.description, e.importance",
+                )?
                 .into_iter()
                 .map(|r| (r[0].str(), (r[1].str(), r[2].str(), r[3].str(), r[4].opt_float())))
                 .collect();
-            let (mut create, mut update, mut relabel): (BTreeMap<String, Vec<Lit>>, Vec<Lit>, BTreeMap<(String, String), Vec<Lit>>) =
-                Default::default();
+            let (mut create, mut update, mut relabel): (
+                BTreeMap<String, Vec<Lit>>,
+                Vec<Lit>,
+                BTreeMap<(String, String), Vec<Lit>>,
+            ) = Default::default();
             let mut delete = Vec::new();
             let mut hdel_vec = vec![b"HDEL".to_vec(), self.key(&vec_key(VectorKind::Entity))];
             let mut hdel_sum = vec![b"HDEL".to_vec(), self.key(SUMMARIES)];
@@ -72,7 +83,9 @@ impl FalkorStore {
                         let old = sanitise(old_type, "ENTITY");
                         // An unchanged node is not written again (a write to a node re-indexes
                         // its vector, the dearest part of a write).
-                        let same = *old_type == agg.entity_type && *name == agg.name && *description == agg.description
+                        let same = *old_type == agg.entity_type
+                            && *name == agg.name
+                            && *description == agg.description
                             && importance.map(|x| x as f32) == agg.importance.map(|x| x as f32);
                         if same {
                             continue;
@@ -88,13 +101,21 @@ impl FalkorStore {
             let name = |rows| namer("entity", rows);
             let mut jobs: Vec<(String, Vec<Lit>, &str)> = Vec::new();
             for (label, rows) in create {
-                jobs.push((format!(
+                jobs.push((
+                    format!(
                     "UNWIND $rows AS r CREATE (e:__Entity__:`{label}` {{id: r.id, name: r.name, entity_type: r.ty, \
-                     description: r.d, importance: r.imp}})"), rows, "entity"));
+                     description: r.d, importance: r.imp}})"),
+                    rows,
+                    "entity",
+                ));
             }
             self.unwind_many(&jobs)?;
-            self.unwind(&update, "UNWIND $rows AS r MATCH (e:__Entity__ {id: r.id}) SET e.name = r.name, \
-                e.entity_type = r.ty, e.description = r.d, e.importance = r.imp", &name(&update))?;
+            self.unwind(
+                &update,
+                "UNWIND $rows AS r MATCH (e:__Entity__ {id: r.id}) SET e.name = r.name, \
+                e.entity_type = r.ty, e.description = r.d, e.importance = r.imp",
+                &name(&update),
+            )?;
             for ((old, new), rows) in &relabel {
                 self.unwind(rows, &format!(
                     "UNWIND $rows AS r MATCH (e:__Entity__ {{id: r.id}}) REMOVE e:`{old}` SET e:`{new}`, e.name = r.name, \
@@ -112,9 +133,11 @@ impl FalkorStore {
         }
         // MENTIONED_IN edges: the summed count of the support rows of (entity, chunk).
         let (mut set, mut unset) = (Vec::new(), Vec::new());
-        let mut missing: Vec<&str> = pairs.iter().map(|(e, _)| e.as_str()).filter(|e| !rows_of.contains_key(e)).collect();
+        let mut missing: Vec<&str> =
+            pairs.iter().map(|(e, _)| e.as_str()).filter(|e| !rows_of.contains_key(e)).collect();
         missing.dedup();
-        let extra: Vec<Vec<Row<MentionRecord>>> = if missing.is_empty() { Vec::new() } else { self.hvals_rows("es", &missing)? };
+        let extra: Vec<Vec<Row<MentionRecord>>> =
+            if missing.is_empty() { Vec::new() } else { self.hvals_rows("es", &missing)? };
         for (e, rows) in missing.iter().zip(extra) {
             rows_of.insert(e, rows);
         }
@@ -126,13 +149,25 @@ impl FalkorStore {
                 ("c", s(c)),
                 ("n", Lit::Int(here.iter().map(|r| r.rec.count as i64).sum())),
             ]);
-            if here.is_empty() { unset.push(row) } else { set.push(row) }
+            if here.is_empty() {
+                unset.push(row)
+            } else {
+                set.push(row)
+            }
         }
         let pair_name = |rows| namer("mention", rows);
-        self.unwind(&set, "UNWIND $rows AS r MATCH (e:__Entity__ {id: r.e}), (c:Chunk {id: r.c}) \
-            MERGE (e)-[m:MENTIONED_IN]->(c) SET m.count = r.n", &pair_name(&set))?;
-        self.unwind(&unset, "UNWIND $rows AS r MATCH (e:__Entity__ {id: r.e})-[m:MENTIONED_IN]->(c:Chunk {id: r.c}) \
-            DELETE m", &pair_name(&unset))?;
+        self.unwind(
+            &set,
+            "UNWIND $rows AS r MATCH (e:__Entity__ {id: r.e}), (c:Chunk {id: r.c}) \
+            MERGE (e)-[m:MENTIONED_IN]->(c) SET m.count = r.n",
+            &pair_name(&set),
+        )?;
+        self.unwind(
+            &unset,
+            "UNWIND $rows AS r MATCH (e:__Entity__ {id: r.e})-[m:MENTIONED_IN]->(c:Chunk {id: r.c}) \
+            DELETE m",
+            &pair_name(&unset),
+        )?;
         // Relations.
         let ids: Vec<&str> = relations.iter().map(String::as_str).collect();
         if !ids.is_empty() {
@@ -150,15 +185,24 @@ impl FalkorStore {
                     Some((r, _)) => {
                         cmds.push(cmd([b"HSET".to_vec(), self.key(REL), id.as_bytes().to_vec(), json(r)]));
                         for (k, e) in [("ers", &r.source_id), ("ert", &r.target_id)] {
-                            cmds.push(cmd([b"ZADD".to_vec(), self.key(&format!("{k}:{e}")), b"NX".to_vec(),
-                                q.to_string().into_bytes(), id.as_bytes().to_vec()]));
+                            cmds.push(cmd([
+                                b"ZADD".to_vec(),
+                                self.key(&format!("{k}:{e}")),
+                                b"NX".to_vec(),
+                                q.to_string().into_bytes(),
+                                id.as_bytes().to_vec(),
+                            ]));
                         }
                     }
                     None => {
                         cmds.push(cmd([b"HDEL".to_vec(), self.key(REL), id.as_bytes().to_vec()]));
                         if let Some(r) = hints.get(*id) {
                             for (k, e) in [("ers", &r.source_id), ("ert", &r.target_id)] {
-                                cmds.push(cmd([b"ZREM".to_vec(), self.key(&format!("{k}:{e}")), id.as_bytes().to_vec()]));
+                                cmds.push(cmd([
+                                    b"ZREM".to_vec(),
+                                    self.key(&format!("{k}:{e}")),
+                                    id.as_bytes().to_vec(),
+                                ]));
                             }
                         }
                     }
@@ -186,10 +230,14 @@ impl FalkorStore {
             }
             let mut jobs: Vec<(String, Vec<Lit>, &str)> = Vec::new();
             for (ty, rows) in upsert {
-                jobs.push((format!(
-                    "UNWIND $rows AS r MATCH (a:__Entity__ {{id: r.s}}), (b:__Entity__ {{id: r.t}}) \
-                     MERGE (a)-[x:`{ty}` {{id: r.id}}]->(b) SET x.rel_type = r.ty, x.description = r.d, x.weight = r.w"),
-                    rows, "relation"));
+                jobs.push((
+                    format!(
+                        "UNWIND $rows AS r MATCH (a:__Entity__ {{id: r.s}}), (b:__Entity__ {{id: r.t}}) \
+                     MERGE (a)-[x:`{ty}` {{id: r.id}}]->(b) SET x.rel_type = r.ty, x.description = r.d, x.weight = r.w"
+                    ),
+                    rows,
+                    "relation",
+                ));
             }
             for (ty, rows) in gone {
                 jobs.push((format!(
@@ -223,16 +271,19 @@ impl FalkorStore {
                     }
                 }
             }
-            self.unwind(&upsert, "UNWIND $rows AS r MERGE (f:Fact {id: r.id}) SET f.subject = r.s, f.predicate = r.p, \
+            self.unwind(
+                &upsert,
+                "UNWIND $rows AS r MERGE (f:Fact {id: r.id}) SET f.subject = r.s, f.predicate = r.p, \
                 f.object = r.o, f.subject_id = r.si, f.object_id = r.oi, f.chunks = r.ch",
-                &|i| format!("fact {:?}", upsert.get(i).map(lit_id).unwrap_or_default()))?;
-            self.unwind(&gone, "UNWIND $rows AS id MATCH (f:Fact {id: id}) DELETE f",
-                &|i| format!("fact {:?}", gone.get(i).map(lit_id).unwrap_or_default()))?;
+                &|i| format!("fact {:?}", upsert.get(i).map(lit_id).unwrap_or_default()),
+            )?;
+            self.unwind(&gone, "UNWIND $rows AS id MATCH (f:Fact {id: id}) DELETE f", &|i| {
+                format!("fact {:?}", gone.get(i).map(lit_id).unwrap_or_default())
+            })?;
             if hdel.len() > 2 {
                 self.pipe(vec![hdel])?;
             }
         }
         Ok(out)
     }
-
 }

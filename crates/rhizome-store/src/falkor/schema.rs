@@ -8,13 +8,8 @@ use super::{FalkorStore, Value};
 pub const SCHEMA_VERSION: &str = "1";
 
 /// Range indexes: (label, property).
-const RANGE_INDEXES: &[(&str, &str)] = &[
-    ("Document", "id"),
-    ("Chunk", "id"),
-    ("Chunk", "doc_id"),
-    ("__Entity__", "id"),
-    ("Fact", "id"),
-];
+const RANGE_INDEXES: &[(&str, &str)] =
+    &[("Document", "id"), ("Chunk", "id"), ("Chunk", "doc_id"), ("__Entity__", "id"), ("Fact", "id")];
 
 /// Vector indexes: (label, variable) on `embedding`.
 pub const VECTOR_LABELS: &[&str] = &["Chunk", "__Entity__", "Fact"];
@@ -96,8 +91,15 @@ impl FalkorStore {
     /// versions, and counters moved by every replacement of the communities and every
     /// write of reports (which may happen at an unchanged graph version).
     pub(crate) fn stamp(&self) -> Result<[u64; 5]> {
-        let v = self.redis(&[b"HMGET", &self.key(META), b"graph_version", b"reports_version", b"communities_version",
-            b"communities_gen", b"reports_gen"])?;
+        let v = self.redis(&[
+            b"HMGET",
+            &self.key(META),
+            b"graph_version",
+            b"reports_version",
+            b"communities_version",
+            b"communities_gen",
+            b"reports_gen",
+        ])?;
         let v = v.into_array();
         let n = |i: usize| v.get(i).and_then(Value::as_int).unwrap_or(0).max(0) as u64;
         Ok([n(0), n(1), n(2), n(3), n(4)])

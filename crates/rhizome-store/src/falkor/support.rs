@@ -31,8 +31,12 @@ fn chunk_key(c: &Option<String>) -> &str {
 
 pub fn sort_mentions(rows: &mut [Row<MentionRecord>]) {
     rows.sort_by(|a, b| {
-        (&a.rec.doc_id, chunk_key(&a.rec.chunk_id), &a.rec.name, a.seq)
-            .cmp(&(&b.rec.doc_id, chunk_key(&b.rec.chunk_id), &b.rec.name, b.seq))
+        (&a.rec.doc_id, chunk_key(&a.rec.chunk_id), &a.rec.name, a.seq).cmp(&(
+            &b.rec.doc_id,
+            chunk_key(&b.rec.chunk_id),
+            &b.rec.name,
+            b.seq,
+        ))
     });
 }
 
@@ -77,13 +81,16 @@ pub fn entity(rows: &[Row<MentionRecord>], summary: Option<&(String, String)>) -
 /// The relation its rows make (weights summed, the first non-empty description).
 pub fn relation(rows: &mut [Row<RelationRecord>]) -> Option<(Relation, f64)> {
     rows.sort_by(|a, b| {
-        (&a.rec.doc_id, chunk_key(&a.rec.chunk_id), &a.rec.relation.rel_type, a.seq)
-            .cmp(&(&b.rec.doc_id, chunk_key(&b.rec.chunk_id), &b.rec.relation.rel_type, b.seq))
+        (&a.rec.doc_id, chunk_key(&a.rec.chunk_id), &a.rec.relation.rel_type, a.seq).cmp(&(
+            &b.rec.doc_id,
+            chunk_key(&b.rec.chunk_id),
+            &b.rec.relation.rel_type,
+            b.seq,
+        ))
     });
     let first = rows.first()?;
     let weight: f64 = rows.iter().map(|r| r.rec.relation.weight as f64).sum();
-    let description =
-        rows.iter().map(|r| r.rec.relation.description.as_str()).find(|d| !d.is_empty()).unwrap_or("");
+    let description = rows.iter().map(|r| r.rec.relation.description.as_str()).find(|d| !d.is_empty()).unwrap_or("");
     let mut rel = first.rec.relation.clone();
     rel.description = description.to_string();
     rel.weight = weight as f32;

@@ -42,7 +42,11 @@ pub(crate) struct FailureRow {
 }
 
 impl FalkorStore {
-    pub(crate) fn hvals_rows<T: serde::de::DeserializeOwned>(&self, prefix: &str, ids: &[&str]) -> Result<Vec<Vec<Row<T>>>> {
+    pub(crate) fn hvals_rows<T: serde::de::DeserializeOwned>(
+        &self,
+        prefix: &str,
+        ids: &[&str],
+    ) -> Result<Vec<Vec<Row<T>>>> {
         let cmds = ids.iter().map(|id| cmd([b"HVALS".to_vec(), self.key(&format!("{prefix}:{id}"))])).collect();
         Ok(self
             .pipe(cmds)?
@@ -100,9 +104,18 @@ impl FalkorStore {
                 },
                 _ => 0,
             };
-            self.unwind(rows, &format!("UNWIND $rows AS r MATCH (n:`{label}` {{id: r.id}}) {check}SET n.embedding = vecf32(r.v)"),
-                &|i| format!("the vector of {label} {:?} (dimension {}, the index holds {})",
-                    rows.get(i).map(lit_id).unwrap_or_default(), len(i), dim.unwrap_or(0)))?;
+            self.unwind(
+                rows,
+                &format!("UNWIND $rows AS r MATCH (n:`{label}` {{id: r.id}}) {check}SET n.embedding = vecf32(r.v)"),
+                &|i| {
+                    format!(
+                        "the vector of {label} {:?} (dimension {}, the index holds {})",
+                        rows.get(i).map(lit_id).unwrap_or_default(),
+                        len(i),
+                        dim.unwrap_or(0)
+                    )
+                },
+            )?;
         }
         Ok(())
     }
@@ -120,8 +133,12 @@ impl FalkorStore {
         };
         let partial: HashSet<String> =
             self.redis(&[b"HKEYS", &self.key(PARTIAL)])?.into_array().iter().filter_map(super::Value::as_str).collect();
-        let skip: HashSet<&str> =
-            b.documents.iter().map(|d| d.id.as_str()).filter(|d| existing.contains(*d) && !partial.contains(*d)).collect();
+        let skip: HashSet<&str> = b
+            .documents
+            .iter()
+            .map(|d| d.id.as_str())
+            .filter(|d| existing.contains(*d) && !partial.contains(*d))
+            .collect();
         let live: Vec<&str> = b.documents.iter().map(|d| d.id.as_str()).filter(|d| !skip.contains(d)).collect();
         if !live.is_empty() {
             let mut c = vec![b"SADD".to_vec(), self.key(PENDING)];
@@ -145,19 +162,24 @@ impl FalkorStore {
                 ])
             })
             .collect();
-        self.unwind(&new_docs, "UNWIND $rows AS r CREATE (:Document {id: r.id, source: r.source, title: r.title, \
+        self.unwind(
+            &new_docs,
+            "UNWIND $rows AS r CREATE (:Document {id: r.id, source: r.source, title: r.title, \
             text: r.text, language: r.lang, indexed_at: r.at})",
-            &|i| format!("document {:?}", new_docs.get(i).map(lit_id).unwrap_or_default()))?;
+            &|i| format!("document {:?}", new_docs.get(i).map(lit_id).unwrap_or_default()),
+        )?;
         // Chunks (those not there yet), with PART_OF, NEXT_CHUNK and BM25 postings.
         let cand: Vec<&rhizome_core::Chunk> = b.chunks.iter().filter(|c| !skip.contains(c.doc_id.as_str())).collect();
         let have: HashSet<String> = if cand.is_empty() {
             HashSet::new()
         } else {
-            self.rop(&[("ids", Lit::List(cand.iter().map(|c| s(&c.id)).collect()))],
-                "UNWIND $ids AS id MATCH (c:Chunk {id: id}) RETURN c.id")?
-                .into_iter()
-                .map(|r| r[0].str())
-                .collect()
+            self.rop(
+                &[("ids", Lit::List(cand.iter().map(|c| s(&c.id)).collect()))],
+                "UNWIND $ids AS id MATCH (c:Chunk {id: id}) RETURN c.id",
+            )?
+            .into_iter()
+            .map(|r| r[0].str())
+            .collect()
         };
         let mut seen = HashSet::new();
         let new_chunks: Vec<&rhizome_core::Chunk> =
@@ -180,7 +202,12 @@ impl FalkorStore {
             let (tf, len) = crate::bm25::term_frequencies(&crate::bm25::chunk_text(title, &c.text));
             let qs = q.to_string().into_bytes();
             for (t, n) in &tf {
-                cmds.push(cmd([b"HSET".to_vec(), self.key(&format!("bm25:t:{t}")), qs.clone(), n.to_string().into_bytes()]));
+                cmds.push(cmd([
+                    b"HSET".to_vec(),
+                    self.key(&format!("bm25:t:{t}")),
+                    qs.clone(),
+                    n.to_string().into_bytes(),
+                ]));
             }
             let terms: Vec<&str> = tf.iter().map(|(t, _)| t.as_str()).collect();
             cmds.push(cmd([b"SET".to_vec(), self.key(&format!("bm25:terms:{q}")), json(&terms)]));
@@ -188,14 +215,23 @@ impl FalkorStore {
             cmds.push(cmd([b"HSET".to_vec(), self.key(BM25_ID), qs, c.id.clone().into_bytes()]));
         }
         let chunk_name = |i: usize| format!("chunk {:?}", rows.get(i).map(lit_id).unwrap_or_default());
-        self.unwind(&rows, "UNWIND $rows AS r MATCH (d:Document {id: r.doc}) CREATE (c:Chunk {id: r.id, doc_id: r.doc, \
-            ordinal: r.o, text: r.text, tokens: r.tokens, seq: r.seq})-[:PART_OF]->(d)", &chunk_name)?;
-        self.unwind(&rows, "UNWIND $rows AS r MATCH (c:Chunk {id: r.id}) WITH c, r WHERE r.o > 0 \
-            MATCH (p:Chunk {doc_id: r.doc}) WHERE p.ordinal = r.o - 1 MERGE (p)-[:NEXT_CHUNK]->(c)", &chunk_name)?;
+        self.unwind(
+            &rows,
+            "UNWIND $rows AS r MATCH (d:Document {id: r.doc}) CREATE (c:Chunk {id: r.id, doc_id: r.doc, \
+            ordinal: r.o, text: r.text, tokens: r.tokens, seq: r.seq})-[:PART_OF]->(d)",
+            &chunk_name,
+        )?;
+        self.unwind(
+            &rows,
+            "UNWIND $rows AS r MATCH (c:Chunk {id: r.id}) WITH c, r WHERE r.o > 0 \
+            MATCH (p:Chunk {doc_id: r.doc}) WHERE p.ordinal = r.o - 1 MERGE (p)-[:NEXT_CHUNK]->(c)",
+            &chunk_name,
+        )?;
         self.pipe(cmds)?;
         // Support rows, under their aggregate and under their document.
         let mentions: Vec<&MentionRecord> = b.mentions.iter().filter(|m| !skip.contains(m.doc_id.as_str())).collect();
-        let relations: Vec<&RelationRecord> = b.relations.iter().filter(|r| !skip.contains(r.doc_id.as_str())).collect();
+        let relations: Vec<&RelationRecord> =
+            b.relations.iter().filter(|r| !skip.contains(r.doc_id.as_str())).collect();
         let facts: Vec<&FactRecord> = b.facts.iter().filter(|f| !skip.contains(f.doc_id.as_str())).collect();
         let covs: Vec<&rhizome_core::CovariateRecord> =
             b.covariates.iter().filter(|c| !skip.contains(c.doc_id.as_str())).collect();
@@ -228,7 +264,12 @@ impl FalkorStore {
             q += 1;
         }
         for c in &covs {
-            cmds.push(cmd([b"HSET".to_vec(), self.key(COVARIATES), q.to_string().into_bytes(), json(&Row { seq: q, rec: *c })]));
+            cmds.push(cmd([
+                b"HSET".to_vec(),
+                self.key(COVARIATES),
+                q.to_string().into_bytes(),
+                json(&Row { seq: q, rec: *c }),
+            ]));
             cmds.push(cmd([b"RPUSH".to_vec(), self.key(&format!("dc:{}", c.doc_id)), q.to_string().into_bytes()]));
             q += 1;
         }
@@ -236,14 +277,26 @@ impl FalkorStore {
         let failures = self.failure_rows()?.into_iter().collect::<HashMap<_, _>>();
         for f in b.failures.iter().filter(|f| !skip.contains(f.doc_id.as_str())) {
             let row = match failures.get(&f.chunk_id) {
-                Some(old) => FailureRow { seq: old.seq, doc_id: old.doc_id.clone(), error: f.error.clone(), attempts: old.attempts + 1 },
-                None => FailureRow { seq: self.seqs(1)?, doc_id: f.doc_id.clone(), error: f.error.clone(), attempts: f.attempts.max(1) },
+                Some(old) => FailureRow {
+                    seq: old.seq,
+                    doc_id: old.doc_id.clone(),
+                    error: f.error.clone(),
+                    attempts: old.attempts + 1,
+                },
+                None => FailureRow {
+                    seq: self.seqs(1)?,
+                    doc_id: f.doc_id.clone(),
+                    error: f.error.clone(),
+                    attempts: f.attempts.max(1),
+                },
             };
             cmds.push(cmd([b"HSET".to_vec(), self.key(FAILURES), f.chunk_id.clone().into_bytes(), json(&row)]));
         }
         for (doc, done) in b.doc_progress.iter().filter(|(d, _)| !skip.contains(d.as_str())) {
             cmds.push(match done {
-                Some(n) => cmd([b"HSET".to_vec(), self.key(PARTIAL), doc.clone().into_bytes(), n.to_string().into_bytes()]),
+                Some(n) => {
+                    cmd([b"HSET".to_vec(), self.key(PARTIAL), doc.clone().into_bytes(), n.to_string().into_bytes()])
+                }
                 None => cmd([b"HDEL".to_vec(), self.key(PARTIAL), doc.clone().into_bytes()]),
             });
         }
@@ -257,15 +310,21 @@ impl FalkorStore {
             .iter()
             .map(|(a, bb, sc)| Lit::Map(vec![("a", s(a)), ("b", s(bb)), ("s", Lit::Float(*sc as f64))]))
             .collect();
-        self.unwind(&sim, "UNWIND $rows AS r MATCH (a:Chunk {id: r.a}), (b:Chunk {id: r.b}) \
+        self.unwind(
+            &sim,
+            "UNWIND $rows AS r MATCH (a:Chunk {id: r.a}), (b:Chunk {id: r.b}) \
             MERGE (a)-[x:SIMILAR_TO]->(b) SET x.score = r.s, x.doc_id = a.doc_id",
-            &|i| format!("SIMILAR_TO edge {i}"))?;
+            &|i| format!("SIMILAR_TO edge {i}"),
+        )?;
         let r = self.refresh(&entities, &rels, &fact_ids, &pairs, &HashMap::new())?;
         self.write_vectors(&b.vectors)?;
         // Last step: the batch is complete.
         let mut last = vec![self.bump_graph_version_cmd()];
         if r.created_entities > 0 {
-            last.insert(0, cmd([b"HSET".to_vec(), self.key(super::keys::META), b"synonyms_dirty".to_vec(), b"1".to_vec()]));
+            last.insert(
+                0,
+                cmd([b"HSET".to_vec(), self.key(super::keys::META), b"synonyms_dirty".to_vec(), b"1".to_vec()]),
+            );
         }
         if !live.is_empty() {
             let mut c = vec![b"SREM".to_vec(), self.key(PENDING)];
@@ -384,10 +443,16 @@ impl StoreWrite for FalkorStore {
 impl FalkorStore {
     fn replace_synonyms(&mut self, edges: &[(String, String, f32)], clean: bool) -> Result<()> {
         self.q("MATCH (:__Entity__)-[s:SYNONYM]->(:__Entity__) DELETE s")?;
-        let rows: Vec<Lit> =
-            edges.iter().map(|(a, b, sc)| Lit::Map(vec![("a", s(a)), ("b", s(b)), ("s", Lit::Float(*sc as f64))])).collect();
-        self.unwind(&rows, "UNWIND $rows AS r MATCH (a:__Entity__ {id: r.a}), (b:__Entity__ {id: r.b}) \
-            MERGE (a)-[x:SYNONYM]->(b) SET x.score = r.s", &|i| format!("SYNONYM edge {:?}", edges.get(i)))?;
+        let rows: Vec<Lit> = edges
+            .iter()
+            .map(|(a, b, sc)| Lit::Map(vec![("a", s(a)), ("b", s(b)), ("s", Lit::Float(*sc as f64))]))
+            .collect();
+        self.unwind(
+            &rows,
+            "UNWIND $rows AS r MATCH (a:__Entity__ {id: r.a}), (b:__Entity__ {id: r.b}) \
+            MERGE (a)-[x:SYNONYM]->(b) SET x.score = r.s",
+            &|i| format!("SYNONYM edge {:?}", edges.get(i)),
+        )?;
         let mut cmds = Vec::new();
         if clean {
             cmds.push(cmd([b"HSET".to_vec(), self.key(super::keys::META), b"synonyms_dirty".to_vec(), b"0".to_vec()]));

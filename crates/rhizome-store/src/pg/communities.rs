@@ -81,7 +81,9 @@ pub fn reports(c: &mut impl GenericClient) -> PgResult<Vec<CommunityReport>> {
 
 pub fn reports_of(c: &mut impl GenericClient, ids: &[String]) -> PgResult<Vec<CommunityReport>> {
     Ok(c.query(
-        &format!("SELECT {REPORT_COLUMNS} FROM community_reports WHERE community_id = ANY($1) ORDER BY level, community_id"),
+        &format!(
+            "SELECT {REPORT_COLUMNS} FROM community_reports WHERE community_id = ANY($1) ORDER BY level, community_id"
+        ),
         &[&ids],
     )?
     .iter()
@@ -107,30 +109,59 @@ pub fn replace(c: &mut impl GenericClient, list: &[Community], graph_version: u6
     let mut seen = HashSet::new();
     let mut unique: Vec<&Community> = list.iter().rev().filter(|x| seen.insert(x.id.as_str())).collect();
     unique.reverse();
-    copy_in(c, "communities(id, level, parent, children, title, entity_ids, fingerprint)",
-        &[T, Type::INT4, T, T, T, T, T], &unique, |x, w| {
-            w(&[&x.id, &(x.level as i32), &x.parent, &json_list(&x.children), &x.title, &json_list(&x.entity_ids),
-                &x.fingerprint])
-        })?;
+    copy_in(
+        c,
+        "communities(id, level, parent, children, title, entity_ids, fingerprint)",
+        &[T, Type::INT4, T, T, T, T, T],
+        &unique,
+        |x, w| {
+            w(&[
+                &x.id,
+                &(x.level as i32),
+                &x.parent,
+                &json_list(&x.children),
+                &x.title,
+                &json_list(&x.entity_ids),
+                &x.fingerprint,
+            ])
+        },
+    )?;
     schema::set_meta(c, "communities_version", &graph_version.to_string())?;
     schema::bump(c, false).map(drop)
 }
 
 /// Write reports of stored communities (with their vectors); others are not written. The
 /// last of duplicates wins (INSERT OR REPLACE); rows go in with COPY and one upsert each.
-pub fn put_reports(c: &mut impl GenericClient, list: &[CommunityReport], vectors: &[(String, Vec<f32>)])
-    -> PgResult<()> {
+pub fn put_reports(
+    c: &mut impl GenericClient,
+    list: &[CommunityReport],
+    vectors: &[(String, Vec<f32>)],
+) -> PgResult<()> {
     let mut seen = HashSet::new();
-    let mut reports: Vec<&CommunityReport> = list.iter().rev().filter(|r| seen.insert(r.community_id.as_str())).collect();
+    let mut reports: Vec<&CommunityReport> =
+        list.iter().rev().filter(|r| seen.insert(r.community_id.as_str())).collect();
     reports.reverse();
-    copy_in(c, "st_reports(community_id, level, title, summary, findings, rating, rating_explanation, fingerprint, kind)",
-        &[T, Type::INT4, T, T, T, Type::FLOAT8, T, T, T], &reports, |r, w| {
+    copy_in(
+        c,
+        "st_reports(community_id, level, title, summary, findings, rating, rating_explanation, fingerprint, kind)",
+        &[T, Type::INT4, T, T, T, Type::FLOAT8, T, T, T],
+        &reports,
+        |r, w| {
             let findings: Vec<(&str, &str)> =
                 r.findings.iter().map(|f| (f.summary.as_str(), f.explanation.as_str())).collect();
-            w(&[&r.community_id, &(r.level as i32), &r.title, &r.summary,
-                &serde_json::to_string(&findings).unwrap_or_else(|_| "[]".into()), &(r.rating as f64),
-                &r.rating_explanation, &r.fingerprint, &r.kind.as_str()])
-        })?;
+            w(&[
+                &r.community_id,
+                &(r.level as i32),
+                &r.title,
+                &r.summary,
+                &serde_json::to_string(&findings).unwrap_or_else(|_| "[]".into()),
+                &(r.rating as f64),
+                &r.rating_explanation,
+                &r.fingerprint,
+                &r.kind.as_str(),
+            ])
+        },
+    )?;
     if !reports.is_empty() {
         c.execute(
             "INSERT INTO community_reports(community_id, level, title, summary, findings, rating,
@@ -168,12 +199,30 @@ pub fn put_reports(c: &mut impl GenericClient, list: &[CommunityReport], vectors
 }
 
 pub fn insert_covariates(c: &mut impl GenericClient, list: &[&CovariateRecord]) -> PgResult<()> {
-    copy_in(c, "covariates(id, doc_id, chunk_id, covariate_type, claim_type, subject_id, object_id, status, \
-                start_date, end_date, description, source_text)", &[T; 12], list, |rec, w| {
-        let x = &rec.covariate;
-        w(&[&x.id, &rec.doc_id, &rec.chunk_id, &x.covariate_type, &x.claim_type, &x.subject_id, &x.object_id,
-            &x.status, &x.start_date, &x.end_date, &x.description, &x.source_text])
-    })
+    copy_in(
+        c,
+        "covariates(id, doc_id, chunk_id, covariate_type, claim_type, subject_id, object_id, status, \
+                start_date, end_date, description, source_text)",
+        &[T; 12],
+        list,
+        |rec, w| {
+            let x = &rec.covariate;
+            w(&[
+                &x.id,
+                &rec.doc_id,
+                &rec.chunk_id,
+                &x.covariate_type,
+                &x.claim_type,
+                &x.subject_id,
+                &x.object_id,
+                &x.status,
+                &x.start_date,
+                &x.end_date,
+                &x.description,
+                &x.source_text,
+            ])
+        },
+    )
 }
 
 pub fn covariate_row(r: &Row) -> Covariate {

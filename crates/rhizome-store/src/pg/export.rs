@@ -5,8 +5,8 @@ use std::collections::{BTreeSet, HashMap};
 
 use postgres::GenericClient;
 use rhizome_core::{
-    Chunk, CovariateRecord, Document, ExtractionFailure, Fact, FactRecord, MentionRecord, Relation,
-    RelationRecord, VectorKind, WriteBatch,
+    Chunk, CovariateRecord, Document, ExtractionFailure, Fact, FactRecord, MentionRecord, Relation, RelationRecord,
+    VectorKind, WriteBatch,
 };
 
 use super::communities::covariate_row;
@@ -127,20 +127,27 @@ pub fn document_batch(c: &mut impl GenericClient, doc_id: &str) -> PgResult<Opti
     }
     // Chunk vectors in chunk order, then entities and facts by id.
     let chunk_ids: Vec<String> = b.chunks.iter().map(|x| x.id.clone()).collect();
-    let entity_ids: Vec<String> = b.mentions.iter().map(|m| m.entity_id.clone()).collect::<BTreeSet<_>>().into_iter().collect();
-    let fact_ids: Vec<String> = b.facts.iter().map(|f| f.fact.id.clone()).collect::<BTreeSet<_>>().into_iter().collect();
+    let entity_ids: Vec<String> =
+        b.mentions.iter().map(|m| m.entity_id.clone()).collect::<BTreeSet<_>>().into_iter().collect();
+    let fact_ids: Vec<String> =
+        b.facts.iter().map(|f| f.fact.id.clone()).collect::<BTreeSet<_>>().into_iter().collect();
     // Chunk vectors, then sentence vectors chunk by chunk (each chunk's by id; ids compare
     // bytewise), then entities and facts.
     let mut sentence_ids: Vec<String> = Vec::new();
     for chunk in &chunk_ids {
         let (lo, hi) = rhizome_core::ids::sentence_id_range(chunk);
-        for r in c.query("SELECT id FROM vectors WHERE kind = 'sentence' AND id >= $1 AND id < $2 ORDER BY id",
-            &[&lo, &hi])? {
+        for r in
+            c.query("SELECT id FROM vectors WHERE kind = 'sentence' AND id >= $1 AND id < $2 ORDER BY id", &[&lo, &hi])?
+        {
             sentence_ids.push(r.get(0));
         }
     }
-    for (kind, ids) in [(VectorKind::Chunk, &chunk_ids), (VectorKind::Sentence, &sentence_ids),
-                        (VectorKind::Entity, &entity_ids), (VectorKind::Fact, &fact_ids)] {
+    for (kind, ids) in [
+        (VectorKind::Chunk, &chunk_ids),
+        (VectorKind::Sentence, &sentence_ids),
+        (VectorKind::Entity, &entity_ids),
+        (VectorKind::Fact, &fact_ids),
+    ] {
         let mut found = vectors_of(c, kind, ids)?;
         for id in ids {
             if let Some(v) = found.remove(id) {

@@ -49,8 +49,12 @@ fn try_lock(c: &mut Client) -> std::result::Result<bool, postgres::Error> {
 
 impl PgWriterLock {
     /// Take the writer lock of the database at `url`; see [`crate::lock::WriterLock::acquire`].
-    pub fn acquire(url: &PgUrl, command: &str, wait: LockWait, on_wait: &mut dyn FnMut(&Holder))
-        -> Result<PgWriterLock> {
+    pub fn acquire(
+        url: &PgUrl,
+        command: &str,
+        wait: LockWait,
+        on_wait: &mut dyn FnMut(&Holder),
+    ) -> Result<PgWriterLock> {
         let e = |x| pg_err(url, x);
         let mut client = pool::connect(url)?;
         let there: bool = client.query_one("SELECT to_regclass('writer_lock') IS NOT NULL", &[]).map_err(e)?.get(0);

@@ -16,8 +16,8 @@
 
 mod communities;
 mod export;
-pub mod lock;
 mod llm_cache;
+pub mod lock;
 mod pool;
 mod read;
 mod refresh;
@@ -69,7 +69,11 @@ pub fn redact(url: &str) -> String {
     let tail = match tail.split_once('?') {
         Some((path, query)) => {
             let kept: Vec<&str> = query.split('&').filter(|kv| !kv.starts_with("password=")).collect();
-            if kept.is_empty() { path.to_string() } else { format!("{path}?{}", kept.join("&")) }
+            if kept.is_empty() {
+                path.to_string()
+            } else {
+                format!("{path}?{}", kept.join("&"))
+            }
         }
         None => tail.to_string(),
     };
@@ -125,14 +129,25 @@ impl PgStore {
         let url = PgUrl::new(url);
         let mut conn = pool::take(&url)?;
         schema::ensure(&url, &mut conn.client, create)?;
-        Ok(PgStore { url, conn: RefCell::new(Some(conn)), snap: RefCell::new(None), no_documents: Default::default(), lock: None })
+        Ok(PgStore {
+            url,
+            conn: RefCell::new(Some(conn)),
+            snap: RefCell::new(None),
+            no_documents: Default::default(),
+            lock: None,
+        })
     }
 
     /// Open for writing: the writer lock is taken first (a second writer waits or is
     /// refused before it writes anything), on a connection of its own held for the
     /// writer's life.
-    pub fn open_writer(url: &str, create: bool, command: &str, wait: crate::LockWait,
-        on_wait: &mut dyn FnMut(&crate::Holder)) -> Result<PgStore> {
+    pub fn open_writer(
+        url: &str,
+        create: bool,
+        command: &str,
+        wait: crate::LockWait,
+        on_wait: &mut dyn FnMut(&crate::Holder),
+    ) -> Result<PgStore> {
         let parsed = PgUrl::new(url);
         if !create {
             // Refuse a missing index before waiting for anybody.
@@ -191,9 +206,10 @@ impl PgStore {
         if let Some(b) = self.no_documents.get() {
             return Ok(b);
         }
-        let empty = self.with(|c| {
-            c.query("SELECT NOT EXISTS (SELECT 1 FROM documents)", &[]).map_err(|e| self.err(e))
-        })?.first().is_some_and(|r| r.get::<_, bool>(0));
+        let empty = self
+            .with(|c| c.query("SELECT NOT EXISTS (SELECT 1 FROM documents)", &[]).map_err(|e| self.err(e)))?
+            .first()
+            .is_some_and(|r| r.get::<_, bool>(0));
         self.no_documents.set(Some(empty));
         Ok(empty)
     }

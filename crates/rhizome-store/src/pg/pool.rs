@@ -46,8 +46,11 @@ impl Conn {
     }
 
     /// Run the prepared `sql`.
-    pub fn query(&mut self, sql: &'static str, params: &[&(dyn postgres::types::ToSql + Sync)])
-        -> Result<Vec<postgres::Row>, postgres::Error> {
+    pub fn query(
+        &mut self,
+        sql: &'static str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<postgres::Row>, postgres::Error> {
         let s = self.prepared(sql)?;
         self.client.query(&s, params)
     }

@@ -5,14 +5,14 @@ use std::collections::HashMap;
 
 use postgres::{Client, GenericClient, Row};
 use rhizome_core::{
-    Chunk, ChunkRow, ChunkWithDoc, Document, DocumentSummary, Entity, EntityRow, ExtractionFailure, Fact,
-    FactRow, GraphData, Relation, RelationRow, Result, Scored, Stats, StoreRead, SummaryTask, VectorKind,
+    Chunk, ChunkRow, ChunkWithDoc, Document, DocumentSummary, Entity, EntityRow, ExtractionFailure, Fact, FactRow,
+    GraphData, Relation, RelationRow, Result, Scored, Stats, StoreRead, SummaryTask, VectorKind,
 };
 
-use super::refresh::PgResult;
 use super::pool::Conn;
-use super::vector::PgVector;
+use super::refresh::PgResult;
 use super::snapshot::snapshot;
+use super::vector::PgVector;
 use super::{communities, export, schema, search, PgStore};
 use crate::aggregate::descriptions;
 
@@ -95,8 +95,11 @@ fn summary_tasks(c: &mut Client, min: usize) -> PgResult<Vec<SummaryTask>> {
         .iter()
         .map(|r| (r.get(0), r.get(1)))
         .collect();
-    let names: HashMap<String, String> =
-        c.query("SELECT id, name FROM entities WHERE id = ANY($1)", &[&ids])?.iter().map(|r| (r.get(0), r.get(1))).collect();
+    let names: HashMap<String, String> = c
+        .query("SELECT id, name FROM entities WHERE id = ANY($1)", &[&ids])?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
     let mut out = Vec::new();
     for id in ids {
         let all = described.remove(&id).unwrap_or_default();
@@ -282,17 +285,19 @@ impl StoreRead for PgStore {
                  FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id = ANY($1)",
                 &[&ids],
             )?;
-            in_order(ids, rows, |r| Ok(ChunkWithDoc {
-                chunk: Chunk {
-                    id: r.get(0),
-                    doc_id: r.get(1),
-                    ordinal: r.get::<_, i32>(2) as u32,
-                    text: r.get(3),
-                    tokens: r.get::<_, i32>(4) as u32,
-                },
-                doc_title: r.get(5),
-                doc_source: r.get(6),
-            }))
+            in_order(ids, rows, |r| {
+                Ok(ChunkWithDoc {
+                    chunk: Chunk {
+                        id: r.get(0),
+                        doc_id: r.get(1),
+                        ordinal: r.get::<_, i32>(2) as u32,
+                        text: r.get(3),
+                        tokens: r.get::<_, i32>(4) as u32,
+                    },
+                    doc_title: r.get(5),
+                    doc_source: r.get(6),
+                })
+            })
         })
     }
 
@@ -302,13 +307,15 @@ impl StoreRead for PgStore {
                 "SELECT id, name, entity_type, description, importance FROM entities WHERE id = ANY($1)",
                 &[&ids],
             )?;
-            in_order(ids, rows, |r| Ok(Entity {
-                id: r.get(0),
-                name: r.get(1),
-                entity_type: r.get(2),
-                description: r.get(3),
-                importance: r.get::<_, Option<f64>>(4).map(|x| x as f32),
-            }))
+            in_order(ids, rows, |r| {
+                Ok(Entity {
+                    id: r.get(0),
+                    name: r.get(1),
+                    entity_type: r.get(2),
+                    description: r.get(3),
+                    importance: r.get::<_, Option<f64>>(4).map(|x| x as f32),
+                })
+            })
         })
     }
 
@@ -318,14 +325,16 @@ impl StoreRead for PgStore {
                 "SELECT id, subject, predicate, object, subject_id, object_id FROM facts WHERE id = ANY($1)",
                 &[&ids],
             )?;
-            in_order(ids, rows, |r| Ok(Fact {
-                id: r.get(0),
-                subject: r.get(1),
-                predicate: r.get(2),
-                object: r.get(3),
-                subject_id: r.get(4),
-                object_id: r.get(5),
-            }))
+            in_order(ids, rows, |r| {
+                Ok(Fact {
+                    id: r.get(0),
+                    subject: r.get(1),
+                    predicate: r.get(2),
+                    object: r.get(3),
+                    subject_id: r.get(4),
+                    object_id: r.get(5),
+                })
+            })
         })
     }
 
@@ -377,7 +386,8 @@ impl StoreRead for PgStore {
 
     fn vectors(&self, kind: VectorKind, ids: &[String]) -> Result<Vec<(String, Vec<f32>)>> {
         self.qc(|c| {
-            let rows = c.query("SELECT id, vec FROM vectors WHERE kind = $1 AND id = ANY($2)", &[&kind.as_str(), &ids])?;
+            let rows =
+                c.query("SELECT id, vec FROM vectors WHERE kind = $1 AND id = ANY($2)", &[&kind.as_str(), &ids])?;
             in_order(ids, rows, |r| Ok((r.get::<_, String>(0), r.try_get::<_, PgVector>(1)?.0)))
         })
     }
@@ -421,7 +431,11 @@ impl StoreRead for PgStore {
     fn graph_data(&self) -> Result<GraphData> {
         self.q(|c| {
             // One snapshot for all seven reads.
-            let mut tx = c.build_transaction().isolation_level(postgres::IsolationLevel::RepeatableRead).read_only(true).start()?;
+            let mut tx = c
+                .build_transaction()
+                .isolation_level(postgres::IsolationLevel::RepeatableRead)
+                .read_only(true)
+                .start()?;
             let g = graph_data(&mut tx)?;
             tx.commit()?;
             Ok(g)

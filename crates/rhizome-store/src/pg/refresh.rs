@@ -4,8 +4,8 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use postgres::types::{ToSql, Type};
 use postgres::binary_copy::BinaryCopyInWriter;
+use postgres::types::{ToSql, Type};
 use postgres::GenericClient;
 
 use crate::aggregate::{entity_description, entity_row, relation_row, MentionVote};
@@ -13,9 +13,13 @@ use crate::aggregate::{entity_description, entity_row, relation_row, MentionVote
 pub type PgResult<T> = std::result::Result<T, postgres::Error>;
 
 /// Binary COPY of `items` into `target` (`table(columns)`); nothing is sent for none.
-pub fn copy_in<T>(c: &mut impl GenericClient, target: &str, types: &[Type], items: &[T],
-    mut row: impl FnMut(&T, &mut dyn FnMut(&[&(dyn ToSql + Sync)]) -> PgResult<()>) -> PgResult<()>)
-    -> PgResult<()> {
+pub fn copy_in<T>(
+    c: &mut impl GenericClient,
+    target: &str,
+    types: &[Type],
+    items: &[T],
+    mut row: impl FnMut(&T, &mut dyn FnMut(&[&(dyn ToSql + Sync)]) -> PgResult<()>) -> PgResult<()>,
+) -> PgResult<()> {
     if items.is_empty() {
         return Ok(());
     }
@@ -86,8 +90,13 @@ pub fn entities(c: &mut impl GenericClient, ids: &[String]) -> PgResult<(usize, 
         let summary = summaries.get(*id).filter(|(f, _)| *f == fp).map(|(_, s)| s.clone());
         out.push((id.to_string(), name, ty, entity_description(&descriptions, summary), importance));
     }
-    copy_in(c, "st_entities(id, name, entity_type, description, importance)", &[T, T, T, T, Type::FLOAT8], &out,
-        |e, w| w(&[&e.0, &e.1, &e.2, &e.3, &e.4]))?;
+    copy_in(
+        c,
+        "st_entities(id, name, entity_type, description, importance)",
+        &[T, T, T, T, Type::FLOAT8],
+        &out,
+        |e, w| w(&[&e.0, &e.1, &e.2, &e.3, &e.4]),
+    )?;
     if !out.is_empty() {
         c.execute(
             "INSERT INTO entities(id, name, entity_type, description, importance)
@@ -131,8 +140,13 @@ pub fn relations(c: &mut impl GenericClient, ids: &[String]) -> PgResult<usize> 
             (id.to_string(), rs[0].get(1), rs[0].get(2), rs[0].get(3), description, weight)
         })
         .collect();
-    copy_in(c, "st_relations(id, source_id, target_id, rel_type, description, weight)",
-        &[T, T, T, T, T, Type::FLOAT8], &out, |x, w| w(&[&x.0, &x.1, &x.2, &x.3, &x.4, &x.5]))?;
+    copy_in(
+        c,
+        "st_relations(id, source_id, target_id, rel_type, description, weight)",
+        &[T, T, T, T, T, Type::FLOAT8],
+        &out,
+        |x, w| w(&[&x.0, &x.1, &x.2, &x.3, &x.4, &x.5]),
+    )?;
     if !out.is_empty() {
         c.execute(
             "INSERT INTO relations(id, source_id, target_id, rel_type, description, weight)

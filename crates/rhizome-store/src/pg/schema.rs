@@ -124,8 +124,13 @@ pub fn ensure(url: &PgUrl, c: &mut postgres::Client, create: bool) -> Result<()>
                 x.as_db_error().map(|d| d.message().to_string()).unwrap_or_else(|| x.to_string())
             )));
         }
-        tx.batch_execute(&SCHEMA.replace(" T ", " TEXT COLLATE \"C\" ").replace(" T,", " TEXT COLLATE \"C\",")
-            .replace(" T)", " TEXT COLLATE \"C\")")).map_err(e)?;
+        tx.batch_execute(
+            &SCHEMA
+                .replace(" T ", " TEXT COLLATE \"C\" ")
+                .replace(" T,", " TEXT COLLATE \"C\",")
+                .replace(" T)", " TEXT COLLATE \"C\")"),
+        )
+        .map_err(e)?;
         tx.execute(
             "INSERT INTO meta(key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO NOTHING",
             &[&SCHEMA_VERSION],

@@ -59,8 +59,12 @@ fn cache() -> &'static Mutex<HashMap<String, Cached>> {
 
 /// The cache entry of `url` at the database's current data version (`known`: the version
 /// the reader's loan read at its start, which spares a round trip).
-fn current<T>(c: &mut impl GenericClient, url: &str, known: Option<u64>, f: impl FnOnce(&mut Cached) -> T)
-    -> PgResult<T> {
+fn current<T>(
+    c: &mut impl GenericClient,
+    url: &str,
+    known: Option<u64>,
+    f: impl FnOnce(&mut Cached) -> T,
+) -> PgResult<T> {
     let v = match known {
         Some(v) => v,
         None => schema::counter(c, "data_version")?,
@@ -137,8 +141,12 @@ fn upsert(m: &VectorMatrix, rows: &std::collections::BTreeMap<&str, &[f32]>) -> 
 }
 
 /// The matrix of `kind`, ordered by id (loaded once per data version).
-pub fn matrix(c: &mut impl GenericClient, url: &str, known: Option<u64>, kind: VectorKind)
-    -> PgResult<Arc<VectorMatrix>> {
+pub fn matrix(
+    c: &mut impl GenericClient,
+    url: &str,
+    known: Option<u64>,
+    kind: VectorKind,
+) -> PgResult<Arc<VectorMatrix>> {
     let (version, found) = current(c, url, known, |e| (e.version, e.matrices.get(&kind).cloned()))?;
     if let Some(m) = found {
         return Ok(m);
@@ -207,8 +215,10 @@ pub fn maybe_build_hnsw(c: &mut impl GenericClient, url: &str, written: &[(Vecto
         }
         // Counting stops at the threshold: a write costs at most that, never the whole table.
         let n: i64 = c
-            .query_one("SELECT count(*) FROM (SELECT 1 FROM vectors WHERE kind = $1 LIMIT $2) x",
-                &[&kind.as_str(), &(hnsw_min() as i64)])?
+            .query_one(
+                "SELECT count(*) FROM (SELECT 1 FROM vectors WHERE kind = $1 LIMIT $2) x",
+                &[&kind.as_str(), &(hnsw_min() as i64)],
+            )?
             .get(0);
         let dim = schema::get_meta(c, "embedding_dim")?.and_then(|d| d.parse::<u32>().ok()).unwrap_or(0);
         if (n as usize) < hnsw_min() || dim == 0 {
@@ -230,8 +240,15 @@ pub fn maybe_build_hnsw(c: &mut impl GenericClient, url: &str, written: &[(Vecto
 /// first, ties by id.
 /// `many`: the batched search (blocked matrix products, as the SQLite store's).
 /// `snap`: what the reader's loan read at its start (data version, dimension).
-pub fn vector_search(c: &mut postgres::Client, url: &str, snap: Option<&Snapshot>, kind: VectorKind,
-    queries: &[Vec<f32>], k: usize, many: bool) -> PgResult<Vec<Vec<Scored>>> {
+pub fn vector_search(
+    c: &mut postgres::Client,
+    url: &str,
+    snap: Option<&Snapshot>,
+    kind: VectorKind,
+    queries: &[Vec<f32>],
+    k: usize,
+    many: bool,
+) -> PgResult<Vec<Vec<Scored>>> {
     let known = snap.map(|s| s.data);
     if !uses_hnsw(c, url, known, kind)? {
         let m = matrix(c, url, known, kind)?;
@@ -285,7 +302,9 @@ fn lengths(c: &mut impl GenericClient, url: &str, known: Option<u64>) -> PgResul
     }
     let mut len: HashMap<i64, u32> = HashMap::new();
     let mut ids: HashMap<i64, String> = HashMap::new();
-    for r in c.query("SELECT d.chunk_rowid, d.len, c.id FROM bm25_docs d JOIN chunks c ON c.rowid = d.chunk_rowid", &[])? {
+    for r in
+        c.query("SELECT d.chunk_rowid, d.len, c.id FROM bm25_docs d JOIN chunks c ON c.rowid = d.chunk_rowid", &[])?
+    {
         let rowid: i64 = r.get(0);
         len.insert(rowid, r.get::<_, i32>(1).max(0) as u32);
         ids.insert(rowid, r.get(2));
@@ -309,7 +328,10 @@ pub fn bm25(c: &mut Conn, url: &str, known: Option<u64>, query: &str, k: usize) 
     }
     let postings: Vec<Vec<(i64, u32)>> = terms.iter().map(|t| postings.remove(t).unwrap_or_default()).collect();
     let hits = rank(&lengths.docs, &postings, k);
-    Ok(hits.into_iter().filter_map(|(r, score)| lengths.ids.get(&r).map(|id| Scored { id: id.clone(), score })).collect())
+    Ok(hits
+        .into_iter()
+        .filter_map(|(r, score)| lengths.ids.get(&r).map(|id| Scored { id: id.clone(), score }))
+        .collect())
 }
 
 #[cfg(test)]

@@ -38,4 +38,3 @@ pub fn snapshot(c: &mut Conn) -> PgResult<Snapshot> {
     }
     Ok(s)
 }
-

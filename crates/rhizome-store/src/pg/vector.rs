@@ -38,8 +38,10 @@ fn put_field(out: &mut Vec<u8>, bytes: &[u8]) {
 /// vectors in pgvector's binary form (written by hand: the client's COPY writer takes
 /// only types it knows, and `vector` is an extension's). Vectors longer than a `vector`
 /// holds are refused by the server, as the cast was.
-pub fn copy_vectors<'a>(c: &mut impl GenericClient, rows: impl Iterator<Item = (&'a str, &'a str, &'a [f32])>)
-    -> Result<(), postgres::Error> {
+pub fn copy_vectors<'a>(
+    c: &mut impl GenericClient,
+    rows: impl Iterator<Item = (&'a str, &'a str, &'a [f32])>,
+) -> Result<(), postgres::Error> {
     let mut rows = rows.peekable();
     if rows.peek().is_none() {
         return Ok(());

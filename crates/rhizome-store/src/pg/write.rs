@@ -34,8 +34,13 @@ fn write_batch(c: &mut impl GenericClient, url: &str, batch: &WriteBatch) -> PgR
             .enumerate()
             .map(|(i, d)| (i as i32, d, rhizome_core::lang::detect_language(&d.text).code(), now()))
             .collect();
-        copy_in(c, "st_documents(seq, id, source, title, text, language, indexed_at)", &[I4, T, T, T, T, T, Type::INT8],
-            &docs, |(i, d, lang, t), w| w(&[i, &d.id, &d.source, &d.title, &d.text, lang, t]))?;
+        copy_in(
+            c,
+            "st_documents(seq, id, source, title, text, language, indexed_at)",
+            &[I4, T, T, T, T, T, Type::INT8],
+            &docs,
+            |(i, d, lang, t), w| w(&[i, &d.id, &d.source, &d.title, &d.text, lang, t]),
+        )?;
         inserted = c
             .query(
                 "INSERT INTO documents(id, source, title, text, language, indexed_at)
@@ -57,19 +62,21 @@ fn write_batch(c: &mut impl GenericClient, url: &str, batch: &WriteBatch) -> PgR
         *seen.entry(d).or_default() += 1;
     }
     // As the SQLite store: a document seen twice in one batch counts as already there.
-    let skip: HashSet<&str> = doc_ids
-        .iter()
-        .copied()
-        .filter(|d| (!inserted.contains(*d) || seen[d] > 1) && !partial.contains(*d))
-        .collect();
+    let skip: HashSet<&str> =
+        doc_ids.iter().copied().filter(|d| (!inserted.contains(*d) || seen[d] > 1) && !partial.contains(*d)).collect();
     let keep = |doc: &str| !skip.contains(doc);
 
     // Chunks, and the postings of those that are new.
     let chunks: Vec<(i32, &rhizome_core::Chunk)> =
         batch.chunks.iter().filter(|ch| keep(&ch.doc_id)).enumerate().map(|(i, ch)| (i as i32, ch)).collect();
     if !chunks.is_empty() {
-        copy_in(c, "st_chunks(seq, id, doc_id, ordinal, text, tokens)", &[I4, T, T, I4, T, I4], &chunks,
-            |(i, ch), w| w(&[i, &ch.id, &ch.doc_id, &(ch.ordinal as i32), &ch.text, &(ch.tokens as i32)]))?;
+        copy_in(
+            c,
+            "st_chunks(seq, id, doc_id, ordinal, text, tokens)",
+            &[I4, T, T, I4, T, I4],
+            &chunks,
+            |(i, ch), w| w(&[i, &ch.id, &ch.doc_id, &(ch.ordinal as i32), &ch.text, &(ch.tokens as i32)]),
+        )?;
         let new: Vec<(i64, String)> = c
             .query(
                 "INSERT INTO chunks(id, doc_id, ordinal, text, tokens)
@@ -91,29 +98,63 @@ fn write_batch(c: &mut impl GenericClient, url: &str, batch: &WriteBatch) -> PgR
             posts.extend(p.into_iter().map(|(t, n)| (t, *rowid, n as i32)));
             lens.push((*rowid, len as i32));
         }
-        copy_in(c, "bm25_postings(term, chunk_rowid, tf)", &[T, Type::INT8, I4], &posts, |p, w| w(&[&p.0, &p.1, &p.2]))?;
+        copy_in(c, "bm25_postings(term, chunk_rowid, tf)", &[T, Type::INT8, I4], &posts, |p, w| {
+            w(&[&p.0, &p.1, &p.2])
+        })?;
         copy_in(c, "bm25_docs(chunk_rowid, len)", &[Type::INT8, I4], &lens, |p, w| w(&[&p.0, &p.1]))?;
     }
 
     // Support rows.
     let mentions: Vec<_> = batch.mentions.iter().filter(|m| keep(&m.doc_id)).collect();
-    copy_in(c, "entity_support(entity_id, doc_id, chunk_id, name, entity_type, description, count, importance)",
-        &[T, T, T, T, T, T, I4, Type::FLOAT8], &mentions, |m, w| {
-            w(&[&m.entity_id, &m.doc_id, &m.chunk_id, &m.name, &m.entity_type, &m.description, &(m.count as i32),
-                &m.importance.map(f64::from)])
-        })?;
+    copy_in(
+        c,
+        "entity_support(entity_id, doc_id, chunk_id, name, entity_type, description, count, importance)",
+        &[T, T, T, T, T, T, I4, Type::FLOAT8],
+        &mentions,
+        |m, w| {
+            w(&[
+                &m.entity_id,
+                &m.doc_id,
+                &m.chunk_id,
+                &m.name,
+                &m.entity_type,
+                &m.description,
+                &(m.count as i32),
+                &m.importance.map(f64::from),
+            ])
+        },
+    )?;
     let relations: Vec<_> = batch.relations.iter().filter(|r| keep(&r.doc_id)).collect();
-    copy_in(c, "relation_support(relation_id, doc_id, chunk_id, source_id, target_id, rel_type, description, weight)",
-        &[T, T, T, T, T, T, T, Type::FLOAT8], &relations, |r, w| {
+    copy_in(
+        c,
+        "relation_support(relation_id, doc_id, chunk_id, source_id, target_id, rel_type, description, weight)",
+        &[T, T, T, T, T, T, T, Type::FLOAT8],
+        &relations,
+        |r, w| {
             let x = &r.relation;
-            w(&[&x.id, &r.doc_id, &r.chunk_id, &x.source_id, &x.target_id, &x.rel_type, &x.description, &(x.weight as f64)])
-        })?;
+            w(&[
+                &x.id,
+                &r.doc_id,
+                &r.chunk_id,
+                &x.source_id,
+                &x.target_id,
+                &x.rel_type,
+                &x.description,
+                &(x.weight as f64),
+            ])
+        },
+    )?;
     let facts: Vec<_> = batch.facts.iter().filter(|f| keep(&f.doc_id)).collect();
-    copy_in(c, "fact_support(fact_id, doc_id, chunk_id, subject, predicate, object, subject_id, object_id)",
-        &[T, T, T, T, T, T, T, T], &facts, |f, w| {
+    copy_in(
+        c,
+        "fact_support(fact_id, doc_id, chunk_id, subject, predicate, object, subject_id, object_id)",
+        &[T, T, T, T, T, T, T, T],
+        &facts,
+        |f, w| {
             let x = &f.fact;
             w(&[&x.id, &f.doc_id, &f.chunk_id, &x.subject, &x.predicate, &x.object, &x.subject_id, &x.object_id])
-        })?;
+        },
+    )?;
 
     // SIMILAR_TO edges and vectors: the last of duplicates wins (INSERT OR REPLACE).
     let mut similar: HashMap<(&str, &str), f32> = HashMap::new();
@@ -122,8 +163,9 @@ fn write_batch(c: &mut impl GenericClient, url: &str, batch: &WriteBatch) -> PgR
     }
     let similar: Vec<_> = similar.into_iter().collect();
     if !similar.is_empty() {
-        copy_in(c, "st_similar(a, b, score)", &[T, T, Type::FLOAT8], &similar,
-            |((a, b), s), w| w(&[a, b, &(*s as f64)]))?;
+        copy_in(c, "st_similar(a, b, score)", &[T, T, Type::FLOAT8], &similar, |((a, b), s), w| {
+            w(&[a, b, &(*s as f64)])
+        })?;
         c.execute(
             "INSERT INTO similar_chunks(a, b, score, doc_id) SELECT s.a, s.b, s.score, c.doc_id
              FROM st_similar s JOIN chunks c ON c.id = s.a
@@ -149,14 +191,25 @@ fn write_batch(c: &mut impl GenericClient, url: &str, batch: &WriteBatch) -> PgR
             }
             None => {
                 at.insert(&f.chunk_id, failures.len());
-                failures.push((failures.len() as i32, f.chunk_id.clone(), f.doc_id.clone(), f.error.clone(),
-                    f.attempts.max(1) as i32, 1));
+                failures.push((
+                    failures.len() as i32,
+                    f.chunk_id.clone(),
+                    f.doc_id.clone(),
+                    f.error.clone(),
+                    f.attempts.max(1) as i32,
+                    1,
+                ));
             }
         }
     }
     if !failures.is_empty() {
-        copy_in(c, "st_failures(seq, chunk_id, doc_id, error, first, n)", &[I4, T, T, T, I4, I4], &failures,
-            |f, w| w(&[&f.0, &f.1, &f.2, &f.3, &f.4, &f.5]))?;
+        copy_in(
+            c,
+            "st_failures(seq, chunk_id, doc_id, error, first, n)",
+            &[I4, T, T, T, I4, I4],
+            &failures,
+            |f, w| w(&[&f.0, &f.1, &f.2, &f.3, &f.4, &f.5]),
+        )?;
         c.batch_execute(
             "UPDATE extraction_failures f SET error = s.error, attempts = f.attempts + s.n
              FROM st_failures s WHERE f.chunk_id = s.chunk_id;
@@ -218,8 +271,10 @@ fn write_batch(c: &mut impl GenericClient, url: &str, batch: &WriteBatch) -> PgR
 
 /// Vectors (kind, id, vector) put in, replacing those of the same kind and id (once per
 /// transaction: the staging table empties at commit).
-fn upsert_vectors<'a>(c: &mut impl GenericClient, rows: impl Iterator<Item = (&'a str, &'a str, &'a [f32])>)
-    -> PgResult<()> {
+fn upsert_vectors<'a>(
+    c: &mut impl GenericClient,
+    rows: impl Iterator<Item = (&'a str, &'a str, &'a [f32])>,
+) -> PgResult<()> {
     let mut rows = rows.peekable();
     if rows.peek().is_none() {
         return Ok(());
@@ -256,19 +311,28 @@ fn rekey(c: &mut impl GenericClient, r: &Rekeys, rels: &mut Vec<String>, facts: 
     }
     let (old, new): (Vec<&String>, Vec<&String>) = r.keys.iter().unzip();
     let keys = "unnest($1::text[], $2::text[]) AS k(old, new)";
-    c.execute(&format!("UPDATE entity_support s SET entity_id = k.new FROM {keys} WHERE s.entity_id = k.old"),
-        &[&old, &new])?;
+    c.execute(
+        &format!("UPDATE entity_support s SET entity_id = k.new FROM {keys} WHERE s.entity_id = k.old"),
+        &[&old, &new],
+    )?;
     // A summary of the same descriptions holds under the new id (unless it has one).
-    c.execute(&format!(
-        "UPDATE entity_summaries s SET entity_id = k.new FROM {keys} WHERE s.entity_id = k.old
-         AND NOT EXISTS (SELECT 1 FROM entity_summaries x WHERE x.entity_id = k.new)"), &[&old, &new])?;
-    for row in c.query("SELECT DISTINCT fact_id FROM fact_support WHERE subject_id = ANY($1) OR object_id = ANY($1)",
-        &[&old])? {
+    c.execute(
+        &format!(
+            "UPDATE entity_summaries s SET entity_id = k.new FROM {keys} WHERE s.entity_id = k.old
+         AND NOT EXISTS (SELECT 1 FROM entity_summaries x WHERE x.entity_id = k.new)"
+        ),
+        &[&old, &new],
+    )?;
+    for row in
+        c.query("SELECT DISTINCT fact_id FROM fact_support WHERE subject_id = ANY($1) OR object_id = ANY($1)", &[&old])?
+    {
         facts.push(row.get(0));
     }
     for end in ["subject_id", "object_id"] {
-        c.execute(&format!("UPDATE fact_support s SET {end} = k.new FROM {keys} WHERE s.{end} = k.old"),
-            &[&old, &new])?;
+        c.execute(
+            &format!("UPDATE fact_support s SET {end} = k.new FROM {keys} WHERE s.{end} = k.old"),
+            &[&old, &new],
+        )?;
     }
     let (mut moved, mut dropped) = ((Vec::new(), Vec::new(), Vec::new(), Vec::new()), Vec::new());
     for row in c.query(
@@ -325,8 +389,15 @@ fn delete_document(c: &mut impl GenericClient, doc_id: &str, rekeys: &Rekeys) ->
         c.execute(q, &[&doc_id])?;
     }
     report.chunks = c.execute("DELETE FROM chunks WHERE doc_id = $1", &[&doc_id])?;
-    for table in ["partial_documents", "entity_support", "relation_support", "fact_support", "similar_chunks",
-                  "extraction_failures", "covariates"] {
+    for table in [
+        "partial_documents",
+        "entity_support",
+        "relation_support",
+        "fact_support",
+        "similar_chunks",
+        "extraction_failures",
+        "covariates",
+    ] {
         c.execute(&format!("DELETE FROM {table} WHERE doc_id = $1"), &[&doc_id])?;
     }
     rekey(c, rekeys, &mut rels, &mut facts)?;
@@ -431,7 +502,8 @@ impl StoreWrite for PgStore {
     fn rebuild_synonyms(&mut self, top_k: usize, threshold: f32, cancel: &AtomicBool) -> Result<u64> {
         let seen = self.graph_version()?;
         let url = self.pgurl().full.clone();
-        let m = self.with(|conn| search::matrix(&mut conn.client, &url, None, VectorKind::Entity).map_err(|e| self.err(e)))?;
+        let m = self
+            .with(|conn| search::matrix(&mut conn.client, &url, None, VectorKind::Entity).map_err(|e| self.err(e)))?;
         let pairs = m.knn_pairs(top_k, threshold, cancel).ok_or(Error::Cancelled)?;
         let edges: Vec<(String, String, f32)> =
             pairs.iter().map(|&(i, j, s)| (m.ids[i].clone(), m.ids[j].clone(), s)).collect();

@@ -11,8 +11,8 @@ use std::collections::HashSet;
 use rhizome_core::{Community, CommunityReport, Covariate, CovariateRecord, Finding, ReportKind, Result};
 use rusqlite::{params, Connection, OptionalExtension};
 
-use crate::vectors::encode;
 use super::{meta, sql};
+use crate::vectors::encode;
 
 pub const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS communities(id TEXT PRIMARY KEY, level INTEGER NOT NULL,
@@ -46,11 +46,9 @@ pub fn backfill_members(conn: &Connection) -> Result<()> {
     // Read first: a reader opening the index while a writer works must not need the
     // write lock (it would wait for the writer's transaction, or fail as busy).
     let (communities, members): (bool, bool) = conn
-        .query_row(
-            "SELECT EXISTS(SELECT 1 FROM communities), EXISTS(SELECT 1 FROM community_members)",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
+        .query_row("SELECT EXISTS(SELECT 1 FROM communities), EXISTS(SELECT 1 FROM community_members)", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
         .map_err(sql)?;
     if communities && !members {
         conn.execute(
@@ -78,18 +76,16 @@ fn community_row(r: &rusqlite::Row) -> rusqlite::Result<Community> {
 }
 
 pub fn communities(conn: &Connection) -> Result<Vec<Community>> {
-    let mut stmt = conn
-        .prepare(&format!("SELECT {COMMUNITY_COLUMNS} FROM communities ORDER BY level, id"))
-        .map_err(sql)?;
+    let mut stmt =
+        conn.prepare(&format!("SELECT {COMMUNITY_COLUMNS} FROM communities ORDER BY level, id")).map_err(sql)?;
     let rows = stmt.query_map([], community_row).map_err(sql)?.collect::<Result<Vec<_>, _>>().map_err(sql)?;
     Ok(rows)
 }
 
 pub fn communities_of(conn: &Connection, entity_ids: &[String]) -> Result<Vec<Community>> {
     let mut ids: Vec<String> = Vec::new();
-    let mut stmt = conn
-        .prepare_cached("SELECT community_id FROM community_members WHERE entity_id = ?1")
-        .map_err(sql)?;
+    let mut stmt =
+        conn.prepare_cached("SELECT community_id FROM community_members WHERE entity_id = ?1").map_err(sql)?;
     for e in entity_ids {
         for id in stmt.query_map([e], |r| r.get::<_, String>(0)).map_err(sql)? {
             ids.push(id.map_err(sql)?);
@@ -97,9 +93,8 @@ pub fn communities_of(conn: &Connection, entity_ids: &[String]) -> Result<Vec<Co
     }
     ids.sort();
     ids.dedup();
-    let mut stmt = conn
-        .prepare_cached(&format!("SELECT {COMMUNITY_COLUMNS} FROM communities WHERE id = ?1"))
-        .map_err(sql)?;
+    let mut stmt =
+        conn.prepare_cached(&format!("SELECT {COMMUNITY_COLUMNS} FROM communities WHERE id = ?1")).map_err(sql)?;
     let mut out = Vec::with_capacity(ids.len());
     for id in &ids {
         out.extend(stmt.query_row([id], community_row).optional().map_err(sql)?);
@@ -133,9 +128,7 @@ pub fn reports_of(conn: &Connection, community_ids: &[String]) -> Result<Vec<Com
 }
 
 pub fn report_count(conn: &Connection) -> Result<u64> {
-    conn.query_row("SELECT COUNT(*) FROM community_reports", [], |r| r.get::<_, i64>(0))
-        .map(|n| n as u64)
-        .map_err(sql)
+    conn.query_row("SELECT COUNT(*) FROM community_reports", [], |r| r.get::<_, i64>(0)).map(|n| n as u64).map_err(sql)
 }
 
 fn report_row(r: &rusqlite::Row) -> rusqlite::Result<CommunityReport> {
@@ -165,11 +158,8 @@ pub fn replace(conn: &mut Connection, list: &[Community], graph_version: u64) ->
     let current: HashSet<&str> = list.iter().map(|c| c.id.as_str()).collect();
     let stale: Vec<String> = {
         let mut stmt = tx.prepare("SELECT community_id FROM community_reports").map_err(sql)?;
-        let v = stmt
-            .query_map([], |r| r.get::<_, String>(0))
-            .map_err(sql)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(sql)?;
+        let v =
+            stmt.query_map([], |r| r.get::<_, String>(0)).map_err(sql)?.collect::<Result<Vec<_>, _>>().map_err(sql)?;
         v.into_iter().filter(|id| !current.contains(id.as_str())).collect()
     };
     for id in &stale {
@@ -186,8 +176,7 @@ pub fn replace(conn: &mut Connection, list: &[Community], graph_version: u64) ->
         tx.execute(
             "INSERT OR REPLACE INTO communities(id, level, parent, children, title, entity_ids,
              fingerprint) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![c.id, c.level, c.parent, json_list(&c.children), c.title,
-                    json_list(&c.entity_ids), c.fingerprint],
+            params![c.id, c.level, c.parent, json_list(&c.children), c.title, json_list(&c.entity_ids), c.fingerprint],
         )
         .map_err(sql)?;
     }
@@ -206,8 +195,7 @@ pub fn set_reports_version(conn: &Connection, v: u64) -> Result<()> {
 
 /// Write reports; a report whose community is no longer there (another process replaced
 /// the communities meanwhile) is not written.
-pub fn put_reports(conn: &mut Connection, list: &[CommunityReport], vectors: &[(String, Vec<f32>)])
-    -> Result<()> {
+pub fn put_reports(conn: &mut Connection, list: &[CommunityReport], vectors: &[(String, Vec<f32>)]) -> Result<()> {
     let tx = conn.transaction().map_err(sql)?;
     let exists = |id: &str| -> Result<bool> {
         tx.query_row("SELECT 1 FROM communities WHERE id = ?1", [id], |_| Ok(()))
@@ -227,18 +215,23 @@ pub fn put_reports(conn: &mut Connection, list: &[CommunityReport], vectors: &[(
             "INSERT OR REPLACE INTO community_reports(community_id, level, title, summary,
              findings, rating, rating_explanation, fingerprint, kind)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            params![r.community_id, r.level, r.title, r.summary,
-                    serde_json::to_string(&findings).unwrap_or_else(|_| "[]".into()),
-                    r.rating as f64, r.rating_explanation, r.fingerprint, r.kind.as_str()],
+            params![
+                r.community_id,
+                r.level,
+                r.title,
+                r.summary,
+                serde_json::to_string(&findings).unwrap_or_else(|_| "[]".into()),
+                r.rating as f64,
+                r.rating_explanation,
+                r.fingerprint,
+                r.kind.as_str()
+            ],
         )
         .map_err(sql)?;
     }
     for (id, v) in vectors.iter().filter(|(id, _)| kept.contains(id.as_str())) {
-        tx.execute(
-            "INSERT OR REPLACE INTO vectors(kind, id, vec) VALUES ('report', ?1, ?2)",
-            params![id, encode(v)],
-        )
-        .map_err(sql)?;
+        tx.execute("INSERT OR REPLACE INTO vectors(kind, id, vec) VALUES ('report', ?1, ?2)", params![id, encode(v)])
+            .map_err(sql)?;
     }
     tx.commit().map_err(sql)
 }
@@ -250,8 +243,20 @@ pub fn insert_covariates(conn: &Connection, list: &[&CovariateRecord]) -> Result
             "INSERT INTO covariates(id, doc_id, chunk_id, covariate_type, claim_type, subject_id,
              object_id, status, start_date, end_date, description, source_text)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-            params![c.id, rec.doc_id, rec.chunk_id, c.covariate_type, c.claim_type, c.subject_id,
-                    c.object_id, c.status, c.start_date, c.end_date, c.description, c.source_text],
+            params![
+                c.id,
+                rec.doc_id,
+                rec.chunk_id,
+                c.covariate_type,
+                c.claim_type,
+                c.subject_id,
+                c.object_id,
+                c.status,
+                c.start_date,
+                c.end_date,
+                c.description,
+                c.source_text
+            ],
         )
         .map_err(sql)?;
     }

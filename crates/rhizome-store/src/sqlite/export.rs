@@ -5,28 +5,35 @@
 use std::collections::BTreeSet;
 
 use rhizome_core::{
-    Chunk, Covariate, CovariateRecord, Document, ExtractionFailure, Fact, FactRecord,
-    MentionRecord, Relation, RelationRecord, Result, VectorKind, WriteBatch,
+    Chunk, Covariate, CovariateRecord, Document, ExtractionFailure, Fact, FactRecord, MentionRecord, Relation,
+    RelationRecord, Result, VectorKind, WriteBatch,
 };
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::sql;
 use crate::vectors::decode;
 
-fn rows<T>(conn: &Connection, q: &str, doc_id: &str,
-    f: impl FnMut(&rusqlite::Row) -> rusqlite::Result<T>) -> Result<Vec<T>> {
+fn rows<T>(
+    conn: &Connection,
+    q: &str,
+    doc_id: &str,
+    f: impl FnMut(&rusqlite::Row) -> rusqlite::Result<T>,
+) -> Result<Vec<T>> {
     let mut stmt = conn.prepare_cached(q).map_err(sql)?;
     let v = stmt.query_map([doc_id], f).map_err(sql)?.collect::<Result<Vec<T>, _>>().map_err(sql)?;
     Ok(v)
 }
 
 /// The stored vectors of `kind` for `ids` that have one, appended in the order given.
-fn push_vectors<'a>(conn: &Connection, batch: &mut WriteBatch, kind: VectorKind,
-    ids: impl IntoIterator<Item = &'a String>) -> Result<()> {
+fn push_vectors<'a>(
+    conn: &Connection,
+    batch: &mut WriteBatch,
+    kind: VectorKind,
+    ids: impl IntoIterator<Item = &'a String>,
+) -> Result<()> {
     let mut stmt = conn.prepare_cached("SELECT vec FROM vectors WHERE kind = ?1 AND id = ?2").map_err(sql)?;
     for id in ids {
-        let blob: Option<Vec<u8>> =
-            stmt.query_row(params![kind.as_str(), id], |r| r.get(0)).optional().map_err(sql)?;
+        let blob: Option<Vec<u8>> = stmt.query_row(params![kind.as_str(), id], |r| r.get(0)).optional().map_err(sql)?;
         if let Some(b) = blob {
             batch.vectors.push((kind, id.clone(), decode(&b)));
         }
@@ -41,9 +48,8 @@ fn push_sentence_vectors(conn: &Connection, batch: &mut WriteBatch, chunk_ids: &
         .map_err(sql)?;
     for chunk in chunk_ids {
         let (lo, hi) = rhizome_core::ids::sentence_id_range(chunk);
-        let rows = stmt
-            .query_map(params![lo, hi], |r| Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?)))
-            .map_err(sql)?;
+        let rows =
+            stmt.query_map(params![lo, hi], |r| Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))).map_err(sql)?;
         for row in rows {
             let (id, blob) = row.map_err(sql)?;
             batch.vectors.push((VectorKind::Sentence, id, decode(&blob)));
@@ -62,47 +68,104 @@ pub fn document_batch(conn: &Connection, doc_id: &str) -> Result<Option<WriteBat
         .map_err(sql)?;
     let Some(doc) = doc else { return Ok(None) };
     let mut b = WriteBatch::default();
-    b.chunks = rows(conn, "SELECT id, doc_id, ordinal, text, tokens FROM chunks WHERE doc_id = ?1 ORDER BY ordinal",
-        doc_id, |r| Ok(Chunk { id: r.get(0)?, doc_id: r.get(1)?, ordinal: r.get(2)?, text: r.get(3)?, tokens: r.get(4)? }))?;
-    b.mentions = rows(conn,
+    b.chunks = rows(
+        conn,
+        "SELECT id, doc_id, ordinal, text, tokens FROM chunks WHERE doc_id = ?1 ORDER BY ordinal",
+        doc_id,
+        |r| Ok(Chunk { id: r.get(0)?, doc_id: r.get(1)?, ordinal: r.get(2)?, text: r.get(3)?, tokens: r.get(4)? }),
+    )?;
+    b.mentions = rows(
+        conn,
         "SELECT entity_id, name, entity_type, description, doc_id, chunk_id, count, importance
          FROM entity_support WHERE doc_id = ?1 ORDER BY coalesce(chunk_id, ''), entity_id, name, rowid",
-        doc_id, |r| Ok(MentionRecord {
-            entity_id: r.get(0)?, name: r.get(1)?, entity_type: r.get(2)?, description: r.get(3)?,
-            doc_id: r.get(4)?, chunk_id: r.get(5)?, count: r.get(6)?,
-            importance: r.get::<_, Option<f64>>(7)?.map(|x| x as f32),
-        }))?;
-    b.relations = rows(conn,
+        doc_id,
+        |r| {
+            Ok(MentionRecord {
+                entity_id: r.get(0)?,
+                name: r.get(1)?,
+                entity_type: r.get(2)?,
+                description: r.get(3)?,
+                doc_id: r.get(4)?,
+                chunk_id: r.get(5)?,
+                count: r.get(6)?,
+                importance: r.get::<_, Option<f64>>(7)?.map(|x| x as f32),
+            })
+        },
+    )?;
+    b.relations = rows(
+        conn,
         "SELECT relation_id, source_id, target_id, rel_type, description, weight, doc_id, chunk_id
          FROM relation_support WHERE doc_id = ?1 ORDER BY coalesce(chunk_id, ''), relation_id, rowid",
-        doc_id, |r| Ok(RelationRecord {
-            relation: Relation { id: r.get(0)?, source_id: r.get(1)?, target_id: r.get(2)?, rel_type: r.get(3)?,
-                description: r.get(4)?, weight: r.get::<_, f64>(5)? as f32 },
-            doc_id: r.get(6)?, chunk_id: r.get(7)?,
-        }))?;
-    b.facts = rows(conn,
+        doc_id,
+        |r| {
+            Ok(RelationRecord {
+                relation: Relation {
+                    id: r.get(0)?,
+                    source_id: r.get(1)?,
+                    target_id: r.get(2)?,
+                    rel_type: r.get(3)?,
+                    description: r.get(4)?,
+                    weight: r.get::<_, f64>(5)? as f32,
+                },
+                doc_id: r.get(6)?,
+                chunk_id: r.get(7)?,
+            })
+        },
+    )?;
+    b.facts = rows(
+        conn,
         "SELECT fact_id, subject, predicate, object, subject_id, object_id, doc_id, chunk_id
          FROM fact_support WHERE doc_id = ?1 ORDER BY coalesce(chunk_id, ''), fact_id, rowid",
-        doc_id, |r| Ok(FactRecord {
-            fact: Fact { id: r.get(0)?, subject: r.get(1)?, predicate: r.get(2)?, object: r.get(3)?,
-                subject_id: r.get(4)?, object_id: r.get(5)? },
-            doc_id: r.get(6)?, chunk_id: r.get(7)?,
-        }))?;
-    b.similar = rows(conn, "SELECT a, b, score FROM similar WHERE doc_id = ?1 ORDER BY a, b", doc_id,
-        |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, f64>(2)? as f32)))?;
-    b.covariates = rows(conn,
+        doc_id,
+        |r| {
+            Ok(FactRecord {
+                fact: Fact {
+                    id: r.get(0)?,
+                    subject: r.get(1)?,
+                    predicate: r.get(2)?,
+                    object: r.get(3)?,
+                    subject_id: r.get(4)?,
+                    object_id: r.get(5)?,
+                },
+                doc_id: r.get(6)?,
+                chunk_id: r.get(7)?,
+            })
+        },
+    )?;
+    b.similar = rows(conn, "SELECT a, b, score FROM similar WHERE doc_id = ?1 ORDER BY a, b", doc_id, |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get::<_, f64>(2)? as f32))
+    })?;
+    b.covariates = rows(
+        conn,
         "SELECT id, covariate_type, claim_type, subject_id, object_id, status, start_date, end_date,
          description, source_text, doc_id, chunk_id FROM covariates WHERE doc_id = ?1
          ORDER BY id, coalesce(chunk_id, ''), rowid",
-        doc_id, |r| Ok(CovariateRecord {
-            covariate: Covariate { id: r.get(0)?, covariate_type: r.get(1)?, claim_type: r.get(2)?,
-                subject_id: r.get(3)?, object_id: r.get(4)?, status: r.get(5)?, start_date: r.get(6)?,
-                end_date: r.get(7)?, description: r.get(8)?, source_text: r.get(9)? },
-            doc_id: r.get(10)?, chunk_id: r.get(11)?,
-        }))?;
-    b.failures = rows(conn,
+        doc_id,
+        |r| {
+            Ok(CovariateRecord {
+                covariate: Covariate {
+                    id: r.get(0)?,
+                    covariate_type: r.get(1)?,
+                    claim_type: r.get(2)?,
+                    subject_id: r.get(3)?,
+                    object_id: r.get(4)?,
+                    status: r.get(5)?,
+                    start_date: r.get(6)?,
+                    end_date: r.get(7)?,
+                    description: r.get(8)?,
+                    source_text: r.get(9)?,
+                },
+                doc_id: r.get(10)?,
+                chunk_id: r.get(11)?,
+            })
+        },
+    )?;
+    b.failures = rows(
+        conn,
         "SELECT chunk_id, doc_id, error, attempts FROM extraction_failures WHERE doc_id = ?1 ORDER BY chunk_id",
-        doc_id, |r| Ok(ExtractionFailure { chunk_id: r.get(0)?, doc_id: r.get(1)?, error: r.get(2)?, attempts: r.get(3)? }))?;
+        doc_id,
+        |r| Ok(ExtractionFailure { chunk_id: r.get(0)?, doc_id: r.get(1)?, error: r.get(2)?, attempts: r.get(3)? }),
+    )?;
     let partial: Option<u32> = conn
         .query_row("SELECT chunks_done FROM partial_documents WHERE doc_id = ?1", [doc_id], |r| r.get(0))
         .optional()
@@ -124,9 +187,8 @@ pub fn document_batch(conn: &Connection, doc_id: &str) -> Result<Option<WriteBat
 
 /// See [`rhizome_core::StoreRead::entity_summaries`].
 pub fn entity_summaries(conn: &Connection) -> Result<Vec<(String, String, String)>> {
-    let mut stmt = conn
-        .prepare("SELECT entity_id, fingerprint, summary FROM entity_summaries ORDER BY entity_id")
-        .map_err(sql)?;
+    let mut stmt =
+        conn.prepare("SELECT entity_id, fingerprint, summary FROM entity_summaries ORDER BY entity_id").map_err(sql)?;
     let v = stmt
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .map_err(sql)?
@@ -139,9 +201,11 @@ pub fn entity_summaries(conn: &Connection) -> Result<Vec<(String, String, String
 pub fn set_synonyms(conn: &Connection, edges: &[(String, String, f32)]) -> Result<()> {
     conn.execute("DELETE FROM synonyms", []).map_err(sql)?;
     let mut ins = conn
-        .prepare("INSERT OR IGNORE INTO synonyms(a, b, score) SELECT ?1, ?2, ?3
+        .prepare(
+            "INSERT OR IGNORE INTO synonyms(a, b, score) SELECT ?1, ?2, ?3
                   WHERE EXISTS (SELECT 1 FROM entities WHERE id = ?1)
-                  AND EXISTS (SELECT 1 FROM entities WHERE id = ?2)")
+                  AND EXISTS (SELECT 1 FROM entities WHERE id = ?2)",
+        )
         .map_err(sql)?;
     for (a, b, s) in edges {
         ins.execute(params![a, b, *s as f64]).map_err(sql)?;

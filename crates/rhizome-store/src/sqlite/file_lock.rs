@@ -26,8 +26,7 @@ impl WriterLock {
     /// Take the writer lock of the index in `dir` (the directory must exist). `command`
     /// describes the holder for others' messages; `on_wait` is called once, with the
     /// current holder, before waiting.
-    pub fn acquire(dir: &Path, command: &str, wait: LockWait, on_wait: &mut dyn FnMut(&Holder))
-        -> Result<WriterLock> {
+    pub fn acquire(dir: &Path, command: &str, wait: LockWait, on_wait: &mut dyn FnMut(&Holder)) -> Result<WriterLock> {
         let path = dir.join(LOCK_FILE);
         let file = OpenOptions::new()
             .read(true)
@@ -128,10 +127,9 @@ mod tests {
         let msg = err.to_string();
         assert!(msg.contains("is busy") && msg.contains("rhizome index docs"), "{msg}");
         let mut waited = None;
-        let err = WriterLock::acquire(
-            dir.path(), "b", LockWait::Up(Some(Duration::from_millis(200))),
-            &mut |h| waited = Some(h.clone()),
-        )
+        let err = WriterLock::acquire(dir.path(), "b", LockWait::Up(Some(Duration::from_millis(200))), &mut |h| {
+            waited = Some(h.clone())
+        })
         .unwrap_err();
         assert!(err.to_string().contains("is busy"));
         assert_eq!(waited.unwrap().command, "rhizome index docs");

@@ -19,19 +19,15 @@ pub(crate) fn graph_data(conn: &Connection) -> Result<GraphData> {
         chunks: rows(conn, "SELECT id, doc_id, ordinal FROM chunks ORDER BY id", |r| {
             Ok(ChunkRow { id: r.get(0)?, doc_id: r.get(1)?, ordinal: r.get(2)? })
         })?,
-        relations: rows(
-            conn,
-            "SELECT id, source_id, target_id, rel_type, weight FROM relations ORDER BY id",
-            |r| {
-                Ok(RelationRow {
-                    id: r.get(0)?,
-                    source_id: r.get(1)?,
-                    target_id: r.get(2)?,
-                    rel_type: r.get(3)?,
-                    weight: r.get::<_, f64>(4)? as f32,
-                })
-            },
-        )?,
+        relations: rows(conn, "SELECT id, source_id, target_id, rel_type, weight FROM relations ORDER BY id", |r| {
+            Ok(RelationRow {
+                id: r.get(0)?,
+                source_id: r.get(1)?,
+                target_id: r.get(2)?,
+                rel_type: r.get(3)?,
+                weight: r.get::<_, f64>(4)? as f32,
+            })
+        })?,
         mentions: rows(
             conn,
             "SELECT entity_id, chunk_id, SUM(count) FROM entity_support WHERE chunk_id IS NOT NULL

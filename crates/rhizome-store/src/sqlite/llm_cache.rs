@@ -27,9 +27,7 @@ impl SqliteLlmCache {
     /// Number of cached responses.
     pub fn len(&self) -> Result<u64> {
         let c = self.conn.lock().map_err(|_| Error::Store("cache lock poisoned".into()))?;
-        c.query_row("SELECT COUNT(*) FROM llm_cache", [], |r| r.get::<_, i64>(0))
-            .map(|n| n as u64)
-            .map_err(sql)
+        c.query_row("SELECT COUNT(*) FROM llm_cache", [], |r| r.get::<_, i64>(0)).map(|n| n as u64).map_err(sql)
     }
 
     pub fn is_empty(&self) -> Result<bool> {

@@ -7,9 +7,7 @@ use rusqlite::{Connection, OptionalExtension};
 use super::sql;
 
 pub fn get_meta(conn: &Connection, key: &str) -> Result<Option<String>> {
-    conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-        .optional()
-        .map_err(sql)
+    conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0)).optional().map_err(sql)
 }
 
 pub fn set_meta(conn: &Connection, key: &str, value: &str) -> Result<()> {

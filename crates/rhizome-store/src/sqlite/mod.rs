@@ -55,8 +55,13 @@ impl SqliteStore {
     /// that a second writer waits (or, with [`LockWait::No`], is refused) before it has
     /// written anything. `command` names this writer in the other's message; `on_wait` is
     /// called once, with the holder, if this call has to wait.
-    pub fn open_writer(dir: &Path, create: bool, command: &str, wait: LockWait,
-        on_wait: &mut dyn FnMut(&Holder)) -> Result<Self> {
+    pub fn open_writer(
+        dir: &Path,
+        create: bool,
+        command: &str,
+        wait: LockWait,
+        on_wait: &mut dyn FnMut(&Holder),
+    ) -> Result<Self> {
         not_a_file(dir)?;
         if !dir.join(DB_FILE).exists() {
             // Refuse a missing index before making a directory for its lock.

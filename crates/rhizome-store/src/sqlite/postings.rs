@@ -61,17 +61,13 @@ pub fn ensure_current(conn: &Connection) -> Result<bool> {
 /// Add one chunk's postings.
 pub fn index_chunk(conn: &Connection, rowid: i64, text: &str) -> Result<()> {
     let (keys, len) = term_frequencies(text);
-    let mut ins = conn
-        .prepare_cached("INSERT INTO bm25_postings(term, chunk_rowid, tf) VALUES (?1, ?2, ?3)")
-        .map_err(sql)?;
+    let mut ins =
+        conn.prepare_cached("INSERT INTO bm25_postings(term, chunk_rowid, tf) VALUES (?1, ?2, ?3)").map_err(sql)?;
     for (term, n) in keys {
         ins.execute(params![term, rowid, n]).map_err(sql)?;
     }
-    conn.execute(
-        "INSERT OR REPLACE INTO bm25_docs(chunk_rowid, len) VALUES (?1, ?2)",
-        params![rowid, len],
-    )
-    .map_err(sql)?;
+    conn.execute("INSERT OR REPLACE INTO bm25_docs(chunk_rowid, len) VALUES (?1, ?2)", params![rowid, len])
+        .map_err(sql)?;
     Ok(())
 }
 
@@ -83,11 +79,8 @@ pub fn unindex_chunk(conn: &Connection, rowid: i64) -> Result<()> {
 }
 
 /// Score chunks for `query`; returns (chunk rowid, score), best first, at most `k`.
-pub fn search(conn: &Connection, lengths: &DocLengths, query: &str, k: usize)
-    -> Result<Vec<(i64, f32)>> {
-    let mut stmt = conn
-        .prepare_cached("SELECT chunk_rowid, tf FROM bm25_postings WHERE term = ?1")
-        .map_err(sql)?;
+pub fn search(conn: &Connection, lengths: &DocLengths, query: &str, k: usize) -> Result<Vec<(i64, f32)>> {
+    let mut stmt = conn.prepare_cached("SELECT chunk_rowid, tf FROM bm25_postings WHERE term = ?1").map_err(sql)?;
     let mut postings = Vec::new();
     for term in &query_terms(query) {
         let p: Vec<(i64, u32)> = stmt

@@ -3,13 +3,12 @@
 use std::sync::Arc;
 
 use rhizome_core::{
-    Chunk, ChunkWithDoc, Document, Entity, Fact, Relation, Result, Scored, Stats, StoreRead,
-    SummaryTask, VectorKind,
+    Chunk, ChunkWithDoc, Document, Entity, Fact, Relation, Result, Scored, Stats, StoreRead, SummaryTask, VectorKind,
 };
 use rusqlite::{params, OptionalExtension, Row};
 
-use crate::vectors::{decode, VectorMatrix};
 use super::{meta, postings, sql, SqliteStore};
+use crate::vectors::{decode, VectorMatrix};
 
 fn document_row(r: &Row) -> rusqlite::Result<Document> {
     Ok(Document { id: r.get(0)?, source: r.get(1)?, title: r.get(2)?, text: r.get(3)? })
@@ -24,14 +23,10 @@ impl SqliteStore {
         if let Some(m) = self.vector_cache.borrow().get(&kind) {
             return Ok(m.clone());
         }
-        let mut stmt = self
-            .conn
-            .prepare("SELECT id, vec FROM vectors WHERE kind = ?1 ORDER BY id")
-            .map_err(sql)?;
+        let mut stmt = self.conn.prepare("SELECT id, vec FROM vectors WHERE kind = ?1 ORDER BY id").map_err(sql)?;
         let mut m = VectorMatrix::default();
-        let rows = stmt
-            .query_map([kind.as_str()], |r| Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?)))
-            .map_err(sql)?;
+        let rows =
+            stmt.query_map([kind.as_str()], |r| Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))).map_err(sql)?;
         for row in rows {
             let (id, blob) = row.map_err(sql)?;
             m.push(id, &decode(&blob));
@@ -52,24 +47,16 @@ impl SqliteStore {
 
     /// Ids of the chunks of a document, in order.
     pub fn chunk_ids_of(&self, doc_id: &str) -> Result<Vec<String>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT id FROM chunks WHERE doc_id = ?1 ORDER BY ordinal")
-            .map_err(sql)?;
-        let ids = stmt
-            .query_map([doc_id], |r| r.get(0))
-            .map_err(sql)?
-            .collect::<Result<Vec<String>, _>>()
-            .map_err(sql)?;
+        let mut stmt =
+            self.conn.prepare_cached("SELECT id FROM chunks WHERE doc_id = ?1 ORDER BY ordinal").map_err(sql)?;
+        let ids =
+            stmt.query_map([doc_id], |r| r.get(0)).map_err(sql)?.collect::<Result<Vec<String>, _>>().map_err(sql)?;
         Ok(ids)
     }
 
     /// All documents (id, source, title), ordered by source.
     pub fn list_documents(&self) -> Result<Vec<(String, String, String)>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT id, source, title FROM documents ORDER BY source, id")
-            .map_err(sql)?;
+        let mut stmt = self.conn.prepare("SELECT id, source, title FROM documents ORDER BY source, id").map_err(sql)?;
         let rows = stmt
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
             .map_err(sql)?
@@ -88,10 +75,7 @@ impl StoreRead for SqliteStore {
         s.nodes.insert("Entity".into(), count(c, "SELECT COUNT(*) FROM entities")?);
         s.nodes.insert("Fact".into(), count(c, "SELECT COUNT(*) FROM facts")?);
         s.edges.insert("PART_OF".into(), count(c, "SELECT COUNT(*) FROM chunks")?);
-        s.edges.insert(
-            "NEXT_CHUNK".into(),
-            count(c, "SELECT COUNT(*) FROM chunks WHERE ordinal > 0")?,
-        );
+        s.edges.insert("NEXT_CHUNK".into(), count(c, "SELECT COUNT(*) FROM chunks WHERE ordinal > 0")?);
         s.edges.insert(
             "MENTIONED_IN".into(),
             count(
@@ -136,10 +120,8 @@ impl StoreRead for SqliteStore {
     }
 
     fn partial_documents(&self) -> Result<Vec<(String, u32)>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT doc_id, chunks_done FROM partial_documents ORDER BY doc_id")
-            .map_err(sql)?;
+        let mut stmt =
+            self.conn.prepare("SELECT doc_id, chunks_done FROM partial_documents ORDER BY doc_id").map_err(sql)?;
         let rows = stmt
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
             .map_err(sql)?
@@ -160,8 +142,12 @@ impl StoreRead for SqliteStore {
             .map_err(sql)
     }
 
-    fn documents(&self, search: Option<&str>, offset: usize, limit: usize)
-        -> Result<Vec<rhizome_core::DocumentSummary>> {
+    fn documents(
+        &self,
+        search: Option<&str>,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<rhizome_core::DocumentSummary>> {
         let pattern = search.map(crate::like_pattern);
         let mut stmt = self
             .conn
@@ -176,18 +162,21 @@ impl StoreRead for SqliteStore {
             )
             .map_err(sql)?;
         let rows = stmt
-            .query_map(params![pattern, limit.min(i64::MAX as usize) as i64, offset.min(i64::MAX as usize) as i64], |r| {
-                Ok(rhizome_core::DocumentSummary {
-                    id: r.get(0)?,
-                    title: r.get(1)?,
-                    source: r.get(2)?,
-                    language: r.get(3)?,
-                    indexed_at: r.get::<_, Option<i64>>(4)?.map(|t| t.max(0) as u64),
-                    chunks: r.get::<_, i64>(5)? as u64,
-                    entities: r.get::<_, i64>(6)? as u64,
-                    partial: r.get(7)?,
-                })
-            })
+            .query_map(
+                params![pattern, limit.min(i64::MAX as usize) as i64, offset.min(i64::MAX as usize) as i64],
+                |r| {
+                    Ok(rhizome_core::DocumentSummary {
+                        id: r.get(0)?,
+                        title: r.get(1)?,
+                        source: r.get(2)?,
+                        language: r.get(3)?,
+                        indexed_at: r.get::<_, Option<i64>>(4)?.map(|t| t.max(0) as u64),
+                        chunks: r.get::<_, i64>(5)? as u64,
+                        entities: r.get::<_, i64>(6)? as u64,
+                        partial: r.get(7)?,
+                    })
+                },
+            )
             .map_err(sql)?
             .collect::<Result<Vec<_>, _>>()
             .map_err(sql)?;
@@ -350,16 +339,12 @@ impl StoreRead for SqliteStore {
         Ok(self.matrix(kind)?.search(query, k))
     }
 
-    fn vector_search_many(&self, kind: VectorKind, queries: &[Vec<f32>], k: usize)
-        -> Result<Vec<Vec<Scored>>> {
+    fn vector_search_many(&self, kind: VectorKind, queries: &[Vec<f32>], k: usize) -> Result<Vec<Vec<Scored>>> {
         Ok(self.matrix(kind)?.search_many(queries, k))
     }
 
     fn missing_vectors(&self, kind: VectorKind, ids: &[String]) -> Result<Vec<String>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT 1 FROM vectors WHERE kind = ?1 AND id = ?2")
-            .map_err(sql)?;
+        let mut stmt = self.conn.prepare_cached("SELECT 1 FROM vectors WHERE kind = ?1 AND id = ?2").map_err(sql)?;
         let mut out = Vec::new();
         for id in ids {
             let found: Option<i64> =
@@ -372,10 +357,7 @@ impl StoreRead for SqliteStore {
     }
 
     fn vectors(&self, kind: VectorKind, ids: &[String]) -> Result<Vec<(String, Vec<f32>)>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT vec FROM vectors WHERE kind = ?1 AND id = ?2")
-            .map_err(sql)?;
+        let mut stmt = self.conn.prepare_cached("SELECT vec FROM vectors WHERE kind = ?1 AND id = ?2").map_err(sql)?;
         let mut out = Vec::new();
         for id in ids {
             let found: Option<Vec<u8>> =

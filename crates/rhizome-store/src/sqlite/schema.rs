@@ -85,9 +85,7 @@ pub fn prepare(conn: &Connection) -> Result<()> {
     match get_meta(conn, "schema_version")? {
         None => set_meta(conn, "schema_version", SCHEMA_VERSION),
         Some(v) if v == SCHEMA_VERSION => Ok(()),
-        Some(v) => Err(Error::Store(format!(
-            "index schema version {v}, this rhizome reads version {SCHEMA_VERSION}"
-        ))),
+        Some(v) => Err(Error::Store(format!("index schema version {v}, this rhizome reads version {SCHEMA_VERSION}"))),
     }
 }
 
@@ -104,11 +102,8 @@ pub fn is_ready(db: &std::path::Path) -> bool {
 /// another process adding it at the same moment is not an error.
 fn add_column(conn: &Connection, table: &str, column: &str, decl: &str) -> Result<()> {
     let mut stmt = conn.prepare(&format!("PRAGMA table_info({table})")).map_err(sql)?;
-    let names: Vec<String> = stmt
-        .query_map([], |r| r.get::<_, String>(1))
-        .map_err(sql)?
-        .collect::<Result<_, _>>()
-        .map_err(sql)?;
+    let names: Vec<String> =
+        stmt.query_map([], |r| r.get::<_, String>(1)).map_err(sql)?.collect::<Result<_, _>>().map_err(sql)?;
     if !names.iter().any(|n| n == column) {
         match conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {decl}")) {
             Err(e) if e.to_string().contains("duplicate column name") => {}

@@ -4,14 +4,12 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::atomic::AtomicBool;
 
-use rhizome_core::{
-    DeleteReport, EmbedNames, Error, Result, StoreRead, StoreWrite, VectorKind, WriteBatch,
-};
+use rhizome_core::{DeleteReport, EmbedNames, Error, Result, StoreRead, StoreWrite, VectorKind, WriteBatch};
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::{meta, postings, sql, SqliteStore};
 use crate::aggregate::{descriptions, entity_description, entity_row, relation_row, MentionVote, Rekeys};
 use crate::vectors::encode;
-use super::{meta, postings, sql, SqliteStore};
 
 /// Run one statement through the connection's statement cache: a batch runs the same few
 /// statements once per record, and preparing each anew (parsing, planning) was a large
@@ -21,8 +19,12 @@ fn exec(conn: &Connection, statement: &str, params: impl rusqlite::Params) -> ru
 }
 
 /// The first row of a query, through the connection's statement cache (as [`exec`]).
-fn row<T>(conn: &Connection, statement: &str, params: impl rusqlite::Params,
-    f: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+fn row<T>(
+    conn: &Connection,
+    statement: &str,
+    params: impl rusqlite::Params,
+    f: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
     conn.prepare_cached(statement)?.query_row(params, f)
 }
 
@@ -42,11 +44,8 @@ pub fn entity_descriptions(conn: &Connection, id: &str) -> Result<(Vec<String>, 
              ORDER BY doc_id, coalesce(chunk_id, ''), name",
         )
         .map_err(sql)?;
-    let all: Vec<String> = stmt
-        .query_map([id], |r| r.get::<_, String>(0))
-        .map_err(sql)?
-        .collect::<Result<_, _>>()
-        .map_err(sql)?;
+    let all: Vec<String> =
+        stmt.query_map([id], |r| r.get::<_, String>(0)).map_err(sql)?.collect::<Result<_, _>>().map_err(sql)?;
     Ok(descriptions(all.iter().map(String::as_str)))
 }
 
@@ -64,10 +63,8 @@ fn refresh_entity(conn: &Connection, id: &str) -> Result<Refreshed> {
         .map_err(sql)?
         .collect::<Result<_, _>>()
         .map_err(sql)?;
-    let existed: bool = row(conn, "SELECT 1 FROM entities WHERE id = ?1", [id], |_| Ok(()))
-        .optional()
-        .map_err(sql)?
-        .is_some();
+    let existed: bool =
+        row(conn, "SELECT 1 FROM entities WHERE id = ?1", [id], |_| Ok(())).optional().map_err(sql)?.is_some();
     if rows.is_empty() {
         exec(conn, "DELETE FROM entities WHERE id = ?1", [id]).map_err(sql)?;
         exec(conn, "DELETE FROM vectors WHERE kind = 'entity' AND id = ?1", [id]).map_err(sql)?;
@@ -87,7 +84,8 @@ fn refresh_entity(conn: &Connection, id: &str) -> Result<Refreshed> {
         .collect();
     let (name, entity_type, descriptions, fp, importance) = entity_row(&votes);
     // A summary stands in for the descriptions it was made from, and only for those.
-    let summary: Option<String> = row(conn,
+    let summary: Option<String> = row(
+        conn,
         "SELECT summary FROM entity_summaries WHERE entity_id = ?1 AND fingerprint = ?2",
         params![id, fp],
         |r| r.get(0),
@@ -95,7 +93,8 @@ fn refresh_entity(conn: &Connection, id: &str) -> Result<Refreshed> {
     .optional()
     .map_err(sql)?;
     let description = entity_description(&descriptions, summary);
-    exec(conn,
+    exec(
+        conn,
         "INSERT INTO entities(id, name, entity_type, description, importance) VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT(id) DO UPDATE SET name = excluded.name, entity_type = excluded.entity_type,
          description = excluded.description, importance = excluded.importance",
@@ -122,7 +121,8 @@ fn refresh_relation(conn: &Connection, id: &str) -> Result<Refreshed> {
         return Ok(if n > 0 { Refreshed::Removed } else { Refreshed::Kept });
     };
     let (weight, description) = relation_row(rows.iter().map(|r| (r.3.as_str(), r.4)));
-    exec(conn,
+    exec(
+        conn,
         "INSERT INTO relations(id, source_id, target_id, rel_type, description, weight)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT(id) DO UPDATE SET description = excluded.description, weight = excluded.weight",
@@ -133,7 +133,8 @@ fn refresh_relation(conn: &Connection, id: &str) -> Result<Refreshed> {
 }
 
 fn refresh_fact(conn: &Connection, id: &str) -> Result<Refreshed> {
-    let first: Option<(String, String, String, String, String)> = row(conn,
+    let first: Option<(String, String, String, String, String)> = row(
+        conn,
         "SELECT subject, predicate, object, subject_id, object_id FROM fact_support
          WHERE fact_id = ?1 ORDER BY doc_id, coalesce(chunk_id, '') LIMIT 1",
         [id],
@@ -146,7 +147,8 @@ fn refresh_fact(conn: &Connection, id: &str) -> Result<Refreshed> {
         let n = exec(conn, "DELETE FROM facts WHERE id = ?1", [id]).map_err(sql)?;
         return Ok(if n > 0 { Refreshed::Removed } else { Refreshed::Kept });
     };
-    exec(conn,
+    exec(
+        conn,
         "INSERT INTO facts(id, subject, predicate, object, subject_id, object_id)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT(id) DO UPDATE SET subject = excluded.subject, predicate = excluded.predicate,
@@ -178,8 +180,7 @@ fn remaining_names(conn: &Connection, doc_id: &str) -> Result<BTreeMap<String, V
 /// Move the re-keyed entities' support rows, the relation and fact rows naming them and
 /// their summaries to the new ids ([`Rekeys`]), and store the new ids' vectors; the
 /// relations and facts to refresh are added to `relations` and `facts`.
-fn rekey(conn: &Connection, r: &Rekeys, relations: &mut BTreeSet<String>, facts: &mut BTreeSet<String>)
-    -> Result<()> {
+fn rekey(conn: &Connection, r: &Rekeys, relations: &mut BTreeSet<String>, facts: &mut BTreeSet<String>) -> Result<()> {
     let mut moved: BTreeMap<i64, (String, String, String, String)> = BTreeMap::new();
     for (old, new) in &r.keys {
         exec(conn, "UPDATE entity_support SET entity_id = ?2 WHERE entity_id = ?1", params![old, new]).map_err(sql)?;
@@ -211,7 +212,8 @@ fn rekey(conn: &Connection, r: &Rekeys, relations: &mut BTreeSet<String>, facts:
         relations.insert(id);
         match r.relation(&source, &rel_type, &target) {
             Some((s, t, id)) => {
-                exec(conn,
+                exec(
+                    conn,
                     "UPDATE relation_support SET relation_id = ?2, source_id = ?3, target_id = ?4 WHERE rowid = ?1",
                     params![rowid, id, s, t],
                 )
@@ -282,7 +284,8 @@ impl StoreWrite for SqliteStore {
                 let now = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |t| t.as_secs() as i64);
-                exec(&tx,
+                exec(
+                    &tx,
                     "UPDATE documents SET language = ?2, indexed_at = ?3 WHERE id = ?1",
                     params![d.id, lang.code(), now],
                 )
@@ -305,11 +308,20 @@ impl StoreWrite for SqliteStore {
         }
         let mut entities = BTreeSet::new();
         for m in batch.mentions.iter().filter(|m| !skip.contains(m.doc_id.as_str())) {
-            exec(&tx,
+            exec(
+                &tx,
                 "INSERT INTO entity_support(entity_id, doc_id, chunk_id, name, entity_type,
                  description, count, importance) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![m.entity_id, m.doc_id, m.chunk_id, m.name, m.entity_type, m.description, m.count,
-                        m.importance.map(f64::from)],
+                params![
+                    m.entity_id,
+                    m.doc_id,
+                    m.chunk_id,
+                    m.name,
+                    m.entity_type,
+                    m.description,
+                    m.count,
+                    m.importance.map(f64::from)
+                ],
             )
             .map_err(sql)?;
             entities.insert(m.entity_id.as_str());
@@ -317,11 +329,20 @@ impl StoreWrite for SqliteStore {
         let mut relations = BTreeSet::new();
         for r in batch.relations.iter().filter(|r| !skip.contains(r.doc_id.as_str())) {
             let x = &r.relation;
-            exec(&tx,
+            exec(
+                &tx,
                 "INSERT INTO relation_support(relation_id, doc_id, chunk_id, source_id, target_id,
                  rel_type, description, weight) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![x.id, r.doc_id, r.chunk_id, x.source_id, x.target_id, x.rel_type,
-                        x.description, x.weight as f64],
+                params![
+                    x.id,
+                    r.doc_id,
+                    r.chunk_id,
+                    x.source_id,
+                    x.target_id,
+                    x.rel_type,
+                    x.description,
+                    x.weight as f64
+                ],
             )
             .map_err(sql)?;
             relations.insert(x.id.as_str());
@@ -329,17 +350,18 @@ impl StoreWrite for SqliteStore {
         let mut facts = BTreeSet::new();
         for f in batch.facts.iter().filter(|f| !skip.contains(f.doc_id.as_str())) {
             let x = &f.fact;
-            exec(&tx,
+            exec(
+                &tx,
                 "INSERT INTO fact_support(fact_id, doc_id, chunk_id, subject, predicate, object,
                  subject_id, object_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![x.id, f.doc_id, f.chunk_id, x.subject, x.predicate, x.object,
-                        x.subject_id, x.object_id],
+                params![x.id, f.doc_id, f.chunk_id, x.subject, x.predicate, x.object, x.subject_id, x.object_id],
             )
             .map_err(sql)?;
             facts.insert(x.id.as_str());
         }
         for (a, b, score) in &batch.similar {
-            exec(&tx,
+            exec(
+                &tx,
                 "INSERT OR REPLACE INTO similar(a, b, score, doc_id)
                  SELECT ?1, ?2, ?3, doc_id FROM chunks WHERE id = ?1",
                 params![a, b, *score as f64],
@@ -347,14 +369,16 @@ impl StoreWrite for SqliteStore {
             .map_err(sql)?;
         }
         for (kind, id, v) in &batch.vectors {
-            exec(&tx,
+            exec(
+                &tx,
                 "INSERT OR REPLACE INTO vectors(kind, id, vec) VALUES (?1, ?2, ?3)",
                 params![kind.as_str(), id, encode(v)],
             )
             .map_err(sql)?;
         }
         for f in batch.failures.iter().filter(|f| !skip.contains(f.doc_id.as_str())) {
-            exec(&tx,
+            exec(
+                &tx,
                 "INSERT INTO extraction_failures(chunk_id, doc_id, error, attempts)
                  VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT(chunk_id) DO UPDATE SET error = excluded.error,
@@ -363,12 +387,12 @@ impl StoreWrite for SqliteStore {
             )
             .map_err(sql)?;
         }
-        let covariates: Vec<_> =
-            batch.covariates.iter().filter(|c| !skip.contains(c.doc_id.as_str())).collect();
+        let covariates: Vec<_> = batch.covariates.iter().filter(|c| !skip.contains(c.doc_id.as_str())).collect();
         super::communities::insert_covariates(&tx, &covariates)?;
         for (doc_id, done) in batch.doc_progress.iter().filter(|(d, _)| !skip.contains(d.as_str())) {
             match done {
-                Some(n) => exec(&tx,
+                Some(n) => exec(
+                    &tx,
                     "INSERT INTO partial_documents(doc_id, chunks_done) VALUES (?1, ?2)
                      ON CONFLICT(doc_id) DO UPDATE SET chunks_done = excluded.chunks_done",
                     params![doc_id, n],
@@ -431,13 +455,13 @@ impl StoreWrite for SqliteStore {
             postings::unindex_chunk(&tx, *rowid)?;
             exec(&tx, "DELETE FROM vectors WHERE kind = 'chunk' AND id = ?1", [id]).map_err(sql)?;
             let (lo, hi) = rhizome_core::ids::sentence_id_range(id);
-            exec(&tx, "DELETE FROM vectors WHERE kind = 'sentence' AND id >= ?1 AND id < ?2", [lo, hi])
-                .map_err(sql)?;
+            exec(&tx, "DELETE FROM vectors WHERE kind = 'sentence' AND id >= ?1 AND id < ?2", [lo, hi]).map_err(sql)?;
         }
         report.chunks = exec(&tx, "DELETE FROM chunks WHERE doc_id = ?1", [doc_id]).map_err(sql)? as u64;
         exec(&tx, "DELETE FROM partial_documents WHERE doc_id = ?1", [doc_id]).map_err(sql)?;
-        for table in ["entity_support", "relation_support", "fact_support", "similar", "extraction_failures",
-                      "covariates"] {
+        for table in
+            ["entity_support", "relation_support", "fact_support", "similar", "extraction_failures", "covariates"]
+        {
             exec(&tx, &format!("DELETE FROM {table} WHERE doc_id = ?1"), [doc_id]).map_err(sql)?;
         }
         rekey(&tx, &rekeys, &mut relation_ids, &mut fact_ids)?;
@@ -460,8 +484,7 @@ impl StoreWrite for SqliteStore {
                 report.facts += 1;
             }
         }
-        report.documents =
-            exec(&tx, "DELETE FROM documents WHERE id = ?1", [doc_id]).map_err(sql)? as u64;
+        report.documents = exec(&tx, "DELETE FROM documents WHERE id = ?1", [doc_id]).map_err(sql)? as u64;
         if report.entities > 0 || created {
             meta::set_meta(&tx, "synonyms_dirty", "1")?;
         }
@@ -471,8 +494,7 @@ impl StoreWrite for SqliteStore {
         Ok(report)
     }
 
-    fn replace_communities(&mut self, communities: &[rhizome_core::Community], graph_version: u64)
-        -> Result<()> {
+    fn replace_communities(&mut self, communities: &[rhizome_core::Community], graph_version: u64) -> Result<()> {
         super::communities::replace(&mut self.conn, communities, graph_version)?;
         self.invalidate_caches();
         Ok(())
@@ -482,17 +504,16 @@ impl StoreWrite for SqliteStore {
         super::communities::set_reports_version(&self.conn, graph_version)
     }
 
-    fn put_reports(&mut self, reports: &[rhizome_core::CommunityReport], vectors: &[(String, Vec<f32>)])
-        -> Result<()> {
+    fn put_reports(&mut self, reports: &[rhizome_core::CommunityReport], vectors: &[(String, Vec<f32>)]) -> Result<()> {
         super::communities::put_reports(&mut self.conn, reports, vectors)?;
         self.invalidate_caches();
         Ok(())
     }
 
-    fn set_entity_summary(&mut self, entity_id: &str, fingerprint: &str, summary: &str)
-        -> Result<()> {
+    fn set_entity_summary(&mut self, entity_id: &str, fingerprint: &str, summary: &str) -> Result<()> {
         let tx = self.conn.transaction().map_err(sql)?;
-        exec(&tx,
+        exec(
+            &tx,
             "INSERT OR REPLACE INTO entity_summaries(entity_id, fingerprint, summary)
              VALUES (?1, ?2, ?3)",
             params![entity_id, fingerprint, summary],
@@ -511,8 +532,7 @@ impl StoreWrite for SqliteStore {
         Ok(())
     }
 
-    fn rebuild_synonyms(&mut self, top_k: usize, threshold: f32, cancel: &AtomicBool)
-        -> Result<u64> {
+    fn rebuild_synonyms(&mut self, top_k: usize, threshold: f32, cancel: &AtomicBool) -> Result<u64> {
         let seen = self.graph_version()?;
         let m = self.matrix(VectorKind::Entity)?;
         let pairs = m.knn_pairs(top_k, threshold, cancel).ok_or(Error::Cancelled)?;
@@ -522,9 +542,7 @@ impl StoreWrite for SqliteStore {
         let now: u64 = meta::get_meta(&tx, "graph_version")?.and_then(|v| v.parse().ok()).unwrap_or(0);
         exec(&tx, "DELETE FROM synonyms", []).map_err(sql)?;
         {
-            let mut ins = tx
-                .prepare("INSERT OR IGNORE INTO synonyms(a, b, score) VALUES (?1, ?2, ?3)")
-                .map_err(sql)?;
+            let mut ins = tx.prepare("INSERT OR IGNORE INTO synonyms(a, b, score) VALUES (?1, ?2, ?3)").map_err(sql)?;
             for (i, j, s) in &pairs {
                 ins.execute(params![m.ids[*i], m.ids[*j], *s as f64]).map_err(sql)?;
             }

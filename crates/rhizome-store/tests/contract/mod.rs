@@ -19,19 +19,35 @@ pub fn unit(v: &[f32]) -> Vec<f32> {
 /// between the first two entities, and vectors for all of them.
 pub fn batch(title: &str, texts: &[&str], ents: &[&str]) -> WriteBatch {
     let body = texts.join(" ");
-    let doc = Document { id: document_id(title, &body), source: format!("{title}.txt"), title: title.into(), text: body };
+    let doc =
+        Document { id: document_id(title, &body), source: format!("{title}.txt"), title: title.into(), text: body };
     let mut b = WriteBatch::default();
     for (i, t) in texts.iter().enumerate() {
-        let c = Chunk { id: chunk_id(&doc.id, i as u32, t), doc_id: doc.id.clone(), ordinal: i as u32, text: t.to_string(), tokens: 3 };
+        let c = Chunk {
+            id: chunk_id(&doc.id, i as u32, t),
+            doc_id: doc.id.clone(),
+            ordinal: i as u32,
+            text: t.to_string(),
+            tokens: 3,
+        };
         b.vectors.push((VectorKind::Chunk, c.id.clone(), unit(&[1.0, i as f32, title.len() as f32])));
         // Two sentence vectors per chunk (their ids sort apart from the chunk's).
         for (k, s) in ["first", "second"].iter().enumerate() {
-            b.vectors.push((VectorKind::Sentence, sentence_id(&c.id, &format!("{t} {s}")), unit(&[0.5, k as f32, 1.0])));
+            b.vectors.push((
+                VectorKind::Sentence,
+                sentence_id(&c.id, &format!("{t} {s}")),
+                unit(&[0.5, k as f32, 1.0]),
+            ));
         }
         for e in ents {
             b.mentions.push(MentionRecord {
-                entity_id: entity_id(e), name: e.to_string(), entity_type: "ENTITY".into(),
-                description: format!("{e} in {title}"), doc_id: doc.id.clone(), chunk_id: Some(c.id.clone()), count: 1,
+                entity_id: entity_id(e),
+                name: e.to_string(),
+                entity_type: "ENTITY".into(),
+                description: format!("{e} in {title}"),
+                doc_id: doc.id.clone(),
+                chunk_id: Some(c.id.clone()),
+                count: 1,
                 importance: None,
             });
         }
@@ -43,12 +59,25 @@ pub fn batch(title: &str, texts: &[&str], ents: &[&str]) -> WriteBatch {
     if ents.len() >= 2 {
         let (s, o) = (entity_id(ents[0]), entity_id(ents[1]));
         b.relations.push(RelationRecord {
-            relation: Relation { id: relation_id(&s, "CO_OCCURS", &o), source_id: s.clone(), target_id: o.clone(),
-                rel_type: "CO_OCCURS".into(), description: title.into(), weight: 1.0 },
-            doc_id: doc.id.clone(), chunk_id: Some(b.chunks[0].id.clone()),
+            relation: Relation {
+                id: relation_id(&s, "CO_OCCURS", &o),
+                source_id: s.clone(),
+                target_id: o.clone(),
+                rel_type: "CO_OCCURS".into(),
+                description: title.into(),
+                weight: 1.0,
+            },
+            doc_id: doc.id.clone(),
+            chunk_id: Some(b.chunks[0].id.clone()),
         });
-        let f = Fact { id: fact_id(ents[0], "knows", ents[1]), subject: ents[0].into(), predicate: "knows".into(),
-            object: ents[1].into(), subject_id: s, object_id: o };
+        let f = Fact {
+            id: fact_id(ents[0], "knows", ents[1]),
+            subject: ents[0].into(),
+            predicate: "knows".into(),
+            object: ents[1].into(),
+            subject_id: s,
+            object_id: o,
+        };
         b.vectors.push((VectorKind::Fact, f.id.clone(), unit(&[0.0, 1.0, 0.0])));
         b.facts.push(FactRecord { fact: f, doc_id: doc.id.clone(), chunk_id: Some(b.chunks[0].id.clone()) });
     }
@@ -162,7 +191,12 @@ pub fn contract<S: StoreWrite>(open: &dyn Fn(&Path) -> S) {
 
     // Extraction failures: recorded, counted again, resolved; a document's go with it.
     let v0 = s.graph_version().unwrap();
-    let fail = |c: &Chunk| ExtractionFailure { chunk_id: c.id.clone(), doc_id: c.doc_id.clone(), error: "HTTP 500".into(), attempts: 1 };
+    let fail = |c: &Chunk| ExtractionFailure {
+        chunk_id: c.id.clone(),
+        doc_id: c.doc_id.clone(),
+        error: "HTTP 500".into(),
+        attempts: 1,
+    };
     let mut f = WriteBatch { failures: vec![fail(&a.chunks[1]), fail(&b.chunks[0])], ..WriteBatch::default() };
     s.write_batch(&f).unwrap();
     assert!(s.graph_version().unwrap() > v0, "a write moves the graph version");
@@ -205,7 +239,12 @@ pub fn copy_contract<S: StoreWrite>(open: &dyn Fn(&Path) -> S) {
     let mut b = batch("beta", &["微软向OpenAI投资", "Sam Altman领导OpenAI"], &["OpenAI", "Aage Bohr", "Microsoft"]);
     b.mentions[0].importance = Some(0.5);
     let chunk = b.chunks[1].id.clone();
-    b.failures.push(ExtractionFailure { chunk_id: chunk, doc_id: b.documents[0].id.clone(), error: "HTTP 500".into(), attempts: 1 });
+    b.failures.push(ExtractionFailure {
+        chunk_id: chunk,
+        doc_id: b.documents[0].id.clone(),
+        error: "HTTP 500".into(),
+        attempts: 1,
+    });
     let mut src = open(&tmp.path().join("src"));
     src.set_embedding_model("m", 3).unwrap();
     src.write_batch(&a).unwrap();
@@ -242,7 +281,10 @@ pub fn copy_contract<S: StoreWrite>(open: &dyn Fn(&Path) -> S) {
     let ids: Vec<String> = src.graph_data().unwrap().entities.into_iter().map(|e| e.id).collect();
     assert_eq!(dst.entities(&ids).unwrap(), src.entities(&ids).unwrap());
     let q = unit(&[1.0, 0.0, 5.0]);
-    assert_eq!(dst.vector_search(VectorKind::Chunk, &q, 5).unwrap(), src.vector_search(VectorKind::Chunk, &q, 5).unwrap());
+    assert_eq!(
+        dst.vector_search(VectorKind::Chunk, &q, 5).unwrap(),
+        src.vector_search(VectorKind::Chunk, &q, 5).unwrap()
+    );
     assert_eq!(dst.bm25("OpenAI投资", 5).unwrap(), src.bm25("OpenAI投资", 5).unwrap());
 }
 
