@@ -266,7 +266,7 @@ fn disk_full_during_an_upload_fails_the_job_clearly() {
         assert_eq!(q.status().as_u16(), 200, "a query on the full disk");
         s.get_json("/health")["documents"].as_u64().unwrap()
     };
-    assert!(n >= 8 && n < 48 && (n - 8) % 4 == 0, "whole batches only: {n}");
+    assert!((8..48).contains(&n) && (n - 8) % 4 == 0, "whole batches only: {n}");
     fs.resize(256 << 20);
     let s = support::server::start(&idx, &[], &[("RHIZOME_EMBED_DOCS_PER_BATCH", "4")]);
     let done = s.wait_job(s.upload(&files));

@@ -33,6 +33,7 @@ pub use crate::config_sensemaking::CommunitiesConfig;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+#[derive(Default)]
 pub struct Config {
     pub store: StoreConfig,
     pub chunk: ChunkConfig,
@@ -47,23 +48,6 @@ pub struct Config {
     /// method in rhizome-retrieve, in the order of the method registry.
     #[serde(flatten, skip_deserializing)]
     pub sections: Sections,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            chunk: ChunkConfig::default(),
-            embed: EmbedConfig::default(),
-            extract: ExtractConfig::default(),
-            synonymy: SynonymyConfig::default(),
-            similar: SimilarConfig::default(),
-            retrieval: RetrievalConfig::default(),
-            llm: LlmConfig::default(),
-            communities: CommunitiesConfig::default(),
-            sections: Sections::default(),
-            store: StoreConfig::default(),
-        }
-    }
 }
 
 impl Config {

@@ -67,7 +67,7 @@ impl BertConfig {
     pub fn from_file(path: &Path) -> Result<Self, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let cfg: BertConfig = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        if cfg.num_attention_heads == 0 || cfg.hidden_size % cfg.num_attention_heads != 0 {
+        if cfg.num_attention_heads == 0 || !cfg.hidden_size.is_multiple_of(cfg.num_attention_heads) {
             return Err(format!(
                 "{}: hidden_size {} is not a multiple of num_attention_heads {}",
                 path.display(),

@@ -233,7 +233,7 @@ impl E5File {
             let bytes = c.u64("tensor bytes")? as usize;
             let expected = match dtype {
                 0 => elements * 4,
-                1 if elements % Q4_BLOCK == 0 => elements / Q4_BLOCK * Q4_BLOCK_BYTES,
+                1 if elements.is_multiple_of(Q4_BLOCK) => elements / Q4_BLOCK * Q4_BLOCK_BYTES,
                 _ => return Err(format!("tensor {name}: unsupported dtype {dtype} / size {elements}")),
             };
             if offset.checked_add(expected).is_none_or(|end| end > data.len()) || bytes < expected {
@@ -269,7 +269,7 @@ impl E5File {
 
     /// The raw Q4_0 blocks of a `[rows, cols]` matrix (`cols` a multiple of 32).
     pub fn q4_tensor(&self, name: &str, rows: usize, cols: usize) -> Result<&[u8], String> {
-        if cols % Q4_BLOCK != 0 {
+        if !cols.is_multiple_of(Q4_BLOCK) {
             return Err(format!("tensor {name}: {cols} columns are not whole Q4_0 blocks"));
         }
         let t = self.entry(name, true, rows * cols)?;

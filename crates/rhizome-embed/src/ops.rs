@@ -26,13 +26,7 @@ fn exp_f32(x_in: f32) -> f32 {
     const LN2_HI: f32 = 0.693_145_75;
     const LN2_LO: f32 = 1.428_606_8e-6;
     const ROUND: f32 = 12_582_912.0; // 1.5 * 2^23: adding and subtracting rounds to integer
-    let x = if x_in < -87.0 {
-        -87.0
-    } else if x_in > 88.0 {
-        88.0
-    } else {
-        x_in
-    };
+    let x = x_in.clamp(-87.0, 88.0);
     // n = round(x / ln 2), as a float and (from the same sum's low mantissa bits) as an
     // integer: no float-to-int cast, which would not vectorise.
     let v = x * LOG2E + ROUND;
@@ -54,19 +48,13 @@ fn exp_f32(x_in: f32) -> f32 {
 /// exp, one division.
 #[inline(always)]
 fn erf_f32(x: f32) -> f32 {
-    let x = if x < -4.0 {
-        -4.0
-    } else if x > 4.0 {
-        4.0
-    } else {
-        x
-    };
+    let x = x.clamp(-4.0, 4.0);
     let x2 = x * x;
     let mut p = x2 * -2.726_142_3e-10 + 2.770_681_4e-8;
     p = x2 * p + -2.101_024e-6;
     p = x2 * p + -5.692_506_4e-5;
     p = x2 * p + -7.349_906_3e-4;
-    p = x2 * p + -2.954_600_0e-3;
+    p = x2 * p + -2.954_6e-3;
     p = x2 * p + -1.609_603_3e-2;
     let mut q = x2 * -1.456_607_2e-5 + -2.133_740_6e-4;
     q = x2 * q + -1.682_827e-3;
@@ -217,7 +205,7 @@ unsafe fn bias_gelu_512(row: &mut [f32], bias: &[f32]) {
         p = _mm512_fmadd_ps(x2, p, c(-2.101_024e-6));
         p = _mm512_fmadd_ps(x2, p, c(-5.692_506_4e-5));
         p = _mm512_fmadd_ps(x2, p, c(-7.349_906_3e-4));
-        p = _mm512_fmadd_ps(x2, p, c(-2.954_600_0e-3));
+        p = _mm512_fmadd_ps(x2, p, c(-2.954_6e-3));
         p = _mm512_fmadd_ps(x2, p, c(-1.609_603_3e-2));
         let mut q = _mm512_fmadd_ps(x2, c(-1.456_607_2e-5), c(-2.133_740_6e-4));
         q = _mm512_fmadd_ps(x2, q, c(-1.682_827e-3));
@@ -376,6 +364,27 @@ impl InplaceOp2 for BiasResidualNorm<'_> {
     }
 }
 
+/// Mean of each sequence's rows of `x` (packed sequences of `lens` tokens, `h` columns).
+pub fn mean_pool(x: &candle_core::Tensor, lens: &[usize], h: usize) -> Result<Vec<Vec<f32>>> {
+    Ok(mean_pool_rows(&x.flatten_all()?.to_vec1::<f32>()?, lens, h))
+}
+
+/// Mean of each sequence's rows of `flat` (packed sequences of `lens` tokens, `h` columns).
+pub(crate) fn mean_pool_rows(flat: &[f32], lens: &[usize], h: usize) -> Vec<Vec<f32>> {
+    let mut rows = flat.chunks_exact(h);
+    lens.iter()
+        .map(|&len| {
+            let mut acc = vec![0f32; h];
+            for row in rows.by_ref().take(len) {
+                acc.iter_mut().zip(row).for_each(|(a, v)| *a += v);
+            }
+            let inv = 1.0 / len as f32;
+            acc.iter_mut().for_each(|a| *a *= inv);
+            acc
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -448,25 +457,4 @@ mod tests {
         let var: f32 = x.iter().map(|v| v * v).sum::<f32>() / 10.0;
         assert!(mean.abs() < 1e-5 && (var - 1.0).abs() < 1e-4);
     }
-}
-
-/// Mean of each sequence's rows of `x` (packed sequences of `lens` tokens, `h` columns).
-pub fn mean_pool(x: &candle_core::Tensor, lens: &[usize], h: usize) -> Result<Vec<Vec<f32>>> {
-    Ok(mean_pool_rows(&x.flatten_all()?.to_vec1::<f32>()?, lens, h))
-}
-
-/// Mean of each sequence's rows of `flat` (packed sequences of `lens` tokens, `h` columns).
-pub(crate) fn mean_pool_rows(flat: &[f32], lens: &[usize], h: usize) -> Vec<Vec<f32>> {
-    let mut rows = flat.chunks_exact(h);
-    lens.iter()
-        .map(|&len| {
-            let mut acc = vec![0f32; h];
-            for row in rows.by_ref().take(len) {
-                acc.iter_mut().zip(row).for_each(|(a, v)| *a += v);
-            }
-            let inv = 1.0 / len as f32;
-            acc.iter_mut().for_each(|a| *a *= inv);
-            acc
-        })
-        .collect()
 }

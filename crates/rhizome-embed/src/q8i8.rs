@@ -82,7 +82,7 @@ impl I8Matrix {
     pub fn from_q4(parts: &[(&[u8], usize, f32)], nin: usize) -> Result<Self, String> {
         let nout: usize = parts.iter().map(|p| p.1).sum();
         let nb = nin / Q4_BLOCK;
-        if nout % ROWS != 0 || nin % SEG != 0 || nin == 0 {
+        if !nout.is_multiple_of(ROWS) || !nin.is_multiple_of(SEG) || nin == 0 {
             return Err(format!("q8i8: {nout} x {nin} is not made of 16 x {SEG} tiles"));
         }
         let row_bytes = nb * Q4_BLOCK_BYTES;

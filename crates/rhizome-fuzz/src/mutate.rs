@@ -148,7 +148,7 @@ fn edit(rng: &mut Rng, data: &mut Vec<u8>, corpus: &[Vec<u8>], dict: &[&'static 
                 data.splice(at..at, piece);
             }
         }
-        6 | 7 | 8 => {
+        6..=8 => {
             let t = token(rng, dict).as_bytes().to_vec();
             let at = pos(rng, data);
             data.splice(at..at, t);
@@ -197,7 +197,7 @@ fn edit(rng: &mut Rng, data: &mut Vec<u8>, corpus: &[Vec<u8>], dict: &[&'static 
             let b = *rng.pick(b"a. ,\"{x<-|#\t0").unwrap();
             let n = 1000 + rng.below(60_000);
             let at = pos(rng, data);
-            data.splice(at..at, std::iter::repeat(b).take(n));
+            data.splice(at..at, std::iter::repeat_n(b, n));
         }
         13 => {
             let bad = BAD_UTF8[rng.below(BAD_UTF8.len())];

@@ -121,7 +121,7 @@ impl Extractor for LlmExtractor {
     }
 
     fn extract(&self, chunk: &Chunk) -> Result<Extraction> {
-        self.extract_batch(&[chunk]).pop().unwrap_or_else(|| Err(Error::Cancelled))
+        self.extract_batch(&[chunk]).pop().unwrap_or(Err(Error::Cancelled))
     }
 
     fn extract_batch(&self, chunks: &[&Chunk]) -> Vec<Result<Extraction>> {

@@ -50,8 +50,8 @@ pub struct ParseOutcome {
 
 /// Counts of what was read and what became of it.
 ///
-/// For entities: `entities.len() == entity_records - entities_dropped - entities_merged
-/// + endpoints_added`; for relations: `relations.len() == relation_records -
+/// For entities: `entities.len() == entity_records - entities_dropped - entities_merged +
+/// endpoints_added`; for relations: `relations.len() == relation_records -
 /// relations_dropped`; for facts: `facts.len() == fact_records - facts_dropped -
 /// facts_merged`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -202,7 +202,7 @@ fn good_reply(req: &Value) -> String {
         Kind::Primer => {
             let titles = titles_in(t.split("Community reports:").nth(1).unwrap_or(""));
             let mut fus: Vec<String> = titles.iter().map(|t| format!("How does {t} relate to Marie Curie?")).collect();
-            fus.push(if titles.len() % 2 == 0 {
+            fus.push(if titles.len().is_multiple_of(2) {
                 "Where did Marie Curie work?".into()
             } else {
                 "where did marie curie WORK".into()
@@ -476,7 +476,7 @@ fn offline_gives_reports_and_one_local_search() {
         assert!(has_note(&r, &["no LLM", skipped]), "{skipped}: {:#?}", r.notes);
     }
     assert_eq!(r.answer, None);
-    assert!(r.extra.get("llm").is_none());
+    assert!(!r.extra.contains_key("llm"));
     let ns = nodes(&r);
     assert_eq!(ns.len(), 2);
     assert_eq!((ns[0]["query"].as_str(), ns[1]["query"].as_str()), (Some(QUESTION), Some(QUESTION)));

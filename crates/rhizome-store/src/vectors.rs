@@ -219,7 +219,7 @@ impl VectorMatrix {
                 pairs.push((i.min(j), i.max(j), sc));
             }
         }
-        pairs.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        pairs.sort_by_key(|a| (a.0, a.1));
         pairs.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
         Some(pairs)
     }

@@ -106,7 +106,7 @@ fn postgres_answers_as_sqlite_does() {
     let v0 = lite.graph_version().unwrap();
     for s in [&mut lite as &mut dyn StoreWrite, &mut pg] {
         s.replace_communities(
-            &[com("com_b", 0, &ids[..2]), com("com_a", 1, &[bohr.clone()]), com("com_c", 0, &ids[2..])],
+            &[com("com_b", 0, &ids[..2]), com("com_a", 1, std::slice::from_ref(&bohr)), com("com_c", 0, &ids[2..])],
             v0,
         )
         .unwrap();
@@ -121,12 +121,15 @@ fn postgres_answers_as_sqlite_does() {
         )
         .unwrap();
         s.set_reports_version(v0).unwrap();
-        s.replace_communities(&[com("com_a", 1, &[bohr.clone()]), com("com_c", 0, &ids[2..])], v0).unwrap();
+        s.replace_communities(&[com("com_a", 1, std::slice::from_ref(&bohr)), com("com_c", 0, &ids[2..])], v0).unwrap();
     }
     assert_eq!(pg.communities().unwrap(), lite.communities().unwrap());
     assert_eq!(pg.community_reports().unwrap(), lite.community_reports().unwrap());
     assert_eq!(pg.community_report_count().unwrap(), 1);
-    assert_eq!(pg.communities_of(&[bohr.clone()]).unwrap(), lite.communities_of(&[bohr.clone()]).unwrap());
+    assert_eq!(
+        pg.communities_of(std::slice::from_ref(&bohr)).unwrap(),
+        lite.communities_of(std::slice::from_ref(&bohr)).unwrap()
+    );
     let all = ["com_a".to_string(), "com_b".into(), "com_c".into()];
     assert_eq!(pg.community_reports_of(&all).unwrap(), lite.community_reports_of(&all).unwrap());
     assert_eq!((pg.communities_version().unwrap(), pg.reports_version().unwrap()), (Some(v0), Some(v0)));

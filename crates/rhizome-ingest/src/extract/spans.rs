@@ -337,10 +337,9 @@ fn finish_span(s: &mut Sent, out: &mut Vec<Mention>, first: usize, mut last: usi
             break; // "S. Epatha Merkerson"
         } else if !is_word(s, a) || s.is_lower_word(a) {
             a += 1;
-        } else if has(&HONORIFICS, w) {
-            person = true;
-            a += 1;
-        } else if ROLE_TITLES.contains(w) && next_word.is_some_and(|k| s.is_cap(k) && s.spaced(k)) {
+        } else if has(&HONORIFICS, w)
+            || (ROLE_TITLES.contains(w) && next_word.is_some_and(|k| s.is_cap(k) && s.spaced(k)))
+        {
             person = true;
             a += 1;
         } else if (STARTERS.contains(w) || is_stop_word(w)) && !s.adjacent(a + 1) && !is_acronym(s.tok(a)) {
@@ -441,9 +440,9 @@ fn years_and_numbers(s: &mut Sent, out: &mut Vec<Mention>) {
             push(s, out, i, i + 1 + usize::from(era), "DATE");
         } else if s.is_number(i) {
             let mut end = i + 1;
-            if s.adjacent(end) && matches!(s.tok(end), "%" | "％") {
-                end += 1;
-            } else if s.spaced(end) && s.free(end) && has(&SCALES, s.lower(end)) {
+            if (s.adjacent(end) && matches!(s.tok(end), "%" | "％"))
+                || (s.spaced(end) && s.free(end) && has(&SCALES, s.lower(end)))
+            {
                 end += 1;
             } else if s.adjacent(end) && s.is_cjk(end) {
                 end += chinese::number_units(&s.cjk_run(end, 3));

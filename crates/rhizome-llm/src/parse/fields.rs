@@ -261,7 +261,7 @@ pub(crate) fn fit_type(label: &str, schema: &[String]) -> TypeFit {
     }
     let synonym = TYPE_SYNONYMS.iter().find(|(k, _)| *k == upper).map(|(_, v)| *v);
     // Plural forms: PERSONS, ORGANIZATIONS, EVENTS.
-    let singular = upper.strip_suffix('S').and_then(|s| find(s));
+    let singular = upper.strip_suffix('S').and_then(&find);
     // "PERSON|ORGANIZATION", "person/character": the first alternative that fits.
     let alternative = || {
         let parts = label.split(['|', '/', ',']).map(str::trim).filter(|p| !p.is_empty());
@@ -274,7 +274,7 @@ pub(crate) fn fit_type(label: &str, schema: &[String]) -> TypeFit {
             _ => None,
         })
     };
-    match synonym.and_then(|t| find(t)).or(singular).or_else(alternative) {
+    match synonym.and_then(&find).or(singular).or_else(alternative) {
         Some(s) => TypeFit::Known(s.trim().to_string()),
         None if find("CONCEPT").is_some() => TypeFit::Concept,
         None => TypeFit::Rejected,

@@ -55,19 +55,17 @@ pub(crate) fn find_values(text: &str, accept: impl Fn(&Value) -> bool) -> (Vec<F
             Got::Truncated(v) => (v, true),
             Got::Fail => (Value::Null, false),
         };
-        if value.is_object() || value.is_array() {
-            if accept(&value) {
-                let end = if truncated { text.len() } else { byte_at(r.pos) };
-                let mut repairs = r.repairs;
-                if truncated {
-                    repairs.push("closed truncated JSON");
-                }
-                repairs.sort_unstable();
-                repairs.dedup();
-                found.push(Found { value, start: byte_at(i), end, repairs });
-                i = r.pos.max(i + 1);
-                continue;
+        if (value.is_object() || value.is_array()) && accept(&value) {
+            let end = if truncated { text.len() } else { byte_at(r.pos) };
+            let mut repairs = r.repairs;
+            if truncated {
+                repairs.push("closed truncated JSON");
             }
+            repairs.sort_unstable();
+            repairs.dedup();
+            found.push(Found { value, start: byte_at(i), end, repairs });
+            i = r.pos.max(i + 1);
+            continue;
         }
         i += 1;
     }

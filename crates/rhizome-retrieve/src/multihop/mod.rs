@@ -139,7 +139,7 @@ impl Retriever for Multihop {
         let lexical = LEXICAL_WEIGHT * env.embedder.cosine_scale();
         let score = |i: usize| dot(&q, &vecs[i]) + lexical * terms.share(&texts[i]);
         let n_edges = edge_cands.len();
-        let edges = keep_best(edge_cands, |i| score(i), cfg.neighbor_top_k);
+        let edges = keep_best(edge_cands, score, cfg.neighbor_top_k);
         let paths = keep_best(path_cands, |i| score(n_edges + i), cfg.top_k_paths);
         out.timings_ms.insert("rerank".into(), ms(t));
 

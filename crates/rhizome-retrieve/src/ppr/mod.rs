@@ -53,7 +53,7 @@ impl Csr {
             directed.push((a, b, w));
             directed.push((b, a, w));
         }
-        directed.sort_unstable_by(|x, y| (x.0, x.1).cmp(&(y.0, y.1)));
+        directed.sort_unstable_by_key(|x| (x.0, x.1));
         let mut offsets = vec![0u32; n + 1];
         let mut targets: Vec<u32> = Vec::with_capacity(directed.len());
         let mut weights: Vec<f32> = Vec::with_capacity(directed.len());
