@@ -131,6 +131,7 @@ impl Rekeys {
         Ok(out)
     }
 
+    #[cfg(any(feature = "postgres", feature = "falkordb"))]
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
     }
@@ -141,6 +142,7 @@ impl Rekeys {
     }
 
     /// Whether an entity id is re-keyed.
+    #[cfg(any(feature = "postgres", feature = "falkordb"))]
     pub fn has(&self, id: &str) -> bool {
         self.keys.contains_key(id)
     }
