@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 /// A community: a set of entities at one level of the hierarchy.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Community {
     /// `com_` + hash of the level and the sorted entity ids (so an unchanged community
     /// keeps its id, and its report, when communities are recomputed), or the id an
@@ -37,6 +38,7 @@ impl Community {
 
 /// One finding of a report: a short statement and the explanation behind it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Finding {
     pub summary: String,
     pub explanation: String,
@@ -44,6 +46,7 @@ pub struct Finding {
 
 /// How a report was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ReportKind {
     /// By the configured LLM.
@@ -73,6 +76,7 @@ impl ReportKind {
 
 /// The report of one community.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CommunityReport {
     pub community_id: String,
     pub level: u32,

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// A source document, as loaded (before chunking).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Document {
     /// `doc_` + hash of (title, text).
     pub id: String,
@@ -18,6 +19,7 @@ pub struct Document {
 
 /// A span of a document's text, the unit of retrieval.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Chunk {
     /// `chk_` + hash of (document id, ordinal, text).
     pub id: String,
@@ -75,6 +77,7 @@ pub struct Extraction {
 
 /// A resolved entity node.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Entity {
     /// `ent_` + hash of the normalised name.
     pub id: String,

@@ -51,6 +51,7 @@ pub struct Scored {
 
 /// Node counts per label and edge counts per type.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Stats {
     pub nodes: BTreeMap<String, u64>,
     pub edges: BTreeMap<String, u64>,
@@ -96,6 +97,7 @@ pub struct ChunkWithDoc {
 
 /// A document as a list shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DocumentSummary {
     pub id: String,
     pub title: String,

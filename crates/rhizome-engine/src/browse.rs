@@ -13,6 +13,7 @@ use crate::Engine;
 
 /// An entity as a graph viewer draws it.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct GraphNode {
     pub id: String,
     pub name: String,
@@ -25,6 +26,7 @@ pub struct GraphNode {
 
 /// An edge between two drawn entities: `RELATED` (typed, weighted) or `SYNONYM`.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct GraphEdge {
     pub id: String,
     pub source: String,
@@ -36,6 +38,7 @@ pub struct GraphEdge {
 
 /// A piece of the graph around an entity.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Subgraph {
     pub center: String,
     pub nodes: Vec<GraphNode>,
@@ -46,6 +49,7 @@ pub struct Subgraph {
 
 /// A chunk that mentions an entity, with its document.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Mention {
     pub chunk_id: String,
     pub doc_id: String,
@@ -58,12 +62,34 @@ pub struct Mention {
 /// One entity in full: description, aliases (SYNONYM), the chunks that mention it, its
 /// communities with their reports.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct EntityDetail {
     pub entity: Entity,
+    /// RELATED edges at this entity.
     pub degree: usize,
-    pub aliases: Vec<(String, f32)>,
+    /// SYNONYM neighbours, most similar first.
+    pub aliases: Vec<Alias>,
+    /// The chunks that mention it most, most mentions first.
     pub mentions: Vec<Mention>,
-    pub communities: Vec<(Community, Option<CommunityReport>)>,
+    pub communities: Vec<CommunityWithReport>,
+}
+
+/// Another name of an entity: a SYNONYM neighbour, with the similarity of the two names.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Alias {
+    pub name: String,
+    pub similarity: f32,
+}
+
+/// A community with its report (none until one is written).
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct CommunityWithReport {
+    pub community: Community,
+    /// Sent as null when there is none.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
+    pub report: Option<CommunityReport>,
 }
 
 fn key(s: &str) -> String {
@@ -217,10 +243,15 @@ impl Engine {
             .ok_or_else(|| Error::NotFound(format!("no entity with id {id:?}")))?;
         let i = g.entity(id);
         let degree = i.map_or(0, |i| g.neighbors[i as usize].len());
-        let mut aliases: Vec<(String, f32)> = i
-            .map(|i| g.synonyms[i as usize].iter().map(|&(b, s)| (g.entity_names[b as usize].clone(), s)).collect())
+        let mut aliases: Vec<Alias> = i
+            .map(|i| {
+                g.synonyms[i as usize]
+                    .iter()
+                    .map(|&(b, s)| Alias { name: g.entity_names[b as usize].clone(), similarity: s })
+                    .collect()
+            })
             .unwrap_or_default();
-        aliases.sort_by(|a, b| b.1.total_cmp(&a.1));
+        aliases.sort_by(|a, b| b.similarity.total_cmp(&a.similarity));
         let mut chunk_counts: Vec<(u32, u32)> = i.map(|i| g.entity_chunks[i as usize].clone()).unwrap_or_default();
         chunk_counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         chunk_counts.truncate(max_mentions);
@@ -246,15 +277,15 @@ impl Engine {
         let communities = communities
             .into_iter()
             .map(|c| {
-                let r = reports.get(&c.id).cloned();
-                (c, r)
+                let report = reports.get(&c.id).cloned();
+                CommunityWithReport { community: c, report }
             })
             .collect();
         Ok(EntityDetail { entity, degree, aliases, mentions, communities })
     }
 
     /// Communities (at `level`, or all) with their reports, by level then id.
-    pub fn communities_with_reports(&self, level: Option<u32>) -> Result<Vec<(Community, Option<CommunityReport>)>> {
+    pub fn communities_with_reports(&self, level: Option<u32>) -> Result<Vec<CommunityWithReport>> {
         let store = self.reader()?;
         let mut reports: HashMap<String, CommunityReport> =
             store.community_reports()?.into_iter().map(|r| (r.community_id.clone(), r)).collect();
@@ -263,8 +294,8 @@ impl Engine {
             .into_iter()
             .filter(|c| level.is_none_or(|l| c.level == l))
             .map(|c| {
-                let r = reports.remove(&c.id);
-                (c, r)
+                let report = reports.remove(&c.id);
+                CommunityWithReport { community: c, report }
             })
             .collect())
     }

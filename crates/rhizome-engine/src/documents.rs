@@ -9,6 +9,7 @@ use crate::Engine;
 
 /// One page of the document list.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DocumentPage {
     pub total: u64,
     pub offset: usize,
@@ -17,6 +18,7 @@ pub struct DocumentPage {
 
 /// One document in full.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DocumentDetail {
     pub document: Document,
     pub summary: Option<DocumentSummary>,

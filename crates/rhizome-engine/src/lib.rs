@@ -28,7 +28,7 @@ use rhizome_core::{Config, Embedder, Error, Result, StoreRead};
 use rhizome_retrieve::GraphCache;
 use rhizome_store::{Reader, StoreUrl, Writer};
 
-pub use browse::{EntityDetail, GraphEdge, GraphNode, Mention, Subgraph};
+pub use browse::{Alias, CommunityWithReport, EntityDetail, GraphEdge, GraphNode, Mention, Subgraph};
 pub use copy::CopyOutcome;
 pub use documents::{DocumentDetail, DocumentPage};
 pub use embedder::load as load_embedder;

@@ -8,6 +8,7 @@ use crate::Engine;
 
 /// A method and its settings.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MethodInfo {
     pub name: &'static str,
     pub description: &'static str,
@@ -17,9 +18,14 @@ pub struct MethodInfo {
 /// One setting: its key as a per-query parameter takes it (`hippo.damping`), its value in
 /// the engine's config, and the values it accepts.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MethodParam {
+    /// `section.key`, as in the config file.
     pub key: String,
+    /// Its value in the engine's config (the default a query starts from).
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub value: serde_json::Value,
+    /// The values it accepts.
     pub valid: String,
 }
 

@@ -36,20 +36,27 @@ impl QueryRequest {
 
 /// The answer with its evidence.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct QueryOutcome {
     /// The question as asked.
     pub question: String,
     /// The question retrieval used (a follow-up made self-contained), when it differs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub standalone_question: Option<String>,
+    /// The retrieval method, as the CLI names it.
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub method: Method,
+    /// Cites contexts as `[n]`.
     pub answer: String,
     /// `llm`, `extractive` or `none` (nothing retrieved).
     pub answer_kind: AnswerKind,
     pub contexts: Vec<Context>,
     pub paths: Vec<String>,
     pub notes: Vec<String>,
+    /// Method-specific evidence (scores, anchors, the routed method, a query graph...).
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub extra: BTreeMap<String, serde_json::Value>,
+    /// Time per stage, in milliseconds.
     pub timings_ms: BTreeMap<String, f64>,
 }
 

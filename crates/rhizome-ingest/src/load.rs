@@ -45,6 +45,7 @@ pub struct Skipped {
 
 /// What a file of one format holds, and so what becomes of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum MediaKind {
     /// Plain text, one document per file.
@@ -71,6 +72,7 @@ impl MediaKind {
 
 /// One row of the file-type registry [`FORMATS`].
 #[derive(Clone, Copy, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Format {
     /// What the file holds.
     pub kind: MediaKind,

@@ -65,6 +65,7 @@ impl QueryEnv<'_> {
 
 /// What a [`Context`] is; serialised in lower case (`chunk`, `relationship`, ...).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum ContextKind {
     /// A passage of a document.
@@ -129,6 +130,7 @@ impl PartialEq<&str> for ContextKind {
 
 /// How an answer was written; serialised in lower case (`llm`, `extractive`, `none`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum AnswerKind {
     /// By the LLM: the answer prompt, or the method's own LLM step ([`Retrieval::answer`]).
@@ -157,6 +159,7 @@ impl std::fmt::Display for AnswerKind {
 
 /// One piece of evidence, with provenance.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Context {
     pub kind: ContextKind,
     pub id: String,

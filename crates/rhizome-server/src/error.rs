@@ -217,10 +217,3 @@ pub async fn method_not_allowed() -> ApiError {
         "GET /openapi.json lists the endpoints and their methods",
     )
 }
-
-/// An engine value re-read as the API type that documents it (same JSON; fields the
-/// API type does not know are refused, so the documented shape cannot drift silently).
-pub fn mirror<T: Serialize, U: DeserializeOwned>(v: &T) -> ApiResult<U> {
-    let value = serde_json::to_value(v).map_err(|e| ApiError::internal(format!("serialising a response: {e}")))?;
-    serde_json::from_value(value).map_err(|e| ApiError::internal(format!("response shape: {e}")))
-}

@@ -5,8 +5,9 @@
 //! the index has one writer at a time and queries see the last committed state.
 //!
 //! Errors are one type ([`error::ApiError`]) answering `{error, hint}` with its status; a
-//! panic in a handler answers 500 JSON. `GET /openapi.json` is generated from the handlers'
-//! annotations and the request/response types; `GET /docs` renders it.
+//! panic in a handler answers 500 JSON. `GET /openapi.json` is generated from the routes of
+//! [`api`] (each handler's annotation) and the request/response types, the engine's
+//! included; `GET /docs` renders it.
 
 mod auth;
 mod chat;
@@ -33,12 +34,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{get, post};
+use axum::routing::get;
 use axum::{middleware, Router};
 use rhizome_core::{Error, Result};
 use rhizome_engine::Engine;
 use tokio::sync::mpsc;
 use tower_http::catch_panic::CatchPanicLayer;
+use utoipa::OpenApi;
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
+use utoipa_axum::routes;
 
 pub use auth::{check_bind, parse_keys, ApiKey};
 pub use openapi::document as openapi_document;
@@ -105,32 +109,42 @@ pub(crate) async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(move || f(&engine)).await.map_err(ApiError::join)?.map_err(ApiError::from)
 }
 
-fn router(state: AppState, max_body_bytes: usize) -> Router {
+/// The routes of the API document, each registered with its OpenAPI entry: a route
+/// added here is documented at `/openapi.json`. JSON-only POST routes take a smaller body
+/// than uploads.
+pub(crate) fn api() -> OpenApiRouter<AppState> {
     use routes_documents as docs;
     use routes_graph as graph;
-    Router::new()
-        .route("/", get(ui::index))
+    use routes_query as query;
+    let json_body = || DefaultBodyLimit::max(limits::JSON_BODY_MAX);
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .routes(routes!(query::methods))
+        .routes(routes!(graph::health))
+        .routes(routes!(graph::stats))
+        .routes(routes!(docs::formats))
+        .routes(routes!(docs::upload, docs::list))
+        .routes(routes!(docs::get, docs::delete))
+        .routes(routes!(docs::jobs))
+        .routes(routes!(docs::job))
+        .routes(routes!(docs::job_events))
+        .routes(routes!(query::query).layer(json_body()))
+        .routes(routes!(graph::entities))
+        .routes(routes!(graph::entity))
+        .routes(routes!(graph::neighbourhood))
+        .routes(routes!(graph::communities))
+        .routes(routes!(openai::completions).layer(json_body()))
+        .routes(routes!(openai::models))
+        .routes(routes!(ollama::chat).layer(json_body()))
+        .routes(routes!(ollama::tags))
+        .routes(routes!(ollama::version))
+}
+
+fn router(state: AppState, max_body_bytes: usize) -> Router {
+    let (api, _) = api().split_for_parts();
+    // The web UI and the API's own documentation are not part of the document.
+    api.route("/", get(ui::index))
         .route("/ui/app.js", get(ui::app_js))
         .route("/ui/app.css", get(ui::app_css))
-        .route("/methods", get(routes_query::methods))
-        .route("/health", get(graph::health))
-        .route("/stats", get(graph::stats))
-        .route("/formats", get(docs::formats))
-        .route("/documents", post(docs::upload).get(docs::list))
-        .route("/documents/{id}", get(docs::get).delete(docs::delete))
-        .route("/jobs", get(docs::jobs))
-        .route("/jobs/{id}", get(docs::job))
-        .route("/jobs/{id}/events", get(docs::job_events))
-        .route("/query", post(routes_query::query).layer(DefaultBodyLimit::max(limits::JSON_BODY_MAX)))
-        .route("/graph/entities", get(graph::entities))
-        .route("/graph/entities/{id}", get(graph::entity))
-        .route("/graph/neighbourhood", get(graph::neighbourhood))
-        .route("/communities", get(graph::communities))
-        .route("/v1/chat/completions", post(openai::completions).layer(DefaultBodyLimit::max(limits::JSON_BODY_MAX)))
-        .route("/v1/models", get(openai::models))
-        .route("/api/chat", post(ollama::chat).layer(DefaultBodyLimit::max(limits::JSON_BODY_MAX)))
-        .route("/api/tags", get(ollama::tags))
-        .route("/api/version", get(ollama::version))
         .route("/openapi.json", get(openapi::openapi_json))
         .route("/docs", get(openapi::docs_page))
         .fallback(error::not_found)

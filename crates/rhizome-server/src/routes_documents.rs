@@ -9,11 +9,11 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::IntoResponse;
 use axum::Json;
 use futures_util::Stream;
-use rhizome_engine::{text_document, upload_base_name, upload_extension, Upload};
+use rhizome_engine::{text_document, upload_base_name, upload_extension, DocumentDetail, DocumentPage, Format, Upload};
 use tokio::io::AsyncWriteExt;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::error::{mirror, ApiError, ApiJson, ApiPath, ApiQuery, ApiResult, ErrorBody};
+use crate::error::{ApiError, ApiJson, ApiPath, ApiQuery, ApiResult, ErrorBody};
 use crate::jobs::{JobView, UploadDir, Work, WriteJob};
 use crate::spool::{Journal, Spool};
 use crate::types::*;
@@ -72,9 +72,9 @@ fn journal(state: &AppState, id: u64, work: &Work) -> Result<(), String> {
 /// The file types an upload may have (by the extension of its file name) and indexing
 /// reads: text, Markdown, HTML, JSON and JSON Lines corpora, and `.csv` edge lists. The
 /// web UI offers what this lists.
-#[utoipa::path(get, path = "/formats", tag = "documents", responses((status = 200, body = Vec<FormatOut>)))]
-pub async fn formats(State(state): State<AppState>) -> ApiResult<Json<Vec<FormatOut>>> {
-    Ok(Json(mirror(&state.engine.formats())?))
+#[utoipa::path(get, path = "/formats", tag = "documents", responses((status = 200, body = Vec<Format>)))]
+pub async fn formats(State(state): State<AppState>) -> Json<&'static [Format]> {
+    Json(state.engine.formats())
 }
 
 /// Upload documents to index: `multipart/form-data` files of the types `GET /formats`
@@ -248,11 +248,11 @@ const MAX_SEARCH_CHARS: usize = 1000;
 
 /// Documents by title; `search` matches title or source.
 #[utoipa::path(get, path = "/documents", tag = "documents", params(DocumentsQuery),
-    responses((status = 200, body = DocumentList)))]
+    responses((status = 200, body = DocumentPage)))]
 pub async fn list(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<DocumentsQuery>,
-) -> ApiResult<Json<DocumentList>> {
+) -> ApiResult<Json<DocumentPage>> {
     let limit = q.limit.unwrap_or(50);
     if limit > 1000 {
         return Err(ApiError::bad("limit", format!("{limit} is more than 1000"), "page with offset"));
@@ -267,18 +267,18 @@ pub async fn list(
         ));
     }
     if !state.engine.exists() {
-        return Ok(Json(DocumentList { total: 0, offset: q.offset, documents: vec![] }));
+        return Ok(Json(DocumentPage { total: 0, offset: q.offset, documents: vec![] }));
     }
     let page = blocking(&state, move |e| e.documents(q.search.as_deref(), q.offset, limit)).await?;
-    Ok(Json(mirror(&page)?))
+    Ok(Json(page))
 }
 
 /// One document: its text, chunks and entities.
 #[utoipa::path(get, path = "/documents/{id}", tag = "documents", params(("id" = String, Path, description = "document id or source")),
-    responses((status = 200, body = DocumentDetailOut), (status = 404, body = ErrorBody)))]
-pub async fn get(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> ApiResult<Json<DocumentDetailOut>> {
+    responses((status = 200, body = DocumentDetail), (status = 404, body = ErrorBody)))]
+pub async fn get(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> ApiResult<Json<DocumentDetail>> {
     let d = blocking(&state, move |e| e.document(&id)).await?;
-    Ok(Json(mirror(&d)?))
+    Ok(Json(d))
 }
 
 /// Delete a document (by id or source) and everything only it supported; answers when

@@ -3,9 +3,10 @@
 
 use axum::extract::State;
 use axum::Json;
-use rhizome_core::{Community, CommunityReport};
+use rhizome_core::Stats;
+use rhizome_engine::{CommunityWithReport, EntityDetail, GraphNode, Subgraph};
 
-use crate::error::{mirror, ApiError, ApiPath, ApiQuery, ApiResult, ErrorBody};
+use crate::error::{ApiError, ApiPath, ApiQuery, ApiResult, ErrorBody};
 use crate::types::*;
 use crate::{blocking, AppState};
 
@@ -26,24 +27,24 @@ fn require_index(state: &AppState) -> ApiResult<()> {
 
 /// Entities whose name, or a word of it, starts with `q`: exact names first, then by degree.
 #[utoipa::path(get, path = "/graph/entities", tag = "graph", params(EntitiesQuery),
-    responses((status = 200, body = Vec<GraphNodeOut>), (status = 400, body = ErrorBody)))]
+    responses((status = 200, body = Vec<GraphNode>), (status = 400, body = ErrorBody)))]
 pub async fn entities(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<EntitiesQuery>,
-) -> ApiResult<Json<Vec<GraphNodeOut>>> {
+) -> ApiResult<Json<Vec<GraphNode>>> {
     let limit = at_most("limit", q.limit.unwrap_or(20), 200)?;
     require_index(&state)?;
     let nodes = blocking(&state, move |e| e.search_entities(&q.q, limit)).await?;
-    Ok(Json(mirror(&nodes)?))
+    Ok(Json(nodes))
 }
 
 /// The entities within `depth` hops of one entity, with the edges among them.
 #[utoipa::path(get, path = "/graph/neighbourhood", tag = "graph", params(NeighbourhoodQuery),
-    responses((status = 200, body = SubgraphOut), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = Subgraph), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn neighbourhood(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<NeighbourhoodQuery>,
-) -> ApiResult<Json<SubgraphOut>> {
+) -> ApiResult<Json<Subgraph>> {
     let depth = at_most("depth", q.depth.unwrap_or(1), 4)?;
     let max_nodes = at_most("max_nodes", q.max_nodes.unwrap_or(50), 5000)?;
     if q.entity.trim().is_empty() {
@@ -55,59 +56,45 @@ pub async fn neighbourhood(
     }
     require_index(&state)?;
     let g = blocking(&state, move |e| e.neighbourhood(&q.entity, depth, max_nodes)).await?;
-    Ok(Json(mirror(&g)?))
-}
-
-fn community(pair: (Community, Option<CommunityReport>)) -> ApiResult<CommunityOut> {
-    let to = |v: serde_json::Result<serde_json::Value>| v.map_err(|e| ApiError::internal(e.to_string()));
-    Ok(CommunityOut {
-        community: to(serde_json::to_value(&pair.0))?,
-        report: pair.1.map(|r| to(serde_json::to_value(&r))).transpose()?,
-    })
+    Ok(Json(g))
 }
 
 /// One entity: description, aliases, the chunks that mention it, its communities.
 #[utoipa::path(get, path = "/graph/entities/{id}", tag = "graph", params(("id" = String, Path), EntityQuery),
-    responses((status = 200, body = EntityDetailOut), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = EntityDetail), (status = 404, body = ErrorBody)))]
 pub async fn entity(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
     ApiQuery(q): ApiQuery<EntityQuery>,
-) -> ApiResult<Json<EntityDetailOut>> {
+) -> ApiResult<Json<EntityDetail>> {
     let max = at_most("max_mentions", q.max_mentions.unwrap_or(10), 100)?;
     require_index(&state)?;
     let d = blocking(&state, move |e| e.entity_detail(&id, max)).await?;
-    Ok(Json(EntityDetailOut {
-        entity: serde_json::to_value(&d.entity).map_err(|e| ApiError::internal(e.to_string()))?,
-        degree: d.degree,
-        aliases: d.aliases.into_iter().map(|(name, similarity)| AliasOut { name, similarity }).collect(),
-        mentions: mirror(&d.mentions)?,
-        communities: d.communities.into_iter().map(community).collect::<ApiResult<_>>()?,
-    }))
+    Ok(Json(d))
 }
 
 /// Communities (at `level`, or all) with their reports.
 #[utoipa::path(get, path = "/communities", tag = "graph", params(CommunitiesQuery),
-    responses((status = 200, body = Vec<CommunityOut>)))]
+    responses((status = 200, body = Vec<CommunityWithReport>)))]
 pub async fn communities(
     State(state): State<AppState>,
     ApiQuery(q): ApiQuery<CommunitiesQuery>,
-) -> ApiResult<Json<Vec<CommunityOut>>> {
+) -> ApiResult<Json<Vec<CommunityWithReport>>> {
     if !state.engine.exists() {
         return Ok(Json(vec![]));
     }
     let list = blocking(&state, move |e| e.communities_with_reports(q.level)).await?;
-    Ok(Json(list.into_iter().map(community).collect::<ApiResult<_>>()?))
+    Ok(Json(list))
 }
 
 /// Nodes per label and edges per type, as `rhizome stats --json`.
-#[utoipa::path(get, path = "/stats", tag = "index", responses((status = 200, body = StatsOut)))]
-pub async fn stats(State(state): State<AppState>) -> ApiResult<Json<StatsOut>> {
+#[utoipa::path(get, path = "/stats", tag = "index", responses((status = 200, body = Stats)))]
+pub async fn stats(State(state): State<AppState>) -> ApiResult<Json<Stats>> {
     if !state.engine.exists() {
-        return Ok(Json(StatsOut { nodes: Default::default(), edges: Default::default() }));
+        return Ok(Json(Stats::default()));
     }
     let s = blocking(&state, |e| e.stats()).await?;
-    Ok(Json(mirror(&s)?))
+    Ok(Json(s))
 }
 
 /// Liveness, with the number of documents indexed. Needs no key.

@@ -9,19 +9,19 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use rhizome_core::llm::{ChatMessage, Role};
-use rhizome_engine::{Engine, Method, QueryOutcome, QueryRequest};
+use rhizome_engine::{Engine, Method, MethodInfo, QueryOutcome, QueryRequest};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::error::{mirror, ApiError, ApiJson, ApiResult, ErrorBody};
+use crate::error::{ApiError, ApiJson, ApiResult, ErrorBody};
 use crate::types::*;
 use crate::AppState;
 
 /// Every retrieval method with the settings it reads and their values here: what a
 /// method picker shows.
-#[utoipa::path(get, path = "/methods", tag = "query", responses((status = 200, body = Vec<MethodInfoOut>)))]
-pub async fn methods(State(state): State<AppState>) -> ApiResult<Json<Vec<MethodInfoOut>>> {
-    Ok(Json(mirror(&state.engine.methods())?))
+#[utoipa::path(get, path = "/methods", tag = "query", responses((status = 200, body = Vec<MethodInfo>)))]
+pub async fn methods(State(state): State<AppState>) -> Json<Vec<MethodInfo>> {
+    Json(state.engine.methods())
 }
 
 /// A method name as the CLI spells it; `field` names where it came from.
@@ -127,17 +127,13 @@ pub fn run_streaming(engine: Arc<Engine>, req: QueryRequest) -> mpsc::UnboundedR
     rx
 }
 
-pub fn response(o: &QueryOutcome) -> ApiResult<QueryResponse> {
-    mirror(o)
-}
-
 /// Answer a question from the index. With `stream: true`, server-sent events: `token`
 /// (`{text}`) as the answer is written, then `done` with the whole response (or `error`
 /// with `{error, hint}`).
 #[utoipa::path(post, path = "/query", tag = "query", request_body = QueryBody,
     responses(
         (status = 200, description = "the answer (JSON), or with stream: true an event stream of token, done and error events",
-            content((QueryResponse = "application/json"), (TokenEvent = "text/event-stream"))),
+            content((QueryOutcome = "application/json"), (TokenEvent = "text/event-stream"))),
         (status = 400, description = "bad input, naming the field or parameter", body = ErrorBody),
         (status = 404, description = "nothing indexed yet", body = ErrorBody),
     ))]
@@ -149,7 +145,7 @@ pub async fn query(State(state): State<AppState>, ApiJson(body): ApiJson<QueryBo
     }
     if !stream {
         let out = crate::blocking(&state, move |e| e.query(&req, None)).await?;
-        return Ok(Json(response(&out)?).into_response());
+        return Ok(Json(out).into_response());
     }
     let rx = run_streaming(state.engine.clone(), req);
     let events = futures_util::stream::unfold((rx, false), |(mut rx, ended)| async move {
@@ -158,7 +154,7 @@ pub async fn query(State(state): State<AppState>, ApiJson(body): ApiJson<QueryBo
         }
         let event = match rx.recv().await? {
             Piece::Token(text) => (Event::default().event("token").json_data(TokenEvent { text }), false),
-            Piece::Done(out) => match (*out).and_then(|o| response(&o)) {
+            Piece::Done(out) => match *out {
                 Ok(r) => (Event::default().event("done").json_data(r), true),
                 Err(e) => (Event::default().event("error").json_data(e.body), true),
             },

@@ -1,8 +1,6 @@
-//! Request and response types of the API. Responses that come from the engine are
-//! re-read into these types ([`crate::error::mirror`]), so the OpenAPI document generated
-//! from them is the JSON actually sent.
-
-use std::collections::BTreeMap;
+//! The server's own request and response types: bodies, query parameters and the few
+//! answers that are not engine values. Engine values (documents, the graph, answers) are
+//! sent as the engine's types, whose schemas the engine derives (its `openapi` feature).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -19,14 +17,6 @@ pub struct Health {
     pub version: String,
     /// True when every other route needs an API key (the web UI asks for one up front).
     pub key_required: bool,
-}
-
-/// Nodes per label and edges per type (as `rhizome stats --json`).
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct StatsOut {
-    pub nodes: BTreeMap<String, u64>,
-    pub edges: BTreeMap<String, u64>,
 }
 
 /// One document given as text.
@@ -93,90 +83,6 @@ pub struct DocumentsQuery {
     pub limit: Option<usize>,
 }
 
-/// A document in a list.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct DocumentSummaryOut {
-    pub id: String,
-    pub title: String,
-    pub source: String,
-    /// `en`, `vi`, `zh`.
-    pub language: Option<String>,
-    pub chunks: u64,
-    /// Distinct entities mentioned in it.
-    pub entities: u64,
-    /// Seconds since the Unix epoch.
-    pub indexed_at: Option<u64>,
-    /// Still being written in parts.
-    pub partial: bool,
-}
-
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct DocumentList {
-    pub total: u64,
-    pub offset: usize,
-    pub documents: Vec<DocumentSummaryOut>,
-}
-
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct DocumentOut {
-    pub id: String,
-    pub source: String,
-    pub title: String,
-    pub text: String,
-}
-
-/// `GET /documents/{id}`.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct DocumentDetailOut {
-    pub document: DocumentOut,
-    pub summary: Option<DocumentSummaryOut>,
-    /// Chunks in order (`id`, `doc_id`, `ordinal`, `text`, ...).
-    #[schema(value_type = Vec<Object>)]
-    pub chunks: Vec<Value>,
-    /// Entities mentioned in it, most mentioned first.
-    pub entities: Vec<GraphNodeOut>,
-}
-
-/// An entity as a graph viewer draws it.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GraphNodeOut {
-    pub id: String,
-    pub name: String,
-    pub entity_type: String,
-    /// RELATED edges at this entity.
-    pub degree: usize,
-    /// Its leaf community, for colouring.
-    pub community: Option<String>,
-}
-
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GraphEdgeOut {
-    pub id: String,
-    pub source: String,
-    pub target: String,
-    /// `RELATED` or `SYNONYM`.
-    pub kind: String,
-    pub rel_type: String,
-    pub weight: f32,
-}
-
-/// `GET /graph/neighbourhood`.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SubgraphOut {
-    pub center: String,
-    pub nodes: Vec<GraphNodeOut>,
-    pub edges: Vec<GraphEdgeOut>,
-    /// More nodes were in reach than `max_nodes`.
-    pub truncated: bool,
-}
-
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct EntitiesQuery {
@@ -211,48 +117,6 @@ pub struct CommunitiesQuery {
     pub level: Option<u32>,
 }
 
-/// A chunk that mentions an entity.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MentionOut {
-    pub chunk_id: String,
-    pub doc_id: String,
-    pub title: String,
-    pub source: String,
-    pub text: String,
-    pub count: u32,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct AliasOut {
-    pub name: String,
-    pub similarity: f32,
-}
-
-/// A community with its report.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct CommunityOut {
-    /// `id`, `level`, `parent`, `children`, `entity_ids`, ...
-    #[schema(value_type = Object)]
-    pub community: Value,
-    /// `title`, `summary`, `findings`, `rating`, `kind`, ...
-    #[schema(value_type = Object)]
-    pub report: Option<Value>,
-}
-
-/// `GET /graph/entities/{id}`.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct EntityDetailOut {
-    /// `id`, `name`, `entity_type`, `description`, ...
-    #[schema(value_type = Object)]
-    pub entity: Value,
-    pub degree: usize,
-    /// SYNONYM neighbours.
-    pub aliases: Vec<AliasOut>,
-    pub mentions: Vec<MentionOut>,
-    pub communities: Vec<CommunityOut>,
-}
-
 /// A message of a chat history.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -282,91 +146,8 @@ pub struct QueryBody {
     pub stream: Option<bool>,
 }
 
-/// A piece of evidence with where it came from.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ContextOut {
-    /// `chunk`, `entity`, `relation`, `fact`, `path`, `report`, ...
-    pub kind: String,
-    pub id: String,
-    pub text: String,
-    pub score: f32,
-    /// The document source.
-    pub source: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub title: String,
-}
-
-/// The answer with its evidence (as `rhizome query --json`).
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct QueryResponse {
-    pub question: String,
-    /// The question retrieval used, when a follow-up was rewritten.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub standalone_question: Option<String>,
-    pub method: String,
-    /// Cites contexts as `[n]`.
-    pub answer: String,
-    /// `llm`, `extractive` or `none`.
-    pub answer_kind: String,
-    pub contexts: Vec<ContextOut>,
-    pub paths: Vec<String>,
-    pub notes: Vec<String>,
-    #[schema(value_type = Object)]
-    pub extra: BTreeMap<String, Value>,
-    pub timings_ms: BTreeMap<String, f64>,
-}
-
 /// A `token` event of a streamed answer.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TokenEvent {
     pub text: String,
-}
-
-/// A retrieval method and the settings it reads, with their values on this server.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct MethodInfoOut {
-    pub name: String,
-    pub description: String,
-    pub params: Vec<MethodParamOut>,
-}
-
-/// A setting a query may change (`params` of `POST /query`).
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct MethodParamOut {
-    /// `section.key`, as in the config file.
-    pub key: String,
-    /// Its value on this server (the default a query starts from).
-    #[schema(value_type = Object)]
-    pub value: Value,
-    /// The values it accepts.
-    pub valid: String,
-}
-
-/// A file type the server indexes (`GET /formats`): one row of the loader registry.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct FormatOut {
-    pub kind: FormatKind,
-    /// File name extensions, lower case without the dot (`txt`); an upload is recognised
-    /// by the extension of its file name, in any case.
-    pub extensions: Vec<String>,
-    /// The media type (MIME), e.g. `text/plain`.
-    pub media_type: String,
-    /// What it is, for people.
-    pub description: String,
-}
-
-/// What a file of a format holds: documents (one per file, or many in a corpus) or an
-/// edge list, imported into the graph.
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum FormatKind {
-    Text,
-    Markdown,
-    Html,
-    JsonCorpus,
-    JsonLinesCorpus,
-    EdgeList,
 }
