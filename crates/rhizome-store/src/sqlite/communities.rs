@@ -273,22 +273,7 @@ pub fn covariates_of(conn: &Connection, entity_ids: &[String]) -> Result<Vec<Cov
         .map_err(sql)?;
     let mut out: Vec<Covariate> = Vec::new();
     for e in entity_ids {
-        let rows = stmt
-            .query_map([e], |r| {
-                Ok(Covariate {
-                    id: r.get(0)?,
-                    covariate_type: r.get(1)?,
-                    claim_type: r.get(2)?,
-                    subject_id: r.get(3)?,
-                    object_id: r.get(4)?,
-                    status: r.get(5)?,
-                    start_date: r.get(6)?,
-                    end_date: r.get(7)?,
-                    description: r.get(8)?,
-                    source_text: r.get(9)?,
-                })
-            })
-            .map_err(sql)?;
+        let rows = stmt.query_map([e], covariate_row).map_err(sql)?;
         for c in rows {
             let c = c.map_err(sql)?;
             if !out.iter().any(|o| o.id == c.id) {
@@ -298,4 +283,21 @@ pub fn covariates_of(conn: &Connection, entity_ids: &[String]) -> Result<Vec<Cov
     }
     out.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(out)
+}
+
+/// A covariate from the columns `id, covariate_type, claim_type, subject_id, object_id,
+/// status, start_date, end_date, description, source_text` (in that order, from 0).
+pub(super) fn covariate_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Covariate> {
+    Ok(Covariate {
+        id: r.get(0)?,
+        covariate_type: r.get(1)?,
+        claim_type: r.get(2)?,
+        subject_id: r.get(3)?,
+        object_id: r.get(4)?,
+        status: r.get(5)?,
+        start_date: r.get(6)?,
+        end_date: r.get(7)?,
+        description: r.get(8)?,
+        source_text: r.get(9)?,
+    })
 }

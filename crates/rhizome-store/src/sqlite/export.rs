@@ -5,11 +5,12 @@
 use std::collections::BTreeSet;
 
 use rhizome_core::{
-    Chunk, Covariate, CovariateRecord, Document, ExtractionFailure, Fact, FactRecord, MentionRecord, Relation,
-    RelationRecord, Result, VectorKind, WriteBatch,
+    Chunk, CovariateRecord, Document, ExtractionFailure, Fact, FactRecord, MentionRecord, Relation, RelationRecord,
+    Result, VectorKind, WriteBatch,
 };
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::communities::covariate_row;
 use super::sql;
 use crate::vectors::decode;
 
@@ -141,24 +142,7 @@ pub fn document_batch(conn: &Connection, doc_id: &str) -> Result<Option<WriteBat
          description, source_text, doc_id, chunk_id FROM covariates WHERE doc_id = ?1
          ORDER BY id, coalesce(chunk_id, ''), rowid",
         doc_id,
-        |r| {
-            Ok(CovariateRecord {
-                covariate: Covariate {
-                    id: r.get(0)?,
-                    covariate_type: r.get(1)?,
-                    claim_type: r.get(2)?,
-                    subject_id: r.get(3)?,
-                    object_id: r.get(4)?,
-                    status: r.get(5)?,
-                    start_date: r.get(6)?,
-                    end_date: r.get(7)?,
-                    description: r.get(8)?,
-                    source_text: r.get(9)?,
-                },
-                doc_id: r.get(10)?,
-                chunk_id: r.get(11)?,
-            })
-        },
+        |r| Ok(CovariateRecord { covariate: covariate_row(r)?, doc_id: r.get(10)?, chunk_id: r.get(11)? }),
     )?;
     b.failures = rows(
         conn,
