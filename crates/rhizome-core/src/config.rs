@@ -180,6 +180,65 @@ pub trait Section: Any + Clone + fmt::Debug + PartialEq + Default + Serialize + 
     fn calibrate(&mut self, _c: Calibration) {}
 }
 
+/// Declares a settings struct that is one [`Section`]: each field once, with its default
+/// and, for numeric and enum settings, its rule (a constructor of
+/// [`crate::config_rules`] without the key, which is made from the section's name and the
+/// field's). The struct derives `Debug`, `Clone`, `PartialEq` and serde's traits, reads
+/// missing fields as their defaults and refuses unknown ones. What the section adds to
+/// [`Section`] (cross rules, free text, `calibrate`) goes in the trailing `impl { .. }`.
+///
+/// ```
+/// rhizome_core::section! {
+///     "demo",
+///     /// A demonstration section.
+///     pub struct DemoConfig {
+///         /// Results kept. Valid: an integer from 1 to 100.
+///         pub top_k: usize = 10 => int(1, 100),
+///         /// Whether to explain.
+///         pub explain: bool = false,
+///     }
+///     impl {}
+/// }
+/// use rhizome_core::config::Section;
+/// assert_eq!(DemoConfig::default().top_k, 10);
+/// assert_eq!(DemoConfig::RULES[0].key, "demo.top_k");
+/// ```
+#[macro_export]
+macro_rules! section {
+    (
+        $name:literal,
+        $(#[$meta:meta])*
+        pub struct $ty:ident {
+            $(
+                $(#[$fmeta:meta])*
+                pub $field:ident : $fty:ty = $default:expr $(=> $rule:ident($($arg:expr),* $(,)?))?
+            ),* $(,)?
+        }
+        impl { $($body:tt)* }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
+        #[serde(default, deny_unknown_fields)]
+        pub struct $ty {
+            $($(#[$fmeta])* pub $field: $fty,)*
+        }
+
+        impl Default for $ty {
+            fn default() -> Self {
+                $ty { $($field: $default,)* }
+            }
+        }
+
+        impl $crate::config::Section for $ty {
+            const NAME: &'static str = $name;
+            const RULES: &'static [$crate::config_rules::Rule] = &[
+                $($($crate::config_rules::$rule(concat!($name, ".", stringify!($field)), $($arg),*),)?)*
+            ];
+            $($body)*
+        }
+    };
+}
+
 /// What the loader knows of a [`Section`] without its type: name, rules, default and how
 /// to read it from TOML.
 pub struct SectionKind {

@@ -169,7 +169,8 @@ pub fn declaration_problems(
             out.push(format!("{}: no field {field} in {strukt}", r.key));
             continue;
         };
-        let doc: Vec<&str> = src[..start + at]
+        let line = src[..start + at].rfind('\n').map_or(0, |i| i + 1);
+        let doc: Vec<&str> = src[..line]
             .lines()
             .rev()
             .take_while(|l| l.trim_start().starts_with("///"))

@@ -27,6 +27,19 @@ impl Lang {
             Lang::Zh => "zh",
         }
     }
+
+    /// A code or name (`en`, `English`, `zh-CN`, `中文`, `tiếng Việt`...), if it is one of
+    /// the three.
+    pub fn parse(s: &str) -> Option<Self> {
+        let s = s.trim().to_lowercase();
+        let head = s.split(['-', '_', ' ']).next().unwrap_or("");
+        match (s.as_str(), head) {
+            (_, "en" | "english" | "eng") => Some(Lang::En),
+            (_, "vi" | "vietnamese" | "vie") | ("tiếng việt", _) => Some(Lang::Vi),
+            (_, "zh" | "chinese" | "zho" | "cmn" | "mandarin") | ("中文" | "汉语" | "漢語", _) => Some(Lang::Zh),
+            _ => None,
+        }
+    }
 }
 
 impl std::fmt::Display for Lang {

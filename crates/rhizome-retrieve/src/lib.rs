@@ -203,9 +203,9 @@ impl Retrieval {
     }
 }
 
-/// A retrieval method.
+/// A retrieval method. Which one it is, its name and settings, is its registry entry's
+/// business ([`MethodEntry`]); the retriever only retrieves.
 pub trait Retriever {
-    fn method(&self) -> Method;
     /// Retrieve evidence for `question`: at most `config.retrieval.top_k` contexts.
     fn retrieve(&self, env: &QueryEnv, question: &str) -> Result<Retrieval>;
 }
@@ -269,4 +269,19 @@ pub fn with_method_settings(config: Config) -> Config {
 
 pub(crate) fn ms(since: std::time::Instant) -> f64 {
     since.elapsed().as_secs_f64() * 1e3
+}
+
+/// Runs one step of a retrieval, recording its wall time in `timings` under `step`.
+pub(crate) fn timed<T>(timings: &mut BTreeMap<String, f64>, step: &str, f: impl FnOnce() -> T) -> T {
+    let t = std::time::Instant::now();
+    let v = f();
+    timings.insert(step.into(), ms(t));
+    v
+}
+
+/// The question's query vector, timed as `embed_query`.
+pub(crate) fn embed_question(env: &QueryEnv, question: &str, timings: &mut BTreeMap<String, f64>) -> Result<Vec<f32>> {
+    timed(timings, "embed_query", || {
+        Ok(env.embedder.embed(&[question.to_string()], rhizome_core::EmbedKind::Query)?.remove(0))
+    })
 }

@@ -40,6 +40,19 @@ pub(crate) struct QueryEntities {
     pub by: &'static str,
 }
 
+/// The graph and the entities of `question` (see [`recognise`]), each step timed in `out`.
+pub(crate) fn graph_and_entities(
+    env: &QueryEnv,
+    question: &str,
+    stage: &str,
+    out: &mut crate::Retrieval,
+) -> rhizome_core::Result<(std::sync::Arc<Graph>, QueryEntities)> {
+    let g = crate::timed(&mut out.timings_ms, "graph", || env.graph())?;
+    let qe =
+        crate::timed(&mut out.timings_ms, "query_entities", || recognise(env, &g, question, stage, &mut out.notes));
+    Ok((g, qe))
+}
+
 /// Find the entities of `question`: with `env.llm`, through the `query_entities` prompt
 /// (stage `stage`); otherwise, or when the LLM fails or answers garbage, by the rules.
 /// What was skipped or fell back is pushed to `notes`.

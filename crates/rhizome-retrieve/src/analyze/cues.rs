@@ -1,7 +1,7 @@
 //! Cue words per language. English and Vietnamese cues match whole words (Vietnamese
 //! also without diacritics); Chinese cues match as substrings.
 
-use super::Language;
+use super::Lang;
 
 /// The cue lists of one language.
 pub(crate) struct Cues {
@@ -37,11 +37,11 @@ pub(crate) struct Cues {
     pub function: &'static [&'static str],
 }
 
-pub(crate) fn cues(lang: Language) -> &'static Cues {
+pub(crate) fn cues(lang: Lang) -> &'static Cues {
     match lang {
-        Language::English => &EN,
-        Language::Vietnamese => &VI,
-        Language::Chinese => &ZH,
+        Lang::En => &EN,
+        Lang::Vi => &VI,
+        Lang::Zh => &ZH,
     }
 }
 

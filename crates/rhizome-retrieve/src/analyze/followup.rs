@@ -18,7 +18,7 @@ use rhizome_core::llm::{ChatMessage, Role};
 use super::cues::cues;
 use super::lang::{detect_language, is_han};
 use super::text::{names, spaced, tokens, Kind, Span};
-use super::Language;
+use super::Lang;
 
 /// A follow-up decision and the question to use.
 #[derive(Debug, Clone)]
@@ -50,7 +50,7 @@ pub(crate) fn dialogue(history: &[ChatMessage]) -> Vec<&ChatMessage> {
     history.iter().filter(|m| m.role != Role::System && !m.content.trim().is_empty()).collect()
 }
 
-pub(crate) fn rewrite(q: &str, lang: Language, history: &[ChatMessage]) -> Rewrite {
+pub(crate) fn rewrite(q: &str, lang: Lang, history: &[ChatMessage]) -> Rewrite {
     let mut turns = dialogue(history);
     // The caller may have appended the question itself to the history.
     if turns.last().is_some_and(|m| m.role == Role::User && m.content.trim() == q) {
@@ -75,8 +75,7 @@ pub(crate) fn rewrite(q: &str, lang: Language, history: &[ChatMessage]) -> Rewri
         for p in pronouns.iter().rev() {
             match antecedent(&turns, p.person) {
                 Some(name) => {
-                    let with =
-                        if p.possessive && lang == Language::English { format!("{name}'s") } else { name.clone() };
+                    let with = if p.possessive && lang == Lang::En { format!("{name}'s") } else { name.clone() };
                     text.replace_range(p.start..p.end, &with);
                     out.cues.push(format!("follow-up: {} -> {name}", p.text));
                     resolved += 1;
@@ -118,12 +117,12 @@ pub(crate) fn rewrite(q: &str, lang: Language, history: &[ChatMessage]) -> Rewri
     out
 }
 
-fn unbound_pronouns(q: &str, lang: Language, own: &[Span]) -> Vec<Pronoun> {
+fn unbound_pronouns(q: &str, lang: Lang, own: &[Span]) -> Vec<Pronoun> {
     let c = cues(lang);
     let name_before = |at: usize| own.iter().any(|n| n.start < at);
     let bound = |person: bool, at: usize| if person { name_before(at) } else { !own.is_empty() };
     let mut out: Vec<Pronoun> = Vec::new();
-    if lang == Language::Chinese {
+    if lang == Lang::Zh {
         let mut taken: Vec<(usize, usize)> = Vec::new();
         for (list, person) in [(c.pronoun_person, true), (c.pronoun_other, false)] {
             let mut sorted = list.to_vec();
@@ -157,7 +156,7 @@ fn unbound_pronouns(q: &str, lang: Language, own: &[Span]) -> Vec<Pronoun> {
                     let next = toks.get(i + parts.len());
                     let possessive = c.pronoun_possessive.contains(p)
                         && (*p != "her"
-                            || next.is_some_and(|n| !cues(Language::English).function.contains(&n.lower().as_str())));
+                            || next.is_some_and(|n| !cues(Lang::En).function.contains(&n.lower().as_str())));
                     out.push(Pronoun { start, end, text: q[start..end].to_string(), person, possessive });
                 }
                 i += parts.len();
@@ -171,10 +170,10 @@ fn unbound_pronouns(q: &str, lang: Language, own: &[Span]) -> Vec<Pronoun> {
 
 /// The subject of an elliptical follow-up ("What about X?", "Còn X thì sao?", "那X呢？"),
 /// if the question is one.
-fn elliptical(q: &str, lang: Language) -> Option<String> {
+fn elliptical(q: &str, lang: Lang) -> Option<String> {
     let c = cues(lang);
     let body = q.trim().trim_end_matches(['?', '？', '.', '。', '!', '！', ' ']);
-    if lang == Language::Chinese {
+    if lang == Lang::Zh {
         let inner = body.strip_suffix(c.follow_close.first()?)?;
         let inner = c.follow_open.iter().find_map(|o| inner.strip_prefix(o)).unwrap_or(inner);
         let asks = c.factual.iter().any(|w| inner.contains(w));
@@ -205,15 +204,15 @@ fn elliptical(q: &str, lang: Language) -> Option<String> {
     }
     // "And who founded OpenAI?" is a question of its own, not an ellipsis.
     let x_toks = tokens(&x);
-    let folded = if lang == Language::Vietnamese { super::lang::fold(&spaced(&x_toks)) } else { String::new() };
+    let folded = if lang == Lang::Vi { super::lang::fold(&spaced(&x_toks)) } else { String::new() };
     if c.factual.iter().any(|w| super::text::has_cue(&spaced(&x_toks), &folded, &x, w)) {
         return None;
     }
     // Vietnamese "còn" also means "still": only with a closer or before a bare name.
-    let weak_open = lang == Language::Vietnamese && opened == Some("còn") && !closed;
+    let weak_open = lang == Lang::Vi && opened == Some("còn") && !closed;
     let bare_name = names(&x, lang).first().is_some_and(|n| n.text == x);
     let ok = match lang {
-        Language::Vietnamese => closed || (opened.is_some() && !weak_open) || (weak_open && bare_name),
+        Lang::Vi => closed || (opened.is_some() && !weak_open) || (weak_open && bare_name),
         _ => opened.is_some() && (opened != Some("and") || x.split_whitespace().count() <= 4),
     };
     ok.then_some(x)

@@ -6,7 +6,7 @@ use rhizome_core::llm::{ChatMessage, PromptCall, PromptLlm, Role};
 use serde_json::{Map, Value};
 
 use super::followup::{dialogue, Rewrite};
-use super::{round2, AnalysisSource, Complexity, Language, QueryAnalysis, QueryType};
+use super::{round2, AnalysisSource, Complexity, Lang, QueryAnalysis, QueryType};
 
 const STAGE: &str = "query.analyze";
 /// Turns of history shown to the LLM, and characters kept per turn.
@@ -102,8 +102,8 @@ pub(crate) fn analyze(llm: &dyn PromptLlm, rules: QueryAnalysis, notes: &mut Vec
 
     // The script settles Chinese and (diacritics) Vietnamese; the LLM may know better only
     // where the detector fell back to English.
-    match obj.get("language").and_then(Value::as_str).and_then(Language::parse) {
-        Some(l) if rules.language == Language::English || l == rules.language => a.language = l,
+    match obj.get("language").and_then(Value::as_str).and_then(Lang::parse) {
+        Some(l) if rules.language == Lang::En || l == rules.language => a.language = l,
         Some(l) => notes.push(format!(
             "LLM analysis: language {} ignored, the script says {}",
             l.code(),

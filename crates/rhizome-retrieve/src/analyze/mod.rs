@@ -24,7 +24,7 @@ use rhizome_core::llm::{ChatMessage, PromptLlm, Role};
 use rhizome_core::{Error, Result};
 use serde::{Deserialize, Serialize};
 
-pub use lang::{detect_language, Language};
+pub use lang::{detect_language, Lang};
 
 /// The kind of answer a question asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -121,7 +121,7 @@ pub enum AnalysisSource {
 pub struct QueryAnalysis {
     /// The question as asked.
     pub question: String,
-    pub language: Language,
+    pub language: Lang,
     pub query_type: QueryType,
     pub complexity: Complexity,
     /// In [0, 1], two decimals.

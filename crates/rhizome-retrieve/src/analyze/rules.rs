@@ -5,7 +5,7 @@
 use super::cues::cues;
 use super::lang::{fold, is_han};
 use super::text::{has_cue, names, spaced, strip_possessive, terms, tokens, Kind, Span, Tok};
-use super::{round2, AnalysisSource, Complexity, Language, QueryAnalysis, QueryType};
+use super::{round2, AnalysisSource, Complexity, Lang, QueryAnalysis, QueryType};
 
 /// What the rules found in a question.
 #[derive(Debug, Default)]
@@ -91,11 +91,11 @@ const IRREGULAR_PARTICIPLES: &[&str] = &[
     "sung", "owned", "founded", "created", "directed", "produced",
 ];
 
-pub(crate) fn signals(text: &str, lang: Language) -> Signals {
+pub(crate) fn signals(text: &str, lang: Lang) -> Signals {
     let c = cues(lang);
     let toks = tokens(text);
     let sp = spaced(&toks);
-    let folded = if lang == Language::Vietnamese { fold(&sp) } else { String::new() };
+    let folded = if lang == Lang::Vi { fold(&sp) } else { String::new() };
     let found = |list: &[&str]| -> Vec<String> {
         list.iter().filter(|cue| has_cue(&sp, &folded, text, cue)).map(|s| s.to_string()).collect()
     };
@@ -114,7 +114,7 @@ pub(crate) fn signals(text: &str, lang: Language) -> Signals {
         s.comparative.extend(found(c.pair));
     }
     match lang {
-        Language::English => {
+        Lang::En => {
             // Per word of `words` (where "'s" is a word): does a name start there, and does
             // punctuation come right before it.
             let mut marks = Vec::with_capacity(words.len());
@@ -132,8 +132,8 @@ pub(crate) fn signals(text: &str, lang: Language) -> Signals {
             }
             english(&mut s, &words, &marks)
         }
-        Language::Vietnamese => vietnamese(&mut s, &toks, &sp, &folded),
-        Language::Chinese => chinese(&mut s, text),
+        Lang::Vi => vietnamese(&mut s, &toks, &sp, &folded),
+        Lang::Zh => chinese(&mut s, text),
     }
     let han = text.chars().filter(|&ch| is_han(ch)).count();
     s.words = toks.iter().filter(|t| t.kind == Kind::Word).count() + han.div_ceil(2);
@@ -156,7 +156,7 @@ fn count_cue(sp: &str, raw: &str, cue: &str) -> usize {
 
 /// `marks[i]`: (a name starts at word i, punctuation comes right before it).
 fn english(s: &mut Signals, words: &[String], marks: &[(bool, bool)]) {
-    let c = cues(Language::English);
+    let c = cues(Lang::En);
     let is_function = |w: &str| c.function.contains(&w);
     for (i, w) in words.iter().enumerate() {
         let prev = if i > 0 { words[i - 1].as_str() } else { "" };
@@ -227,7 +227,7 @@ fn english(s: &mut Signals, words: &[String], marks: &[(bool, bool)]) {
 }
 
 fn vietnamese(s: &mut Signals, toks: &[Tok], sp: &str, folded: &str) {
-    let c = cues(Language::Vietnamese);
+    let c = cues(Lang::Vi);
     s.possessive = c.possessive.iter().map(|p| sp.matches(&format!(" {p} ")).count()).sum();
     if s.possessive == 0 && !folded.is_empty() {
         s.possessive = c.possessive.iter().map(|p| folded.matches(&fold(&format!(" {p} "))).count()).sum();
@@ -268,9 +268,9 @@ fn chinese(s: &mut Signals, text: &str) {
 
 /// At least `pairs` pairs of consecutive names with a content word (or Han character)
 /// between them.
-fn linked(names: &[Span], toks: &[Tok], lang: Language, pairs: usize) -> bool {
+fn linked(names: &[Span], toks: &[Tok], lang: Lang, pairs: usize) -> bool {
     let c = cues(lang);
-    let en = cues(Language::English);
+    let en = cues(Lang::En);
     let relating = names.windows(2).filter(|w| {
         toks.iter().filter(|t| t.start >= w[0].end && t.start < w[1].start).any(|t| match t.kind {
             Kind::Word => {
@@ -287,7 +287,7 @@ fn linked(names: &[Span], toks: &[Tok], lang: Language, pairs: usize) -> bool {
 
 /// The rule-based analysis of `question` (as asked) whose self-contained form is
 /// `standalone`; `language` is the language of the question.
-pub(crate) fn analyze(question: &str, standalone: &str, language: Language) -> QueryAnalysis {
+pub(crate) fn analyze(question: &str, standalone: &str, language: Lang) -> QueryAnalysis {
     let s = signals(standalone, language);
     let query_type = if !s.comparative.is_empty() {
         QueryType::Comparative

@@ -2,7 +2,7 @@
 
 use super::cues::cues;
 use super::lang::{fold, is_han, VI_PLAIN};
-use super::Language;
+use super::Lang;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -118,15 +118,15 @@ fn is_capitalised(w: &str) -> bool {
     first.is_uppercase() || (first.is_alphabetic() && w.chars().skip(1).any(char::is_uppercase))
 }
 
-fn is_function(lang: Language, lower: &str) -> bool {
-    cues(Language::English).function.contains(&lower) || cues(lang).function.contains(&lower)
+fn is_function(lang: Lang, lower: &str) -> bool {
+    cues(Lang::En).function.contains(&lower) || cues(lang).function.contains(&lower)
 }
 
 /// Names in `s`: runs of capitalised words (inner connectors such as `van`, `de` kept,
 /// digits allowed after the first word), without leading question words or auxiliaries
 /// (`Who`, `Is`, `Tại`...); in Vietnamese a sentence-initial single word with diacritics
 /// or that is a common syllable is not a name. Quoted terms are names too.
-pub(crate) fn names(s: &str, lang: Language) -> Vec<Span> {
+pub(crate) fn names(s: &str, lang: Lang) -> Vec<Span> {
     let toks = tokens(s);
     let mut out = quoted(s);
     let quotes = out.clone();
@@ -175,7 +175,7 @@ pub(crate) fn names(s: &str, lang: Language) -> Vec<Span> {
         let single_common = words.len() == 1
             && sentence_start
             && words[0].start == t.start
-            && lang == Language::Vietnamese
+            && lang == Lang::Vi
             && (fold(words[0].text) != words[0].text.to_lowercase()
                 || VI_PLAIN.contains(&fold(words[0].text).as_str()));
         if let (Some(f), Some(l)) = (words.first(), words.last()) {
@@ -217,10 +217,10 @@ fn quoted(s: &str) -> Vec<Span> {
 /// Key terms of `s` that are not names: runs of content words (English: up to three words
 /// of three letters or more; Vietnamese: up to four syllables), Chinese character runs
 /// split at function words and cues (two characters or more), and years.
-pub(crate) fn terms(s: &str, lang: Language, names: &[Span], skip: &dyn Fn(&str) -> bool) -> Vec<String> {
+pub(crate) fn terms(s: &str, lang: Lang, names: &[Span], skip: &dyn Fn(&str) -> bool) -> Vec<String> {
     let toks = tokens(s);
     let inside = |t: &Tok| names.iter().any(|n| t.start >= n.start && t.start < n.end.max(n.start + 1));
-    let max_run = if lang == Language::Vietnamese { 4 } else { 3 };
+    let max_run = if lang == Lang::Vi { 4 } else { 3 };
     let mut out = Vec::new();
     let mut run: Vec<Tok> = Vec::new();
     let mut han = String::new();
@@ -246,7 +246,7 @@ pub(crate) fn terms(s: &str, lang: Language, names: &[Span], skip: &dyn Fn(&str)
             && !is_function(lang, &word)
             && !skip(&word)
             && !is_capitalised(t.text)
-            && (lang == Language::Vietnamese || word.chars().count() >= 3)
+            && (lang == Lang::Vi || word.chars().count() >= 3)
             && !word.chars().all(|c| c.is_ascii_digit());
         if year && !inside(t) {
             flush(&mut run, &mut out);
@@ -266,12 +266,12 @@ pub(crate) fn terms(s: &str, lang: Language, names: &[Span], skip: &dyn Fn(&str)
 }
 
 /// Pieces of a Han run between function words and cues, two characters or more.
-fn split_han(run: &str, lang: Language, skip: &dyn Fn(&str) -> bool, out: &mut Vec<String>) {
+fn split_han(run: &str, lang: Lang, skip: &dyn Fn(&str) -> bool, out: &mut Vec<String>) {
     if run.is_empty() {
         return;
     }
-    let mut stops: Vec<&str> = cues(Language::Chinese).function.to_vec();
-    if lang != Language::Chinese {
+    let mut stops: Vec<&str> = cues(Lang::Zh).function.to_vec();
+    if lang != Lang::Zh {
         stops.extend(cues(lang).function);
     }
     stops.sort_by_key(|w| std::cmp::Reverse(w.chars().count()));
@@ -307,27 +307,21 @@ mod tests {
     #[test]
     fn names_in_three_languages() {
         let no = |_: &str| false;
-        assert_eq!(texts(names("Who is Aage Bohr's brother?", Language::English)), ["Aage Bohr"]);
+        assert_eq!(texts(names("Who is Aage Bohr's brother?", Lang::En)), ["Aage Bohr"]);
         assert_eq!(
-            texts(names("Is Ludwig van Beethoven older than GPT-4?", Language::English)),
+            texts(names("Is Ludwig van Beethoven older than GPT-4?", Lang::En)),
             ["Ludwig van Beethoven", "GPT-4"]
         );
-        assert_eq!(texts(names("Aage Bohr có những giải thưởng gì?", Language::Vietnamese)), ["Aage Bohr"]);
-        assert_eq!(texts(names("Công ty nào do Sam Altman lãnh đạo?", Language::Vietnamese)), ["Sam Altman"]);
+        assert_eq!(texts(names("Aage Bohr có những giải thưởng gì?", Lang::Vi)), ["Aage Bohr"]);
+        assert_eq!(texts(names("Công ty nào do Sam Altman lãnh đạo?", Lang::Vi)), ["Sam Altman"]);
         let zh = "Sam Altman领导的公司在AI领域有什么重要投资？";
-        let n = names(zh, Language::Chinese);
+        let n = names(zh, Lang::Zh);
         assert_eq!(texts(n.clone()), ["Sam Altman", "AI"]);
-        assert_eq!(terms(zh, Language::Chinese, &n, &no), ["领导", "公司", "领域", "重要投资"]);
+        assert_eq!(terms(zh, Lang::Zh, &n, &no), ["领导", "公司", "领域", "重要投资"]);
         let vi = "Aage Bohr có những giải thưởng gì?";
-        assert_eq!(terms(vi, Language::Vietnamese, &names(vi, Language::Vietnamese), &no), ["giải thưởng"]);
+        assert_eq!(terms(vi, Lang::Vi, &names(vi, Lang::Vi), &no), ["giải thưởng"]);
         let en = "Which Nobel prizes did the physicist win in 1975?";
-        assert_eq!(
-            terms(en, Language::English, &names(en, Language::English), &no),
-            ["prizes", "physicist win", "1975"]
-        );
-        assert_eq!(
-            texts(names("What is “The Old Man and the Sea” about?", Language::English)),
-            ["The Old Man and the Sea"]
-        );
+        assert_eq!(terms(en, Lang::En, &names(en, Lang::En), &no), ["prizes", "physicist win", "1975"]);
+        assert_eq!(texts(names("What is “The Old Man and the Sea” about?", Lang::En)), ["The Old Man and the Sea"]);
     }
 }

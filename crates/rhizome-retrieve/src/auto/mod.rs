@@ -75,10 +75,6 @@ pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
 }];
 
 impl Retriever for Auto {
-    fn method(&self) -> Method {
-        Method::Auto
-    }
-
     fn retrieve(&self, env: &QueryEnv, question: &str) -> Result<Retrieval> {
         route_and_retrieve(env, question, &crate::retriever)
     }
@@ -157,9 +153,6 @@ mod tests {
 
     struct Broken(Method);
     impl Retriever for Broken {
-        fn method(&self) -> Method {
-            self.0
-        }
         fn retrieve(&self, _: &QueryEnv, _: &str) -> Result<Retrieval> {
             Err(Error::bad_input(format!("--method {}", self.0), "broken on purpose"))
         }

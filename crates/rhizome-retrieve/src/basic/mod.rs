@@ -3,8 +3,9 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use rhizome_core::{EmbedKind, Result, Scored, StoreRead, VectorKind};
+use rhizome_core::{Result, Scored, StoreRead, VectorKind};
 
+use crate::{embed_question, timed};
 use crate::{ms, Context, ContextKind, Method, MethodEntry, QueryEnv, Retrieval, Retriever};
 
 pub struct Basic;
@@ -19,23 +20,14 @@ pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
 }];
 
 impl Retriever for Basic {
-    fn method(&self) -> Method {
-        Method::Basic
-    }
-
     fn retrieve(&self, env: &QueryEnv, question: &str) -> Result<Retrieval> {
         let cfg = &env.config.retrieval;
         let mut out = Retrieval::default();
-        let t = Instant::now();
-        let q = env.embedder.embed(&[question.to_string()], EmbedKind::Query)?.remove(0);
-        out.timings_ms.insert("embed_query".into(), ms(t));
+        let q = embed_question(env, question, &mut out.timings_ms)?;
 
-        let t = Instant::now();
-        let dense = env.store.vector_search(VectorKind::Chunk, &q, cfg.candidates)?;
-        out.timings_ms.insert("dense".into(), ms(t));
-        let t = Instant::now();
-        let sparse = env.store.bm25(question, cfg.candidates)?;
-        out.timings_ms.insert("bm25".into(), ms(t));
+        let dense =
+            timed(&mut out.timings_ms, "dense", || env.store.vector_search(VectorKind::Chunk, &q, cfg.candidates))?;
+        let sparse = timed(&mut out.timings_ms, "bm25", || env.store.bm25(question, cfg.candidates))?;
 
         let t = Instant::now();
         let fused = match cfg.fusion.as_str() {

@@ -3,41 +3,31 @@
 //! their cosine. No BM25, no graph, no LLM: the plain baseline of embedding retrieval, and
 //! what `basic` fuses with BM25.
 
-use std::time::Instant;
-
-use rhizome_core::{EmbedKind, Result, VectorKind};
+use rhizome_core::{Result, VectorKind};
 
 use crate::basic::chunk_contexts;
-use crate::{ms, Method, MethodEntry, QueryEnv, Retrieval, Retriever};
+use crate::{embed_question, timed, Method, MethodEntry, QueryEnv, Retrieval, Retriever};
 
 /// The registry entry of this module.
 pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
     method: Method::named("dense"),
     description: "Dense vector search alone over chunks",
     settings: &[],
-    retriever: |m| Box::new(Dense(m)),
+    retriever: |_| Box::new(Dense),
     prompts: &[],
 }];
 
-/// The `dense` retriever (holding its registry name).
-pub struct Dense(Method);
+/// The `dense` retriever.
+pub struct Dense;
 
 impl Retriever for Dense {
-    fn method(&self) -> Method {
-        self.0
-    }
-
     fn retrieve(&self, env: &QueryEnv, question: &str) -> Result<Retrieval> {
         let mut out = Retrieval::default();
-        let t = Instant::now();
-        let q = env.embedder.embed(&[question.to_string()], EmbedKind::Query)?.remove(0);
-        out.timings_ms.insert("embed_query".into(), ms(t));
-        let t = Instant::now();
-        let nearest = env.store.vector_search(VectorKind::Chunk, &q, env.config.retrieval.top_k)?;
-        out.timings_ms.insert("dense".into(), ms(t));
-        let t = Instant::now();
-        out.contexts = chunk_contexts(env.store, &nearest)?;
-        out.timings_ms.insert("fetch".into(), ms(t));
+        let q = embed_question(env, question, &mut out.timings_ms)?;
+        let nearest = timed(&mut out.timings_ms, "dense", || {
+            env.store.vector_search(VectorKind::Chunk, &q, env.config.retrieval.top_k)
+        })?;
+        out.contexts = timed(&mut out.timings_ms, "fetch", || chunk_contexts(env.store, &nearest))?;
         Ok(out)
     }
 }

@@ -52,6 +52,7 @@ use self::primer::{closest_reports, hypothetical_report, run_folds, Ranked};
 use self::search::{LocalFound, LocalRunner};
 pub use self::settings::DriftConfig;
 use self::state::QueryState;
+use crate::timed;
 use crate::{ms, Context, ContextKind, LocalConfig, Method, MethodEntry, QueryEnv, Retrieval, Retriever};
 
 /// Token-accounting stage of DRIFT's own calls.
@@ -75,15 +76,9 @@ pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
 }];
 
 impl Retriever for Drift {
-    fn method(&self) -> Method {
-        Method::Drift
-    }
-
     fn retrieve(&self, env: &QueryEnv, question: &str) -> Result<Retrieval> {
         let mut out = Retrieval::default();
-        let t = Instant::now();
-        let reports = env.store.community_reports()?;
-        out.timings_ms.insert("load_reports".into(), ms(t));
+        let reports = timed(&mut out.timings_ms, "load_reports", || env.store.community_reports())?;
         let runner = LocalRunner::new(env);
         let mut run = Run { env, question, runner, out, contexts: Contexts::default(), local_notes: Vec::new() };
         match env.llm {

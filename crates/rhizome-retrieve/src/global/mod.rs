@@ -50,10 +50,6 @@ pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
 }];
 
 impl Retriever for Global {
-    fn method(&self) -> Method {
-        Method::Global
-    }
-
     fn retrieve(&self, env: &QueryEnv, question: &str) -> Result<Retrieval> {
         let cfg = env.config.section::<GlobalConfig>();
         let t = Instant::now();

@@ -37,7 +37,7 @@ use std::time::Instant;
 use rhizome_core::config::Section;
 use rhizome_core::ids::entity_id;
 use rhizome_core::llm::PromptCall;
-use rhizome_core::{EmbedKind, Result, VectorKind};
+use rhizome_core::{Result, VectorKind};
 use serde_json::{json, Value};
 
 use self::names::name_matches;
@@ -46,6 +46,7 @@ use crate::graph::Graph;
 use crate::ppr::{
     gauss_seidel_f64, personalized_pagerank, ranked_ppr, Csr, FusedRanking, DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE,
 };
+use crate::{embed_question, timed};
 use crate::{ms, Context, ContextKind, Method, MethodEntry, QueryEnv, Retrieval, Retriever};
 
 /// The `hippo` retriever. [`Hippo::default`] is what `Method::Hippo` runs;
@@ -110,24 +111,15 @@ pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
 }];
 
 impl Retriever for Hippo {
-    fn method(&self) -> Method {
-        Method::Hippo
-    }
-
     fn retrieve(&self, env: &QueryEnv, question: &str) -> Result<Retrieval> {
         let started = Instant::now();
         let cfg = env.config.section::<HippoConfig>();
         let mut out = Retrieval::default();
-        let t = Instant::now();
-        let q = env.embedder.embed(&[question.to_string()], EmbedKind::Query)?.remove(0);
-        out.timings_ms.insert("embed_query".into(), ms(t));
-        let t = Instant::now();
-        let graph = env.graph()?;
-        out.timings_ms.insert("graph".into(), ms(t));
+        let q = embed_question(env, question, &mut out.timings_ms)?;
+        let graph = timed(&mut out.timings_ms, "graph", || env.graph())?;
 
-        let t = Instant::now();
-        let passages = passage_scores(env, &graph, &q, question, cfg.passage_bm25_weight)?;
-        out.timings_ms.insert("dense".into(), ms(t));
+        let passages =
+            timed(&mut out.timings_ms, "dense", || passage_scores(env, &graph, &q, question, cfg.passage_bm25_weight))?;
 
         let t = Instant::now();
         let relative = relative_passage_scores(&passages, cfg.passage_temperature);

@@ -36,9 +36,10 @@ use rhizome_core::{EmbedKind, Result, VectorKind};
 use serde_json::json;
 
 pub use self::settings::LocalConfig;
+use crate::embed_question;
 use crate::graph::Graph;
 use crate::paths::{chunk_sources, relation_sources};
-use crate::query_entities::{embed_text, recognise};
+use crate::query_entities::{embed_text, graph_and_entities};
 use crate::{ms, Context, ContextKind, Method, MethodEntry, QueryEnv, Retrieval, Retriever};
 
 mod community;
@@ -60,19 +61,10 @@ pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
 }];
 
 impl Retriever for Local {
-    fn method(&self) -> Method {
-        Method::Local
-    }
-
     fn retrieve(&self, env: &QueryEnv, question: &str) -> Result<Retrieval> {
         let cfg = env.config.section::<LocalConfig>();
         let mut out = Retrieval::default();
-        let t = Instant::now();
-        let g = env.graph()?;
-        out.timings_ms.insert("graph".into(), ms(t));
-        let t = Instant::now();
-        let qe = recognise(env, &g, question, "query.local", &mut out.notes);
-        out.timings_ms.insert("query_entities".into(), ms(t));
+        let (g, qe) = graph_and_entities(env, question, "query.local", &mut out)?;
 
         let mapped = map_entities(env, &g, question, &qe.names, &mut out)?;
         out.extra.insert(
@@ -159,9 +151,7 @@ fn map_entities(
     out: &mut Retrieval,
 ) -> Result<Vec<(u32, f32)>> {
     let cfg = env.config.section::<LocalConfig>();
-    let t = Instant::now();
-    let q = env.embedder.embed(&[question.to_string()], EmbedKind::Query)?.remove(0);
-    out.timings_ms.insert("embed_query".into(), ms(t));
+    let q = embed_question(env, question, &mut out.timings_ms)?;
     let t = Instant::now();
     let texts: Vec<String> = names.iter().map(|n| embed_text(n)).collect();
     let vecs = if texts.is_empty() { Vec::new() } else { env.embedder.embed(&texts, EmbedKind::Passage)? };

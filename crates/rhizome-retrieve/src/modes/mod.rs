@@ -23,13 +23,14 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use rhizome_core::config::Section;
-use rhizome_core::{EmbedKind, Result, VectorKind};
+use rhizome_core::{Result, VectorKind};
 use serde_json::json;
 
 pub use self::settings::ModesConfig;
 use crate::basic::{rrf, score_fusion};
 use crate::multipath::idf_share;
 use crate::paths::relation_sources;
+use crate::{embed_question, timed};
 use crate::{ms, Context, ContextKind, Graph, Method, MethodEntry, QueryEnv, Retrieval, Retriever};
 
 /// Entities taken from the question's vector search.
@@ -60,16 +61,10 @@ const fn mode(method: Method, description: &'static str) -> MethodEntry {
 }
 
 impl Retriever for Mode {
-    fn method(&self) -> Method {
-        self.0
-    }
-
     fn retrieve(&self, env: &QueryEnv, question: &str) -> Result<Retrieval> {
         let mut out = Retrieval::default();
         let top_k = env.config.retrieval.top_k;
-        let t = Instant::now();
-        let q = env.embedder.embed(&[question.to_string()], EmbedKind::Query)?.remove(0);
-        out.timings_ms.insert("embed_query".into(), ms(t));
+        let q = embed_question(env, question, &mut out.timings_ms)?;
         match self.0 {
             Method::ChunkOnly => {
                 let fused = chunk_side(env, question, &q, &mut out)?;
@@ -89,9 +84,7 @@ impl Retriever for Mode {
                 let g = graph(env, &mut out)?;
                 let fused = chunk_side(env, question, &q, &mut out)?;
                 let side = entity_side(env, &g, &q, &mut out)?;
-                let t = Instant::now();
-                let ranked = hybrid(env, &g, fused, &side);
-                out.timings_ms.insert("fuse".into(), ms(t));
+                let ranked = timed(&mut out.timings_ms, "fuse", || hybrid(env, &g, fused, &side));
                 // Graph reasoning returns the top_k chunks and those it adds.
                 let (ranked, paths) = if self.0 == Method::GraphEnhanced {
                     let r = expand::reason(env, &g, ranked, &side, &mut out)?;
@@ -113,21 +106,15 @@ impl Retriever for Mode {
 }
 
 fn graph(env: &QueryEnv, out: &mut Retrieval) -> Result<std::sync::Arc<Graph>> {
-    let t = Instant::now();
-    let g = env.graph()?;
-    out.timings_ms.insert("graph".into(), ms(t));
+    let g = timed(&mut out.timings_ms, "graph", || env.graph())?;
     Ok(g)
 }
 
 /// Dense + BM25 over chunks, fused as `basic` fuses them: chunk id -> score.
 fn chunk_side(env: &QueryEnv, question: &str, q: &[f32], out: &mut Retrieval) -> Result<HashMap<String, f32>> {
     let cfg = &env.config.retrieval;
-    let t = Instant::now();
-    let dense = env.store.vector_search(VectorKind::Chunk, q, cfg.candidates)?;
-    out.timings_ms.insert("dense".into(), ms(t));
-    let t = Instant::now();
-    let sparse = env.store.bm25(question, cfg.candidates)?;
-    out.timings_ms.insert("bm25".into(), ms(t));
+    let dense = timed(&mut out.timings_ms, "dense", || env.store.vector_search(VectorKind::Chunk, q, cfg.candidates))?;
+    let sparse = timed(&mut out.timings_ms, "bm25", || env.store.bm25(question, cfg.candidates))?;
     Ok(match cfg.fusion.as_str() {
         "rrf" => rrf(&dense, &sparse, cfg.dense_weight, cfg.bm25_weight, cfg.rrf_k),
         _ => score_fusion(&dense, &sparse, cfg.dense_weight, cfg.bm25_weight),

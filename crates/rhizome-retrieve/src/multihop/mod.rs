@@ -35,9 +35,10 @@ use rhizome_core::{dot, EmbedKind, Result, VectorKind};
 use serde_json::json;
 
 pub use self::settings::MultihopConfig;
+use crate::embed_question;
 use crate::graph::Graph;
 use crate::paths::{ego_relations, path_nodes, relation_sources, render_path, simple_paths};
-use crate::query_entities::{embed_text, fold, recognise};
+use crate::query_entities::{embed_text, fold, graph_and_entities};
 use crate::{ms, Context, ContextKind, Method, MethodEntry, QueryEnv, Retrieval, Retriever};
 
 /// Relations of the ego graph looked at before the candidates are picked (bounds the
@@ -68,23 +69,11 @@ pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
 }];
 
 impl Retriever for Multihop {
-    fn method(&self) -> Method {
-        Method::Multihop
-    }
-
     fn retrieve(&self, env: &QueryEnv, question: &str) -> Result<Retrieval> {
         let cfg = env.config.section::<MultihopConfig>();
         let mut out = Retrieval::default();
-        let t = Instant::now();
-        let g = env.graph()?;
-        out.timings_ms.insert("graph".into(), ms(t));
-
-        let t = Instant::now();
-        let qe = recognise(env, &g, question, "query.multihop", &mut out.notes);
-        out.timings_ms.insert("query_entities".into(), ms(t));
-        let t = Instant::now();
-        let q = env.embedder.embed(&[question.to_string()], EmbedKind::Query)?.remove(0);
-        out.timings_ms.insert("embed_query".into(), ms(t));
+        let (g, qe) = graph_and_entities(env, question, "query.multihop", &mut out)?;
+        let q = embed_question(env, question, &mut out.timings_ms)?;
 
         let (anchors, rejected) = find_anchors(env, &g, &qe.names, question, &q, &mut out)?;
         out.extra.insert("anchors".into(), anchors_json(&g, &qe.names, qe.by, &anchors, rejected));

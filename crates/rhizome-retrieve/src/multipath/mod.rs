@@ -34,6 +34,7 @@ pub(crate) use names::memo;
 
 pub use self::settings::MultipathConfig;
 use crate::paths::relation_chunk;
+use crate::{embed_question, timed};
 use crate::{ms, Context, ContextKind, Graph, Method, MethodEntry, QueryEnv, Retrieval, Retriever};
 use entities::{Keyword, ENTITY_PATHS};
 
@@ -50,23 +51,13 @@ pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
 }];
 
 impl Retriever for Multipath {
-    fn method(&self) -> Method {
-        Method::Multipath
-    }
-
     fn retrieve(&self, env: &QueryEnv, question: &str) -> Result<Retrieval> {
         let cfg = env.config.section::<MultipathConfig>();
         let mut out = Retrieval::default();
-        let t = Instant::now();
-        let g = env.graph()?;
-        out.timings_ms.insert("graph".into(), ms(t));
+        let g = timed(&mut out.timings_ms, "graph", || env.graph())?;
 
-        let t = Instant::now();
-        let kws = keywords::keywords(question, cfg.keyword_limit);
-        out.timings_ms.insert("keywords".into(), ms(t));
-        let t = Instant::now();
-        let q = env.embedder.embed(&[question.to_string()], EmbedKind::Query)?.remove(0);
-        out.timings_ms.insert("embed_query".into(), ms(t));
+        let kws = timed(&mut out.timings_ms, "keywords", || keywords::keywords(question, cfg.keyword_limit));
+        let q = embed_question(env, question, &mut out.timings_ms)?;
         let t = Instant::now();
         let kv = if kws.is_empty() { Vec::new() } else { env.embedder.embed(&kws, EmbedKind::Query)? };
         out.timings_ms.insert("embed_keywords".into(), ms(t));
@@ -76,21 +67,18 @@ impl Retriever for Multipath {
             .map(|(k, v)| Keyword { text: k, vector: v, weight: entities::keyword_weight(k) })
             .collect();
 
-        let t = Instant::now();
-        let found = entities::discover(env.store, &g, &cfg, &q, &keywords)?;
-        out.timings_ms.insert("entities".into(), ms(t));
-        let t = Instant::now();
-        let rels = entities::expand(&g, &found, cfg.expand_entities, cfg.max_relationships, question);
-        out.timings_ms.insert("relationships".into(), ms(t));
+        let found = timed(&mut out.timings_ms, "entities", || entities::discover(env.store, &g, &cfg, &q, &keywords))?;
+        let rels = timed(&mut out.timings_ms, "relationships", || {
+            entities::expand(&g, &found, cfg.expand_entities, cfg.max_relationships, question)
+        });
 
         let (mut ranked, mut records) = chunks::rank(env, &g, question, &q, &keywords, &found, &mut out)?;
         if cfg.llm_rerank {
             llm_rerank(env, question, &mut ranked, &records, &mut out);
         }
 
-        let t = Instant::now();
-        let facts = env.store.vector_search(VectorKind::Fact, &q, cfg.fact_top_k)?;
-        out.timings_ms.insert("facts".into(), ms(t));
+        let facts =
+            timed(&mut out.timings_ms, "facts", || env.store.vector_search(VectorKind::Fact, &q, cfg.fact_top_k))?;
 
         let t = Instant::now();
         build_contexts(env, &g, &ranked, &mut records, &rels, &facts, &found, &mut out)?;

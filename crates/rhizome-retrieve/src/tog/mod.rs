@@ -46,8 +46,9 @@ use self::beam::{extend, frontiers, Frontier, Path};
 use self::judge::{answer_call, check_call, numbered, parse_verdict, passages, Verdict};
 use self::prune::{cap_candidates, relation_text, score_depth, Strategy};
 pub use self::settings::{TogConfig, TogPruning};
+use crate::embed_question;
 use crate::graph::Graph;
-use crate::query_entities::{embed_text, recognise};
+use crate::query_entities::{embed_text, graph_and_entities};
 use crate::{ms, Method, MethodEntry, QueryEnv, Retrieval, Retriever};
 
 /// Entity vectors fetched per query when looking for start entities, per unit of width
@@ -70,28 +71,16 @@ pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
 }];
 
 impl Retriever for Tog {
-    fn method(&self) -> Method {
-        Method::Tog
-    }
-
     fn retrieve(&self, env: &QueryEnv, question: &str) -> Result<Retrieval> {
         let cfg = env.config.section::<TogConfig>();
         let (width, retain) = (cfg.width.max(1), cfg.num_retain_entity.max(1));
         let mut out = Retrieval::default();
         let mut llm_calls = 0usize;
-        let t = Instant::now();
-        let g = env.graph()?;
-        out.timings_ms.insert("graph".into(), ms(t));
-
-        let t = Instant::now();
-        let qe = recognise(env, &g, question, "query.tog", &mut out.notes);
+        let (g, qe) = graph_and_entities(env, question, "query.tog", &mut out)?;
         if env.llm.is_some() {
             llm_calls += 1;
         }
-        out.timings_ms.insert("query_entities".into(), ms(t));
-        let t = Instant::now();
-        let q = env.embedder.embed(&[question.to_string()], EmbedKind::Query)?.remove(0);
-        out.timings_ms.insert("embed_query".into(), ms(t));
+        let q = embed_question(env, question, &mut out.timings_ms)?;
         let starts = start_entities(env, &g, &q, &qe.names, width, &mut out)?;
 
         let strategy = strategy(cfg.pruning, env.llm.is_some(), &mut out.notes);
