@@ -251,6 +251,16 @@ fn f32_data_mut<'a>(s: &'a mut CpuStorage, l: &Layout, op: &str) -> Result<&'a m
     }
 }
 
+/// The f32 data of `s`, checked to be whole rows of `bias` (not empty).
+fn rows_of<'a>(s: &'a mut CpuStorage, l: &Layout, bias: &[f32], op: &str) -> Result<&'a mut [f32]> {
+    let w = bias.len();
+    let x = f32_data_mut(s, l, op)?;
+    if w == 0 || x.len() % w != 0 {
+        bail!("{op}: {} values are not rows of {w}", x.len());
+    }
+    Ok(x)
+}
+
 // ---------------------------------------------------------------------------------------
 // Slice-level kernels (the candle ops below and the e5 encoder's plain buffers use them).
 //
@@ -303,12 +313,7 @@ impl InplaceOp1 for BiasAdd<'_> {
         "bias-add"
     }
     fn cpu_fwd(&self, s: &mut CpuStorage, l: &Layout) -> Result<()> {
-        let w = self.0.len();
-        let x = f32_data_mut(s, l, self.name())?;
-        if w == 0 || x.len() % w != 0 {
-            bail!("bias-add: {} values are not rows of {w}", x.len());
-        }
-        bias_add(x, self.0, true);
+        bias_add(rows_of(s, l, self.0, self.name())?, self.0, true);
         Ok(())
     }
 }
@@ -321,12 +326,7 @@ impl InplaceOp1 for BiasGelu<'_> {
         "bias-gelu"
     }
     fn cpu_fwd(&self, s: &mut CpuStorage, l: &Layout) -> Result<()> {
-        let w = self.0.len();
-        let x = f32_data_mut(s, l, self.name())?;
-        if w == 0 || x.len() % w != 0 {
-            bail!("bias-gelu: {} values are not rows of {w}", x.len());
-        }
-        bias_gelu(x, self.0, true);
+        bias_gelu(rows_of(s, l, self.0, self.name())?, self.0, true);
         Ok(())
     }
 }

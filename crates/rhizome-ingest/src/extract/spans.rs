@@ -74,11 +74,17 @@ fn quoted(s: &mut Sent, out: &mut Vec<Mention>) {
 
 /// `$10 billion`, `US$5`, `10 dollars`, `100亿美元` -> MONEY.
 fn money(s: &mut Sent, out: &mut Vec<Mention>) {
+    scan(s, out, "MONEY", money_at);
+}
+
+/// Left to right: where `at` finds a span starting at a token, push it as `label` and go
+/// on after it.
+fn scan(s: &mut Sent, out: &mut Vec<Mention>, label: &'static str, at: fn(&Sent, usize) -> Option<usize>) {
     let mut i = 0;
     while i < s.len() {
-        match money_at(s, i) {
+        match at(s, i) {
             Some(end) => {
-                push(s, out, i, end, "MONEY");
+                push(s, out, i, end, label);
                 i = end;
             }
             None => i += 1,
@@ -152,16 +158,7 @@ fn year_after(s: &Sent, end: usize) -> usize {
 /// `22 December 1955`, `December 22, 1955`, `January 1960`, `Dec. 5`, `January`,
 /// weekdays -> DATE.
 fn month_dates(s: &mut Sent, out: &mut Vec<Mention>) {
-    let mut i = 0;
-    while i < s.len() {
-        match date_at(s, i) {
-            Some(end) => {
-                push(s, out, i, end, "DATE");
-                i = end;
-            }
-            None => i += 1,
-        }
-    }
+    scan(s, out, "DATE", date_at);
 }
 
 fn date_at(s: &Sent, i: usize) -> Option<usize> {

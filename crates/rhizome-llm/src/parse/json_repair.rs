@@ -89,6 +89,20 @@ enum Got {
     Fail,
 }
 
+/// Where a container's next item starts ([`Reader::item_start`]).
+enum Start {
+    Item(char),
+    Closed,
+    End,
+}
+
+/// What follows a container's item ([`Reader::item_end`]).
+enum After {
+    Next,
+    End,
+    Fail,
+}
+
 struct Reader<'a> {
     chars: &'a [(usize, char)],
     pos: usize,
@@ -150,29 +164,58 @@ impl Reader<'_> {
         }
     }
 
+    /// The start of a container's next item: stray commas are skipped; `close` ends the
+    /// container (consumed), one of `wrong` ends it too (a missing closer: left for the
+    /// enclosing container).
+    fn item_start(&mut self, close: char, wrong: &[char]) -> Start {
+        loop {
+            self.ws();
+            let Some(c) = self.peek() else { return Start::End };
+            if c == close {
+                self.pos += 1;
+                return Start::Closed;
+            }
+            if c == ',' {
+                self.repair("stray comma");
+                self.pos += 1;
+            } else if wrong.contains(&c) {
+                self.repair("mismatched bracket");
+                return Start::Closed;
+            } else {
+                return Start::Item(c);
+            }
+        }
+    }
+
+    /// What follows an item: a comma (consumed), a closer (left), or the start of another
+    /// item (`starts_item`: a missing comma, repaired).
+    fn item_end(&mut self, ends: &[char], starts_item: fn(char) -> bool) -> After {
+        self.ws();
+        match self.peek() {
+            None => After::End,
+            Some(',') => {
+                self.pos += 1;
+                After::Next
+            }
+            Some(c) if ends.contains(&c) => After::Next,
+            Some(c) if starts_item(c) => {
+                self.repair("missing comma");
+                After::Next
+            }
+            Some(_) => After::Fail,
+        }
+    }
+
     fn object(&mut self) -> Got {
         self.pos += 1;
         let mut map = Map::new();
         loop {
-            self.ws();
-            let Some(c) = self.peek() else { return Got::Truncated(Value::Object(map)) };
-            match c {
-                '}' => {
-                    self.pos += 1;
-                    return Got::Ok(Value::Object(map));
-                }
-                ',' => {
-                    self.repair("stray comma");
-                    self.pos += 1;
-                    continue;
-                }
-                ']' | ')' => {
-                    // `{...]`: the closing brace is missing; let the array close.
-                    self.repair("mismatched bracket");
-                    return Got::Ok(Value::Object(map));
-                }
-                _ => {}
-            }
+            // `{...]`: the closing brace is missing; the array closes.
+            let c = match self.item_start('}', &[']', ')']) {
+                Start::Item(c) => c,
+                Start::Closed => return Got::Ok(Value::Object(map)),
+                Start::End => return Got::Truncated(Value::Object(map)),
+            };
             let key = if closers(c).is_some() {
                 match self.string(c) {
                     Got::Ok(Value::String(k)) => k,
@@ -213,15 +256,10 @@ impl Reader<'_> {
                 }
                 Got::Fail => return Got::Fail,
             }
-            self.ws();
-            match self.peek() {
-                None => return Got::Truncated(Value::Object(map)),
-                Some(',') => self.pos += 1,
-                Some('}' | ']' | ')') => {}
-                Some(c) if closers(c).is_some() || c.is_alphabetic() => {
-                    self.repair("missing comma");
-                }
-                Some(_) => return Got::Fail,
+            match self.item_end(&['}', ']', ')'], |c| closers(c).is_some() || c.is_alphabetic()) {
+                After::End => return Got::Truncated(Value::Object(map)),
+                After::Fail => return Got::Fail,
+                After::Next => {}
             }
         }
     }
@@ -230,23 +268,10 @@ impl Reader<'_> {
         self.pos += 1;
         let mut items = Vec::new();
         loop {
-            self.ws();
-            let Some(c) = self.peek() else { return Got::Truncated(Value::Array(items)) };
-            match c {
-                ']' => {
-                    self.pos += 1;
-                    return Got::Ok(Value::Array(items));
-                }
-                ',' => {
-                    self.repair("stray comma");
-                    self.pos += 1;
-                    continue;
-                }
-                '}' => {
-                    self.repair("mismatched bracket");
-                    return Got::Ok(Value::Array(items));
-                }
-                _ => {}
+            match self.item_start(']', &['}']) {
+                Start::Item(_) => {}
+                Start::Closed => return Got::Ok(Value::Array(items)),
+                Start::End => return Got::Truncated(Value::Array(items)),
             }
             match self.value() {
                 Got::Ok(v) => items.push(v),
@@ -261,15 +286,10 @@ impl Reader<'_> {
                 }
                 Got::Fail => return Got::Fail,
             }
-            self.ws();
-            match self.peek() {
-                None => return Got::Truncated(Value::Array(items)),
-                Some(',') => self.pos += 1,
-                Some(']' | '}') => {}
-                Some(c) if closers(c).is_some() || matches!(c, '{' | '[') => {
-                    self.repair("missing comma");
-                }
-                Some(_) => return Got::Fail,
+            match self.item_end(&[']', '}'], |c| closers(c).is_some() || matches!(c, '{' | '[')) {
+                After::End => return Got::Truncated(Value::Array(items)),
+                After::Fail => return Got::Fail,
+                After::Next => {}
             }
         }
     }
