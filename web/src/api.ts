@@ -101,7 +101,21 @@ export interface DocumentSummary {
 export interface GraphNode { id: string; name: string; entity_type: string; degree: number; community?: string }
 export interface GraphEdge { id: string; source: string; target: string; kind: string; rel_type: string; weight: number }
 export interface Subgraph { center: string; nodes: GraphNode[]; edges: GraphEdge[]; truncated: boolean }
-export interface Context { kind: string; id: string; text: string; score: number; source: string; title: string }
+/** The pages (slides, sheets) of a paged document a passage is on. */
+export interface PageRef { unit: string; first: number; last: number }
+export interface Context { kind: string; id: string; text: string; score: number; source: string; title: string; pages?: PageRef }
+
+/** A citation's page part: `p. 3`, `pp. 3-4`, `slide 2`. */
+export function citePages(p: PageRef): string {
+  const [one, many] = ({ page: ["p.", "pp."], slide: ["slide", "slides"], sheet: ["sheet", "sheets"], chapter: ["ch.", "chs."] } as
+    Record<string, [string, string]>)[p.unit] || [p.unit, p.unit];
+  return p.first === p.last ? `${one} ${p.first}` : `${many} ${p.first}-${p.last}`;
+}
+
+/** Where a context came from: `report.pdf, p. 3`. */
+export function cite(c: Context): string {
+  return c.pages ? `${c.source}, ${citePages(c.pages)}` : c.source;
+}
 export interface QueryResponse {
   question: string; standalone_question?: string; method: string; answer: string; answer_kind: string;
   contexts: Context[]; paths: string[]; notes: string[]; extra: Record<string, any>; timings_ms: Record<string, number>;

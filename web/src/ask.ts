@@ -2,7 +2,7 @@
 // a conversation for follow-ups, the answer streamed, citations that open the cited
 // passage, reasoning paths drawn, timings and notes kept quiet.
 
-import { api, getJson, sse, MethodInfo, QueryResponse } from "./api";
+import { api, getJson, sse, cite, citePages, MethodInfo, QueryResponse } from "./api";
 import { h, clear, showError, showView } from "./dom";
 import { openDocument, highlight } from "./documents";
 import { pathEdges, drawPaths } from "./paths";
@@ -141,8 +141,9 @@ function openCitation(r: QueryResponse, n: number): void {
   const body = h("div", { class: "chunk-text", "data-testid": "cited-text" });
   highlight(body, c.text, marks);
   showView(`[${n}] ${c.title || (c.kind === "chunk" ? c.source : c.kind)}`,
-    h("p", { class: "quiet" }, `${c.kind} · ${c.source} · score ${c.score.toFixed(3)}`), body,
-    c.kind === "chunk" ? h("button", { onclick: () => openDocument(c.source.replace(/#\d+$/, ""), c.id, marks) }, "Open the document") : null);
+    h("p", { class: "quiet", "data-testid": "cited-source" }, `${c.kind} · ${cite(c)} · score ${c.score.toFixed(3)}`), body,
+    c.kind === "chunk" ? h("button", { onclick: () => openDocument(c.source.replace(/#\d+$/, ""), c.id, marks) },
+      c.pages ? `Open the document at ${citePages(c.pages)}` : "Open the document") : null);
 }
 
 function render(turn: HTMLElement, answer: HTMLElement, r: QueryResponse): void {
@@ -160,7 +161,7 @@ function render(turn: HTMLElement, answer: HTMLElement, r: QueryResponse): void 
   const shown = r.contexts.map((c, i) => ({ c, n: i + 1 })).filter(({ n }) => cited.has(n) || n <= 5);
   turn.append(h("ol", { class: "sources" }, shown.map(({ c, n }) =>
     h("li", { value: n }, h("button", { class: "link", onclick: () => openCitation(r, n) }, c.title || (c.kind === "chunk" ? c.source : c.text.slice(0, 80))),
-      h("span", { class: "quiet" }, ` ${c.kind}`)))));
+      h("span", { class: "quiet" }, c.pages ? ` ${citePages(c.pages)} · ${c.kind}` : ` ${c.kind}`)))));
   const edges = pathEdges(r);
   (window as any).rhizomeUi.lastPaths = edges;
   if (edges.length) turn.append(h("figure", { class: "paths-figure" }, drawPaths(edges),

@@ -1,7 +1,7 @@
 // Documents: upload (drop or pick, several at once, per-file progress from the job
 // stream), the list with search, open (text, chunks, entities) and delete.
 
-import { api, getJson, sse, DocumentSummary, Format, JobView, GraphNode } from "./api";
+import { api, getJson, sse, citePages, DocumentSummary, Format, JobView, GraphNode } from "./api";
 import { h, clear, showError, debounce, confirmDialog, showView, fmtDate } from "./dom";
 
 const PAGE = 50;
@@ -112,12 +112,14 @@ async function remove(d: DocumentSummary): Promise<void> {
 export async function openDocument(id: string, chunkId?: string, mark?: string[]): Promise<void> {
   try {
     const d = await getJson<{ document: { title: string; source: string; text: string }; summary?: DocumentSummary;
-      chunks: { id: string; ordinal: number; text: string }[]; entities: GraphNode[] }>("/documents/" + encodeURIComponent(id));
+      chunks: { id: string; ordinal: number; text: string; pages?: { first: number; last: number } }[];
+      entities: GraphNode[] }>("/documents/" + encodeURIComponent(id));
+    const unit = (d.document as { pages?: { unit: string } }).pages?.unit;
     const chunks = d.chunks.map((c) => {
       const body = h("div", { class: "chunk-text" });
       highlight(body, c.text, c.id === chunkId ? mark || [] : []);
       return h("details", { class: "chunk", open: c.id === chunkId || d.chunks.length <= 3, "data-chunk": c.id },
-        h("summary", {}, `Chunk ${c.ordinal + 1}`), body);
+        h("summary", {}, unit && c.pages ? `Chunk ${c.ordinal + 1} · ${citePages({ unit, ...c.pages })}` : `Chunk ${c.ordinal + 1}`), body);
     });
     const ents = d.entities.slice(0, 200).map((e) =>
       h("button", { class: "chip", title: e.entity_type, onclick: () => page.focusEntity(e.id) }, e.name));

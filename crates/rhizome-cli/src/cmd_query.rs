@@ -53,7 +53,7 @@ pub fn query(app: App, question: &str, method: &str, history: Option<&Path>) -> 
     for (i, c) in r.contexts.iter().enumerate() {
         let snippet: String = c.text.chars().take(160).collect();
         let title = if c.title.is_empty() { String::new() } else { format!("{} — ", c.title) };
-        println!("[{}] {title}{} (score {:.4})\n    {}", i + 1, c.source, c.score, snippet.replace('\n', " "));
+        println!("[{}] {title}{} (score {:.4})\n    {}", i + 1, c.cite(), c.score, snippet.replace('\n', " "));
     }
     Ok(())
 }

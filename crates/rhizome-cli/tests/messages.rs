@@ -20,13 +20,13 @@ fn an_empty_folder_is_refused_and_no_index_is_made() {
     let tmp = tempfile::tempdir().unwrap();
     let empty = tmp.path().join("empty");
     std::fs::create_dir_all(&empty).unwrap();
-    std::fs::write(empty.join("notes.pdf"), "%PDF").unwrap();
+    std::fs::write(empty.join("notes.exe"), "MZ").unwrap();
     let idx = tmp.path().join("idx");
     let mut c = rz(&idx);
     c.arg("index").arg(&empty);
     let err = fails(c);
     assert!(err.contains("nothing to index") && err.contains(&*empty.display().to_string()), "{err}");
-    assert!(err.contains(".txt") && err.contains("unsupported file type .pdf"), "{err}");
+    assert!(err.contains(".txt") && err.contains("unsupported file type .exe"), "{err}");
     assert!(!idx.exists(), "no index is created for nothing");
 }
 

@@ -20,7 +20,13 @@ fn write_graph(s: &mut SqliteStore, title: &str, groups: &[Vec<String>], bridges
     let emb = WordEmbedder;
     s.set_embedding_model(emb.model_id(), emb.dim()).unwrap();
     let text = format!("{title}: {}", groups.iter().flatten().cloned().collect::<Vec<_>>().join(", "));
-    let doc = Document { id: document_id(title, &text), source: format!("{title}.txt"), title: title.into(), text };
+    let doc = Document {
+        id: document_id(title, &text),
+        source: format!("{title}.txt"),
+        title: title.into(),
+        text,
+        pages: None,
+    };
     let mut b = WriteBatch::default();
     let names: Vec<&String> = groups.iter().flatten().collect();
     for n in &names {

@@ -93,6 +93,21 @@ pub struct ChunkWithDoc {
     pub chunk: Chunk,
     pub doc_title: String,
     pub doc_source: String,
+    /// What the document's pages are ([`crate::Pagination::unit`]); empty without pages.
+    #[serde(default)]
+    pub doc_page_unit: String,
+}
+
+impl ChunkWithDoc {
+    /// The pages this chunk is on, for a citation; None when its document has no pages.
+    pub fn page_ref(&self) -> Option<crate::PageRef> {
+        let p = self.chunk.pages?;
+        (!self.doc_page_unit.is_empty()).then(|| crate::PageRef {
+            unit: self.doc_page_unit.clone(),
+            first: p.first,
+            last: p.last,
+        })
+    }
 }
 
 /// A document as a list shows it.

@@ -172,8 +172,9 @@ impl Engine {
         } else if r.contexts.is_empty() {
             (INSUFFICIENT_EVIDENCE.to_string(), AnswerKind::None)
         } else if let Some(llm) = self.llm()? {
+            let cites: Vec<String> = answer_contexts.iter().map(|c| c.cite()).collect();
             let evidence: Vec<Evidence> =
-                answer_contexts.iter().map(|c| Evidence { source: &c.source, text: &c.text }).collect();
+                answer_contexts.iter().zip(&cites).map(|(c, cite)| Evidence { source: cite, text: &c.text }).collect();
             let c = &self.config.llm;
             let resp = llm.runtime.block_on(generate_answer(
                 llm.stack.as_ref(),

@@ -119,7 +119,7 @@ pub fn text_document(title: &str, text: &str, source: &str, field: &str) -> Resu
         return Err(Error::bad_input(field, "the text is empty"));
     }
     let title = nfc(title.trim()).into_owned();
-    Ok(Document { id: ids::document_id(&title, &text), source: source.to_string(), title, text })
+    Ok(Document { id: ids::document_id(&title, &text), source: source.to_string(), title, text, pages: None })
 }
 
 #[cfg(test)]
@@ -149,8 +149,8 @@ mod tests {
     #[test]
     fn extensions() {
         assert_eq!(upload_extension("a/B.MD").unwrap(), "md");
-        let e = upload_extension("x.pdf").unwrap_err().to_string();
-        assert!(e.contains("x.pdf") && e.contains("unsupported file type .pdf; upload .txt "), "{e}");
+        let e = upload_extension("x.exe").unwrap_err().to_string();
+        assert!(e.contains("x.exe") && e.contains("unsupported file type .exe; upload .txt "), "{e}");
         // Every registry extension can be uploaded, and only `.csv` is an edge list.
         for f in FORMATS {
             for ext in f.extensions {

@@ -64,6 +64,7 @@ fn start() -> Result<Servers, String> {
             source: format!("upload:{t}"),
             title: t.to_string(),
             text: x.to_string(),
+            pages: None,
         })
         .collect();
     let doc_ids = docs.iter().map(|d| d.id.clone()).collect();

@@ -117,8 +117,13 @@ fn chunk(input: &[u8]) -> Result<(), String> {
     if w.windows(2).any(|p| p[1].0 <= p[0].0) {
         return Err("windows do not progress".into());
     }
-    let doc =
-        Document { id: ids::document_id("fuzz", &n), source: "fuzz".into(), title: "fuzz".into(), text: n.clone() };
+    let doc = Document {
+        id: ids::document_id("fuzz", &n),
+        source: "fuzz".into(),
+        title: "fuzz".into(),
+        text: n.clone(),
+        pages: None,
+    };
     for c in chunker.chunk(&doc) {
         if !n.contains(c.text.as_str()) || c.text.is_empty() {
             return Err(format!("chunk {} is not a non-empty piece of the document", c.ordinal));

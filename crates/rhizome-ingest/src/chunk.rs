@@ -86,21 +86,63 @@ impl Chunker for TokenChunker {
         if spans.is_empty() {
             return Vec::new();
         }
-        let make = |ordinal: u32, text: &str, tokens: usize| Chunk {
-            id: ids::chunk_id(&doc.id, ordinal, text),
-            doc_id: doc.id.clone(),
-            ordinal,
-            text: text.to_string(),
-            tokens: tokens as u32,
+        // Chunk boundaries as character offsets (for provenance): one pass over the text.
+        let mut bounds: Vec<usize> = spans.iter().flat_map(|&(a, b)| [a, b]).collect();
+        let trimmed = doc.text.trim();
+        let trim_start = trimmed.as_ptr() as usize - doc.text.as_ptr() as usize;
+        bounds.extend([trim_start, trim_start + trimmed.len()]);
+        let chars = CharOffsets::new(&doc.text, bounds);
+        let make = |ordinal: u32, a: usize, b: usize, tokens: usize| {
+            let text = &doc.text[a..b];
+            let (start, end) = (chars.at(a), chars.at(b));
+            Chunk {
+                id: ids::chunk_id(&doc.id, ordinal, text),
+                doc_id: doc.id.clone(),
+                ordinal,
+                text: text.to_string(),
+                tokens: tokens as u32,
+                start,
+                end,
+                pages: doc.pages_of(start, end),
+            }
         };
         if spans.len() <= self.size.max(1) {
-            return vec![make(0, doc.text.trim(), spans.len())];
+            return vec![make(0, trim_start, trim_start + trimmed.len(), spans.len())];
         }
         self.windows(&doc.text, &spans)
             .into_iter()
             .enumerate()
-            .map(|(k, (a, b))| make(k as u32, &doc.text[spans[a].0..spans[b - 1].1], b - a))
+            .map(|(k, (a, b))| make(k as u32, spans[a].0, spans[b - 1].1, b - a))
             .collect()
+    }
+}
+
+/// Character offsets of chosen byte offsets of a text, found in one pass.
+struct CharOffsets {
+    /// (byte offset, char offset), sorted by byte offset.
+    table: Vec<(usize, u32)>,
+}
+
+impl CharOffsets {
+    fn new(text: &str, mut bytes: Vec<usize>) -> Self {
+        bytes.sort_unstable();
+        bytes.dedup();
+        let mut table = Vec::with_capacity(bytes.len());
+        let (mut at, mut chars) = (0usize, 0u32);
+        for b in bytes {
+            chars += text[at..b].chars().count() as u32;
+            at = b;
+            table.push((b, chars));
+        }
+        CharOffsets { table }
+    }
+
+    /// The character offset of byte offset `b` (one given to [`CharOffsets::new`]).
+    fn at(&self, b: usize) -> u32 {
+        match self.table.binary_search_by_key(&b, |&(x, _)| x) {
+            Ok(i) => self.table[i].1,
+            Err(_) => 0,
+        }
     }
 }
 
@@ -131,5 +173,51 @@ mod tests {
             assert_eq!(w.last().unwrap().1, spans.len());
             assert!(w.windows(2).all(|p| p[1].0 > p[0].0 && p[1].0 == p[0].1 - overlap));
         }
+    }
+
+    #[test]
+    fn chunks_keep_their_character_range_and_pages() {
+        use rhizome_core::{PageRange, PageSpan, Pagination};
+        let pages = ["Đại học Quốc gia Hà Nội được thành lập.", "微软宣布向OpenAI投资。", "The third page ends here."];
+        let mut text = String::new();
+        let mut spans = Vec::new();
+        for (i, p) in pages.iter().enumerate() {
+            if i > 0 {
+                text.push_str("\n\n");
+            }
+            let start = text.chars().count() as u32;
+            text.push_str(p);
+            spans.push(PageSpan { number: i as u32 + 1, label: None, start, end: text.chars().count() as u32 });
+        }
+        let mut doc = Document::new("paged.pdf", "paged", text.clone());
+        doc.pages = Some(Pagination { unit: "page".into(), pages: spans });
+        let chars: Vec<char> = text.chars().collect();
+        for (size, overlap) in [(4, 1), (8, 2), (1000, 0)] {
+            let chunks = TokenChunker::new(size, overlap).chunk(&doc);
+            assert!(!chunks.is_empty());
+            for c in &chunks {
+                let slice: String = chars[c.start as usize..c.end as usize].iter().collect();
+                assert_eq!(slice, c.text, "size {size}");
+                let p = c.pages.expect("a chunk of a paged document has pages");
+                assert!(p.first <= p.last && p.last <= 3);
+            }
+            assert_eq!(chunks[0].pages.map(|p| p.first), Some(1));
+            assert_eq!(chunks.last().unwrap().pages.map(|p| p.last), Some(3));
+        }
+        let small = TokenChunker::new(4, 0).chunk(&doc);
+        for c in &small {
+            let p = c.pages.unwrap();
+            if c.text.contains("微软") {
+                assert!(p.first <= 2 && p.last >= 2, "{c:?}");
+            }
+            if !c.text.contains("\n\n") {
+                assert_eq!(p.first, p.last, "a chunk inside one page: {c:?}");
+            }
+        }
+        assert!(small.iter().any(|c| c.pages == Some(PageRange { first: 2, last: 2 })));
+        // No pages: ranges still kept, pages None.
+        let plain = Document::new("plain.txt", "plain", "  Some text. More text.  ");
+        let c = &TokenChunker::default().chunk(&plain)[0];
+        assert_eq!((c.start, c.end, c.pages), (2, 23, None));
     }
 }

@@ -52,13 +52,22 @@ pub fn hipporag_openie(path: &Path) -> Result<Imported> {
             out.dropped.push(format!("{src}: docs[{i}] has no text; skipped"));
             continue;
         }
-        let doc = Document { id: document_id(&title, &text), source: format!("{src}#{i}"), title, text: text.clone() };
+        let doc = Document {
+            id: document_id(&title, &text),
+            source: format!("{src}#{i}"),
+            title,
+            text: text.clone(),
+            pages: None,
+        };
         let chunk = Chunk {
             id: chunk_id(&doc.id, 0, &text),
             doc_id: doc.id.clone(),
             ordinal: 0,
             tokens: count_tokens(&text) as u32,
+            start: 0,
+            end: text.chars().count() as u32,
             text,
+            pages: None,
         };
         let mut ex = Extraction::default();
         for e in d.get("extracted_entities").and_then(Value::as_array).into_iter().flatten() {
@@ -257,7 +266,7 @@ pub fn edges_csv_text(text: String, src: &str, title: &str) -> Result<Imported> 
         return Err(Error::bad_input(&src, "no edges found; expected lines of source,relation,target"));
     }
     let title = title.to_string();
-    let doc = Document { id: document_id(&title, &text), source: src, title, text };
+    let doc = Document { id: document_id(&title, &text), source: src, title, text, pages: None };
     out.items.push(Prepared { doc, chunks: vec![], extractions: vec![], doc_extraction: ex, failures: vec![] });
     Ok(out)
 }

@@ -16,8 +16,11 @@ use rhizome_core::{ids, Document, Error, Loader, Result};
 use serde::Serialize;
 
 mod corpus;
+mod files;
 mod html;
 mod markdown;
+
+pub use files::{unit_name, FileLoader, MAX_FILE_BYTES};
 
 pub use html::{decode_entities, html_to_text};
 pub use markdown::markdown_to_text;
@@ -61,12 +64,40 @@ pub enum MediaKind {
     /// An edge list (`source,relation,target[,description]`): imported into the graph
     /// (`rhizome import edges`, or uploaded), never read as documents.
     EdgeList,
+    /// PDF: the text layer page by page (pages without one read by OCR).
+    Pdf,
+    /// Word (DOCX): paragraphs, headings, lists and tables.
+    Word,
+    /// PowerPoint (PPTX): slide by slide, notes included.
+    Slides,
+    /// Spreadsheets (XLSX, ODS): sheet by sheet, each row with its column names.
+    Spreadsheet,
+    /// E-books (EPUB): chapter by chapter.
+    Ebook,
+    /// E-mail (.eml): headers and body; attachments become documents of their own.
+    Email,
+    /// Scanned pages and pictures of text, read by OCR.
+    Image,
 }
 
 impl MediaKind {
     /// True for the corpus kinds, whose entries become documents with `FILE#N` sources.
     pub fn is_corpus(self) -> bool {
         matches!(self, MediaKind::JsonCorpus | MediaKind::JsonLinesCorpus)
+    }
+
+    /// True for the kinds read from their bytes by `rhizome_formats` ([`FileLoader`]).
+    pub fn is_read_by_formats(self) -> bool {
+        matches!(
+            self,
+            MediaKind::Pdf
+                | MediaKind::Word
+                | MediaKind::Slides
+                | MediaKind::Spreadsheet
+                | MediaKind::Ebook
+                | MediaKind::Email
+                | MediaKind::Image
+        )
     }
 }
 
@@ -138,6 +169,55 @@ pub static FORMATS: &[Format] = &[
         media_type: "text/csv",
         description: "edge list (source,relation,target)",
         loader: None,
+    },
+    Format {
+        kind: MediaKind::Pdf,
+        extensions: &["pdf"],
+        media_type: "application/pdf",
+        description: "PDF",
+        loader: Some(&FileLoader),
+    },
+    Format {
+        kind: MediaKind::Word,
+        extensions: &["docx"],
+        media_type: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        description: "Word document (DOCX)",
+        loader: Some(&FileLoader),
+    },
+    Format {
+        kind: MediaKind::Slides,
+        extensions: &["pptx"],
+        media_type: "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+        description: "PowerPoint presentation (PPTX)",
+        loader: Some(&FileLoader),
+    },
+    Format {
+        kind: MediaKind::Spreadsheet,
+        extensions: &["xlsx", "ods"],
+        media_type: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        description: "spreadsheet (XLSX, ODS)",
+        loader: Some(&FileLoader),
+    },
+    Format {
+        kind: MediaKind::Ebook,
+        extensions: &["epub"],
+        media_type: "application/epub+zip",
+        description: "e-book (EPUB)",
+        loader: Some(&FileLoader),
+    },
+    Format {
+        kind: MediaKind::Email,
+        extensions: &["eml"],
+        media_type: "message/rfc822",
+        description: "e-mail (.eml)",
+        loader: Some(&FileLoader),
+    },
+    Format {
+        kind: MediaKind::Image,
+        extensions: &["png", "jpg", "jpeg", "tif", "tiff"],
+        media_type: "image/png",
+        description: "scanned page or image (read by OCR)",
+        loader: Some(&FileLoader),
     },
 ];
 
@@ -284,7 +364,13 @@ fn single_doc(path: &Path, title: String, text: String) -> Result<Vec<Document>>
         return Err(bad(path, "empty (no text after removing markup)"));
     }
     let title = to_nfc(if title.trim().is_empty() { stem(path) } else { title.trim().to_string() });
-    Ok(vec![Document { id: ids::document_id(&title, &text), source: path.display().to_string(), title, text }])
+    Ok(vec![Document {
+        id: ids::document_id(&title, &text),
+        source: path.display().to_string(),
+        title,
+        text,
+        pages: None,
+    }])
 }
 
 impl Loader for TextLoader {
@@ -413,7 +499,15 @@ impl Walk<'_> {
         let Some(loader) = self.loaders.iter().find(|l| l.accepts(path)) else {
             return self.skip(display, unsupported_reason(extension(path).as_deref()));
         };
-        let docs = match loader.load(path) {
+        let loaded = if is_kind(path, MediaKind::is_read_by_formats) {
+            FileLoader.load_outcome(path).map(|(docs, skipped)| {
+                self.out.skipped.extend(skipped);
+                docs
+            })
+        } else {
+            loader.load(path)
+        };
+        let docs = match loaded {
             Ok(docs) => docs,
             Err(e) => return self.skip(display, error_reason(&e)),
         };

@@ -256,7 +256,16 @@ fn names_keep_their_places_under_the_cap() {
             capped.entities.iter().any(|x| x.name == r.source) && capped.entities.iter().any(|x| x.name == r.target)
         );
     }
-    let chunk = rhizome_core::Chunk { id: "c".into(), doc_id: "d".into(), ordinal: 0, text: text.into(), tokens: 0 };
+    let chunk = rhizome_core::Chunk {
+        id: "c".into(),
+        doc_id: "d".into(),
+        ordinal: 0,
+        text: text.into(),
+        tokens: 0,
+        start: 0,
+        end: 0,
+        pages: None,
+    };
     use rhizome_core::Extractor;
     let x = NlpExtractor::new(0).with_pos_tagger(tagger());
     assert_eq!(x.extract(&chunk).unwrap(), x.extract_text(text), "deterministic");

@@ -36,7 +36,13 @@ fn reason_of<'a>(out: &'a LoadOutcome, suffix: &str) -> &'a str {
 }
 
 fn doc(title: &str, text: &str) -> Document {
-    Document { id: ids::document_id(title, text), source: "t".into(), title: title.into(), text: text.into() }
+    Document {
+        id: ids::document_id(title, text),
+        source: "t".into(),
+        title: title.into(),
+        text: text.into(),
+        pages: None,
+    }
 }
 
 // ---------------------------------------------------------------- loaders
@@ -53,7 +59,7 @@ fn loaders_load_formats_and_skip_bad_files_with_reasons() {
     fs::write(d.join("f_blank.md"), " \n\t\n").unwrap();
     fs::write(d.join("g_latin1.txt"), b"caf\xe9 au lait").unwrap();
     fs::write(d.join("h_bad.json"), "[{\"title\": \"A\",\n \"text\": }]").unwrap();
-    fs::write(d.join("i_paper.pdf"), b"%PDF-1.4").unwrap();
+    fs::write(d.join("i_paper.exe"), b"MZ").unwrap();
     fs::write(d.join("j_noext"), "text").unwrap();
     fs::write(d.join(".hidden.txt"), "secret").unwrap();
     fs::create_dir_all(d.join("sub/.git")).unwrap();
@@ -77,7 +83,7 @@ fn loaders_load_formats_and_skip_bad_files_with_reasons() {
     assert_eq!(reason_of(&out, "f_blank.md"), "empty");
     assert_eq!(reason_of(&out, "g_latin1.txt"), "not valid UTF-8 (byte 0xe9 at offset 3)");
     assert!(reason_of(&out, "h_bad.json").starts_with("invalid JSON at line 2 column 10: "), "{:?}", out.skipped);
-    assert_eq!(reason_of(&out, "i_paper.pdf"), "unsupported file type .pdf");
+    assert_eq!(reason_of(&out, "i_paper.exe"), "unsupported file type .exe");
     assert_eq!(reason_of(&out, "j_noext"), "unsupported file type (no extension)");
     let target = d.join("missing.txt").display().to_string();
     assert_eq!(
@@ -321,7 +327,16 @@ fn extractor_finds_english_names_types_relations_and_facts() {
     assert_eq!(e.entities[0].count, 2);
     assert_eq!(e.relations[0].weight, 2.0);
 
-    let chunk = Chunk { id: "c".into(), doc_id: "d".into(), ordinal: 0, text: JMP.into(), tokens: 0 };
+    let chunk = Chunk {
+        id: "c".into(),
+        doc_id: "d".into(),
+        ordinal: 0,
+        text: JMP.into(),
+        tokens: 0,
+        start: 0,
+        end: 0,
+        pages: None,
+    };
     assert_eq!(x.extract(&chunk).unwrap(), x.extract_text(JMP), "deterministic");
 }
 

@@ -195,7 +195,15 @@ mod tests {
     }
 
     fn chunk(text: String) -> Context {
-        Context { kind: ContextKind::Chunk, id: "c".into(), text, score: 1.0, source: "s".into(), title: String::new() }
+        Context {
+            kind: ContextKind::Chunk,
+            id: "c".into(),
+            text,
+            score: 1.0,
+            source: "s".into(),
+            title: String::new(),
+            pages: None,
+        }
     }
 
     #[test]

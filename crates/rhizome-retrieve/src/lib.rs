@@ -170,6 +170,33 @@ pub struct Context {
     /// The document title, when there is one.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub title: String,
+    /// The pages (slides, sheets) of a paged document the evidence is on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pages: Option<rhizome_core::PageRef>,
+}
+
+impl Context {
+    /// A chunk's context, with its document's title, source and the pages it is on.
+    pub fn of_chunk(c: rhizome_core::ChunkWithDoc, score: f32) -> Context {
+        Context {
+            kind: ContextKind::Chunk,
+            pages: c.page_ref(),
+            id: c.chunk.id,
+            text: c.chunk.text,
+            score,
+            source: c.doc_source,
+            title: c.doc_title,
+        }
+    }
+
+    /// Where it came from, for a citation: the source, then the pages when there are
+    /// some (`report.pdf, p. 3`).
+    pub fn cite(&self) -> String {
+        match &self.pages {
+            Some(p) => format!("{}, {}", self.source, p.cite()),
+            None => self.source.clone(),
+        }
+    }
 }
 
 /// A method's evidence: ranked contexts, graph paths where the method has them, and

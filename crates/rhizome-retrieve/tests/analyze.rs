@@ -439,9 +439,18 @@ fn small_index(dir: &std::path::Path) -> SqliteStore {
             source: format!("{title}.txt"),
             title: title.into(),
             text: text.into(),
+            pages: None,
         };
-        let c =
-            Chunk { id: chunk_id(&doc.id, 0, text), doc_id: doc.id.clone(), ordinal: 0, text: text.into(), tokens: 20 };
+        let c = Chunk {
+            id: chunk_id(&doc.id, 0, text),
+            doc_id: doc.id.clone(),
+            ordinal: 0,
+            text: text.into(),
+            tokens: 20,
+            start: 0,
+            end: 0,
+            pages: None,
+        };
         let mut b = WriteBatch::default();
         b.vectors.push((
             VectorKind::Chunk,

@@ -32,7 +32,15 @@ const SENTENCES: [&str; 3] =
     ["The tower stands in Paris.", "The tower was designed by Gustave Eiffel's firm.", "Tourists visit it often."];
 
 fn context(id: &str, kind: ContextKind, text: &str) -> Context {
-    Context { kind, id: id.into(), text: text.into(), score: 1.0, source: "t.txt".into(), title: "Tower".into() }
+    Context {
+        kind,
+        id: id.into(),
+        text: text.into(),
+        score: 1.0,
+        source: "t.txt".into(),
+        title: "Tower".into(),
+        pages: None,
+    }
 }
 
 #[test]
@@ -42,10 +50,23 @@ fn stored_sentence_vectors_are_read_not_embedded() {
     let e = Counting(AtomicUsize::new(0));
     store.set_embedding_model(e.model_id(), e.dim()).unwrap();
     let text = SENTENCES.join(" ");
-    let doc =
-        Document { id: document_id("Tower", &text), source: "t.txt".into(), title: "Tower".into(), text: text.clone() };
-    let chunk =
-        Chunk { id: chunk_id(&doc.id, 0, &text), doc_id: doc.id.clone(), ordinal: 0, text: text.clone(), tokens: 20 };
+    let doc = Document {
+        id: document_id("Tower", &text),
+        source: "t.txt".into(),
+        title: "Tower".into(),
+        text: text.clone(),
+        pages: None,
+    };
+    let chunk = Chunk {
+        id: chunk_id(&doc.id, 0, &text),
+        doc_id: doc.id.clone(),
+        ordinal: 0,
+        text: text.clone(),
+        tokens: 20,
+        start: 0,
+        end: 0,
+        pages: None,
+    };
     let q = WordHashEmbedder.embed(&[QUESTION.to_string()], EmbedKind::Query).unwrap().remove(0);
     let mut b = WriteBatch::default();
     b.vectors.push((VectorKind::Chunk, chunk.id.clone(), q.clone()));

@@ -69,6 +69,7 @@ fn store(dir: &std::path::Path, with_reports: bool) -> SqliteStore {
             source: format!("{title}.txt"),
             title: title.into(),
             text: text.into(),
+            pages: None,
         };
         let c = Chunk {
             id: chunk_id(&doc.id, 0, text),
@@ -76,6 +77,9 @@ fn store(dir: &std::path::Path, with_reports: bool) -> SqliteStore {
             ordinal: 0,
             text: text.into(),
             tokens: count_tokens(text) as u32,
+            start: 0,
+            end: 0,
+            pages: None,
         };
         let mut b = WriteBatch::default();
         for e in ents {

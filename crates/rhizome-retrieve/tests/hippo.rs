@@ -159,9 +159,18 @@ fn passage(title: &str, text: &str, cos: f32, ents: &[&str], facts: &[(&str, &st
         source: format!("{title}.txt"),
         title: title.into(),
         text: text.into(),
+        pages: None,
     };
-    let chunk =
-        Chunk { id: chunk_id(&doc.id, 0, text), doc_id: doc.id.clone(), ordinal: 0, text: text.into(), tokens: 8 };
+    let chunk = Chunk {
+        id: chunk_id(&doc.id, 0, text),
+        doc_id: doc.id.clone(),
+        ordinal: 0,
+        text: text.into(),
+        tokens: 8,
+        start: 0,
+        end: 0,
+        pages: None,
+    };
     let mut b = WriteBatch::default();
     b.vectors.push((VectorKind::Chunk, chunk.id.clone(), at(cos, 2)));
     for e in ents {

@@ -61,8 +61,13 @@ fn store(dir: &std::path::Path) -> SqliteStore {
     s.set_embedding_model(emb.model_id(), emb.dim()).unwrap();
     for (title, chunks) in docs() {
         let body = chunks.iter().map(|c| c.0).collect::<Vec<_>>().join(" ");
-        let doc =
-            Document { id: document_id(title, &body), source: format!("{title}.txt"), title: title.into(), text: body };
+        let doc = Document {
+            id: document_id(title, &body),
+            source: format!("{title}.txt"),
+            title: title.into(),
+            text: body,
+            pages: None,
+        };
         let mut b = WriteBatch::default();
         for (i, (text, ents, rels)) in chunks.iter().enumerate() {
             let c = Chunk {
@@ -71,6 +76,9 @@ fn store(dir: &std::path::Path) -> SqliteStore {
                 ordinal: i as u32,
                 text: text.to_string(),
                 tokens: count_tokens(text) as u32,
+                start: 0,
+                end: 0,
+                pages: None,
             };
             for e in ents {
                 b.mentions.push(MentionRecord {

@@ -80,6 +80,7 @@ fn store(dir: &std::path::Path) -> SqliteStore {
             source: format!("{title}.txt"),
             title: title.to_string(),
             text: body,
+            pages: None,
         };
         let mut cs = Vec::new();
         for (i, t) in texts.iter().enumerate() {
@@ -89,6 +90,9 @@ fn store(dir: &std::path::Path) -> SqliteStore {
                 ordinal: i as u32,
                 text: t.to_string(),
                 tokens: 10,
+                start: 0,
+                end: 0,
+                pages: None,
             };
             for n in names.iter().filter(|n| t.contains(*n)) {
                 b.mentions.push(MentionRecord {

@@ -31,7 +31,13 @@ fn store(dir: &std::path::Path) -> SqliteStore {
     let mut s = SqliteStore::open(dir, true).unwrap();
     s.set_embedding_model(emb.model_id(), emb.dim()).unwrap();
     let text = EDGES.iter().map(|(a, r, b)| format!("{a},{r},{b}")).collect::<Vec<_>>().join("\n");
-    let doc = Document { id: document_id("edges", &text), source: "edges.csv".into(), title: "edges".into(), text };
+    let doc = Document {
+        id: document_id("edges", &text),
+        source: "edges.csv".into(),
+        title: "edges".into(),
+        text,
+        pages: None,
+    };
     let mut b = WriteBatch::default();
     let mut names: Vec<&str> = EDGES.iter().flat_map(|e| [e.0, e.2]).collect();
     names.sort();
@@ -76,8 +82,18 @@ fn store(dir: &std::path::Path) -> SqliteStore {
         source: "niels.txt".into(),
         title: "Niels Bohr".into(),
         text: text.into(),
+        pages: None,
     };
-    let c = Chunk { id: chunk_id(&doc.id, 0, text), doc_id: doc.id.clone(), ordinal: 0, text: text.into(), tokens: 8 };
+    let c = Chunk {
+        id: chunk_id(&doc.id, 0, text),
+        doc_id: doc.id.clone(),
+        ordinal: 0,
+        text: text.into(),
+        tokens: 8,
+        start: 0,
+        end: 0,
+        pages: None,
+    };
     let mut b = WriteBatch::default();
     for n in ["Niels Bohr", "Copenhagen"] {
         b.mentions.push(MentionRecord {

@@ -81,6 +81,7 @@ fn store(dir: &std::path::Path) -> SqliteStore {
             source: format!("{title}.txt"),
             title: title.to_string(),
             text: text.to_string(),
+            pages: None,
         };
         let c = Chunk {
             id: chunk_id(&doc.id, 0, text),
@@ -88,6 +89,9 @@ fn store(dir: &std::path::Path) -> SqliteStore {
             ordinal: 0,
             text: text.to_string(),
             tokens: 20,
+            start: 0,
+            end: 0,
+            pages: None,
         };
         for n in names.iter().filter(|n| text.contains(*n)) {
             b.mentions.push(MentionRecord {

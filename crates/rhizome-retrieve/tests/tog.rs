@@ -22,7 +22,13 @@ fn store(dir: &std::path::Path, edges: &[(String, String, String)], extra_entiti
     let mut s = SqliteStore::open(dir, true).unwrap();
     s.set_embedding_model(emb.model_id(), emb.dim()).unwrap();
     let text = edges.iter().map(|(a, r, b)| format!("{a},{r},{b}")).collect::<Vec<_>>().join("\n") + "\n.";
-    let doc = Document { id: document_id("edges", &text), source: "edges.csv".into(), title: "edges".into(), text };
+    let doc = Document {
+        id: document_id("edges", &text),
+        source: "edges.csv".into(),
+        title: "edges".into(),
+        text,
+        pages: None,
+    };
     let mut b = WriteBatch::default();
     let mut names: Vec<&str> = edges.iter().flat_map(|e| [e.0.as_str(), e.2.as_str()]).collect();
     names.extend(extra_entities);
@@ -69,9 +75,18 @@ fn store(dir: &std::path::Path, edges: &[(String, String, String)], extra_entiti
             source: "ada.txt".into(),
             title: "Ada Lovelace".into(),
             text: text.into(),
+            pages: None,
         };
-        let c =
-            Chunk { id: chunk_id(&doc.id, 0, text), doc_id: doc.id.clone(), ordinal: 0, text: text.into(), tokens: 10 };
+        let c = Chunk {
+            id: chunk_id(&doc.id, 0, text),
+            doc_id: doc.id.clone(),
+            ordinal: 0,
+            text: text.into(),
+            tokens: 10,
+            start: 0,
+            end: 0,
+            pages: None,
+        };
         let mut b = WriteBatch::default();
         for n in ["Ada Lovelace", "Royal Medal"] {
             b.mentions.push(MentionRecord {

@@ -149,7 +149,8 @@ pub fn sources(o: &QueryOutcome) -> String {
     let mut s = String::from("\n\nSources:");
     for n in ns {
         let c = &o.contexts[n - 1];
-        let line = match (c.title.trim(), c.source.trim()) {
+        let cite = c.cite();
+        let line = match (c.title.trim(), cite.trim()) {
             ("", "") => format!("{} {}", c.kind, c.id),
             ("", src) => src.to_string(),
             (t, "") => t.to_string(),

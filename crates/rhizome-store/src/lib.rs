@@ -39,3 +39,21 @@ pub(crate) fn like_pattern(text: &str) -> String {
     p.push('%');
     p
 }
+
+/// A document's pages as stored (JSON of its [`rhizome_core::Pagination`]); None without pages.
+pub(crate) fn pages_json(d: &rhizome_core::Document) -> Option<String> {
+    d.pages.as_ref().and_then(|p| serde_json::to_string(p).ok())
+}
+
+/// The pages stored by [`pages_json`]; None when absent or unreadable.
+pub(crate) fn pages_from_json(s: Option<String>) -> Option<rhizome_core::Pagination> {
+    s.and_then(|s| serde_json::from_str(&s).ok())
+}
+
+/// A chunk's pages as stored (two nullable columns).
+pub(crate) fn page_range(first: Option<i64>, last: Option<i64>) -> Option<rhizome_core::PageRange> {
+    match (first, last) {
+        (Some(f), Some(l)) if f >= 0 && l >= f => Some(rhizome_core::PageRange { first: f as u32, last: l as u32 }),
+        _ => None,
+    }
+}

@@ -12,8 +12,18 @@ fn doc(i: usize) -> WriteBatch {
         source: format!("d{i}.txt"),
         title: format!("d{i}"),
         text: text.clone(),
+        pages: None,
     };
-    let c = Chunk { id: chunk_id(&d.id, 0, &text), doc_id: d.id.clone(), ordinal: 0, text, tokens: 3 };
+    let c = Chunk {
+        id: chunk_id(&d.id, 0, &text),
+        doc_id: d.id.clone(),
+        ordinal: 0,
+        text,
+        tokens: 3,
+        start: 0,
+        end: 0,
+        pages: None,
+    };
     let x = i as f32;
     let mut v = vec![x.sin(), x.cos(), (x * 0.37).sin(), 1.0];
     l2_normalize(&mut v);

@@ -44,6 +44,11 @@ fn falkordb_store_copies_document_by_document() {
 }
 
 #[test]
+fn falkordb_store_keeps_pages_and_chunk_ranges() {
+    provenance_contract(&falkor_opener());
+}
+
+#[test]
 fn falkordb_store_rekeys_an_entity_whose_name_went() {
     rekey_contract(&falkor_opener());
 }

@@ -39,6 +39,11 @@ fn postgres_store_copies_document_by_document() {
 }
 
 #[test]
+fn postgres_store_keeps_pages_and_chunk_ranges() {
+    provenance_contract(&pg_opener());
+}
+
+#[test]
 fn postgres_store_rekeys_an_entity_whose_name_went() {
     rekey_contract(&pg_opener());
 }

@@ -21,6 +21,11 @@ fn sqlite_store_copies_document_by_document() {
 }
 
 #[test]
+fn sqlite_store_keeps_pages_and_chunk_ranges() {
+    provenance_contract(&|p: &Path| SqliteStore::open(p, true).unwrap());
+}
+
+#[test]
 fn sqlite_store_rekeys_an_entity_whose_name_went() {
     rekey_contract(&|p: &Path| SqliteStore::open(p, true).unwrap());
 }

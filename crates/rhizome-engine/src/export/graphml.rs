@@ -23,6 +23,10 @@ const KEYS: &[(&str, &str, &str)] = &[
     ("language", "node", "string"),
     ("doc_id", "node", "string"),
     ("ordinal", "node", "int"),
+    ("char_start", "node", "int"),
+    ("char_end", "node", "int"),
+    ("page_first", "node", "int"),
+    ("page_last", "node", "int"),
     ("text", "node", "string"),
     ("subject", "node", "string"),
     ("predicate", "node", "string"),
@@ -95,11 +99,17 @@ fn body<W: Write>(snap: &Snapshot, edges: &[Edge<'_>], w: &mut Out<W>) -> std::i
         w.node(&d.id, "Document", &a)?;
     }
     for c in &snap.chunks {
-        w.node(
-            &c.id,
-            "Chunk",
-            &[("doc_id", c.doc_id.clone()), ("ordinal", c.ordinal.to_string()), ("text", c.text.clone())],
-        )?;
+        let mut a = vec![
+            ("doc_id", c.doc_id.clone()),
+            ("ordinal", c.ordinal.to_string()),
+            ("char_start", c.start.to_string()),
+            ("char_end", c.end.to_string()),
+        ];
+        if let Some(p) = c.pages {
+            a.extend([("page_first", p.first.to_string()), ("page_last", p.last.to_string())]);
+        }
+        a.push(("text", c.text.clone()));
+        w.node(&c.id, "Chunk", &a)?;
     }
     for e in &snap.entities {
         let mut a = vec![

@@ -59,8 +59,22 @@ pub(super) fn write(snap: &Snapshot, edges: &[Edge<'_>], dir: &Path) -> Result<V
     }
     files.push(docs.finish()?);
 
-    let mut chunks =
-        Csv::create(dir, "chunks.csv", &["id:ID", "doc_id", "ordinal:int", "text", "tokens:int", ":LABEL"])?;
+    let mut chunks = Csv::create(
+        dir,
+        "chunks.csv",
+        &[
+            "id:ID",
+            "doc_id",
+            "ordinal:int",
+            "text",
+            "tokens:int",
+            "char_start:int",
+            "char_end:int",
+            "page_first:int",
+            "page_last:int",
+            ":LABEL",
+        ],
+    )?;
     for c in &snap.chunks {
         chunks.row(&[
             c.id.clone(),
@@ -68,6 +82,10 @@ pub(super) fn write(snap: &Snapshot, edges: &[Edge<'_>], dir: &Path) -> Result<V
             c.ordinal.to_string(),
             c.text.clone(),
             c.tokens.to_string(),
+            c.start.to_string(),
+            c.end.to_string(),
+            opt(c.pages.map(|p| p.first.to_string())),
+            opt(c.pages.map(|p| p.last.to_string())),
             "Chunk".into(),
         ])?;
     }

@@ -79,6 +79,7 @@ pub fn documents(t: &Tables) -> Built {
             source: format!("{}#{number}", t.documents_path.display()),
             title: d.title.clone(),
             text: d.text.clone(),
+            pages: None,
         };
         let chunks: Vec<Chunk> = per_doc[di]
             .iter()
@@ -86,12 +87,19 @@ pub fn documents(t: &Tables) -> Built {
             .map(|(ordinal, &ui)| {
                 let text = t.text_units[ui].text.clone();
                 places.entry(t.text_units[ui].id.clone()).or_default().push((items.len(), ordinal));
+                // Where the unit stands in its document's text, when it is found there.
+                let start = doc.text.find(&text).map_or(0, |b| doc.text[..b].chars().count() as u32);
+                let end =
+                    if start > 0 || doc.text.starts_with(&text) { start + text.chars().count() as u32 } else { 0 };
                 Chunk {
                     id: chunk_id(&doc.id, ordinal as u32, &text),
                     doc_id: doc.id.clone(),
                     ordinal: ordinal as u32,
                     tokens: count_tokens(&text) as u32,
                     text,
+                    start,
+                    end,
+                    pages: None,
                 }
             })
             .collect();

@@ -44,6 +44,7 @@ pub(super) fn parse(path: &Path, text: &str, jsonl: bool) -> Result<Parsed> {
                     source: format!("{display}#{n}"),
                     title,
                     text,
+                    pages: None,
                 });
             }
             _ => out.empty.push(n),

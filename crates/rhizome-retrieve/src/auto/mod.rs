@@ -164,9 +164,23 @@ mod tests {
         let mut store = rhizome_store::SqliteStore::open(tmp.path(), true).unwrap();
         store.set_embedding_model("flat", 2).unwrap();
         let text = "Microsoft invested in OpenAI because of its AI research.";
-        let doc = Document { id: document_id("d", text), source: "d.txt".into(), title: "d".into(), text: text.into() };
-        let c =
-            Chunk { id: chunk_id(&doc.id, 0, text), doc_id: doc.id.clone(), ordinal: 0, text: text.into(), tokens: 10 };
+        let doc = Document {
+            id: document_id("d", text),
+            source: "d.txt".into(),
+            title: "d".into(),
+            text: text.into(),
+            pages: None,
+        };
+        let c = Chunk {
+            id: chunk_id(&doc.id, 0, text),
+            doc_id: doc.id.clone(),
+            ordinal: 0,
+            text: text.into(),
+            tokens: 10,
+            start: 0,
+            end: 0,
+            pages: None,
+        };
         let mut b = WriteBatch::default();
         b.vectors.push((VectorKind::Chunk, c.id.clone(), vec![1.0, 0.0]));
         b.chunks.push(c);

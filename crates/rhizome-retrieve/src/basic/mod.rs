@@ -6,7 +6,7 @@ use std::time::Instant;
 use rhizome_core::{Result, Scored, StoreRead, VectorKind};
 
 use crate::{embed_question, timed};
-use crate::{ms, Context, ContextKind, Method, MethodEntry, QueryEnv, Retrieval, Retriever};
+use crate::{ms, Context, Method, MethodEntry, QueryEnv, Retrieval, Retriever};
 
 pub struct Basic;
 
@@ -51,13 +51,9 @@ pub(crate) fn chunk_contexts(store: &dyn StoreRead, ranked: &[Scored]) -> Result
     let chunks = store.chunks(&ids)?;
     Ok(chunks
         .into_iter()
-        .map(|c| Context {
-            kind: ContextKind::Chunk,
-            score: scores[c.chunk.id.as_str()],
-            id: c.chunk.id,
-            text: c.chunk.text,
-            source: c.doc_source,
-            title: c.doc_title,
+        .map(|c| {
+            let score = scores[c.chunk.id.as_str()];
+            Context::of_chunk(c, score)
         })
         .collect())
 }

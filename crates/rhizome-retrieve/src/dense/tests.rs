@@ -34,13 +34,22 @@ fn store(dir: &std::path::Path, texts: &[&str]) -> rhizome_store::SqliteStore {
     let mut b = WriteBatch::default();
     for (i, text) in texts.iter().enumerate() {
         let source = format!("d{i}.txt");
-        let doc = Document { id: document_id(&source, text), source, title: format!("d{i}"), text: text.to_string() };
+        let doc = Document {
+            id: document_id(&source, text),
+            source,
+            title: format!("d{i}"),
+            text: text.to_string(),
+            pages: None,
+        };
         let c = Chunk {
             id: chunk_id(&doc.id, 0, text),
             doc_id: doc.id.clone(),
             ordinal: 0,
             text: text.to_string(),
             tokens: 8,
+            start: 0,
+            end: 0,
+            pages: None,
         };
         b.vectors.push((VectorKind::Chunk, c.id.clone(), vector(text)));
         b.chunks.push(c);

@@ -29,6 +29,7 @@ impl Ranked<'_> {
             score: self.score,
             source: format!("community report (level {})", self.report.level),
             title: self.report.title.clone(),
+            pages: None,
         }
     }
 }

@@ -79,6 +79,7 @@ mod tests {
             score: 1.0,
             source: "a.txt".into(),
             title: String::new(),
+            pages: None,
         }
     }
 

@@ -104,6 +104,7 @@ fn report_context(r: &CommunityReport, score: f32) -> Context {
         score,
         source: format!("community {} (level {})", r.community_id, r.level),
         title: r.title.clone(),
+        pages: None,
     }
 }
 
@@ -202,6 +203,7 @@ fn map_reduce(env: &QueryEnv, question: &str, selected: &[&CommunityReport], out
             score: p.score / 100.0,
             source: format!("analyst {}", p.analyst),
             title: String::new(),
+            pages: None,
         });
         for &n in &p.reports {
             let e = cited.entry(n).or_insert(0.0);

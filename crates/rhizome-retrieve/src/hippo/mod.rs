@@ -47,7 +47,7 @@ use crate::ppr::{
     gauss_seidel_f64, personalized_pagerank, ranked_ppr, Csr, FusedRanking, DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE,
 };
 use crate::{embed_question, timed};
-use crate::{ms, Context, ContextKind, Method, MethodEntry, QueryEnv, Retrieval, Retriever};
+use crate::{ms, Context, Method, MethodEntry, QueryEnv, Retrieval, Retriever};
 
 /// The `hippo` retriever. [`Hippo::default`] is what `Method::Hippo` runs;
 /// [`Hippo::previous`] is how it ran before its speed work (plain Gauss-Seidel PPR in
@@ -239,14 +239,8 @@ impl Retriever for Hippo {
         let ids: Vec<String> = top.iter().map(|(c, _)| graph.chunk_ids[*c as usize].clone()).collect();
         let scores: HashMap<&str, f64> = top.iter().map(|(c, s)| (graph.chunk_ids[*c as usize].as_str(), *s)).collect();
         for c in env.store.chunks(&ids)? {
-            out.contexts.push(Context {
-                kind: ContextKind::Chunk,
-                score: scores.get(c.chunk.id.as_str()).copied().unwrap_or(0.0) as f32,
-                id: c.chunk.id,
-                text: c.chunk.text,
-                source: c.doc_source,
-                title: c.doc_title,
-            });
+            let score = scores.get(c.chunk.id.as_str()).copied().unwrap_or(0.0) as f32;
+            out.contexts.push(Context::of_chunk(c, score));
         }
         let facts: Vec<Value> = linked
             .iter()

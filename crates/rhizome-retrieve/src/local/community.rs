@@ -60,6 +60,7 @@ pub(crate) fn report_contexts(
             score: *n as f32 / mapped.len().max(1) as f32,
             source: format!("community {} (level {})", r.community_id, r.level),
             title: r.title.clone(),
+            pages: None,
         });
     }
     Ok((out, used, n_reports))
@@ -97,6 +98,7 @@ pub(crate) fn claim_contexts(env: &QueryEnv, g: &Graph, entity_ids: &[String], b
                 g.entity(&c.subject_id).map_or(c.subject_id.as_str(), |e| g.entity_names[e as usize].as_str())
             ),
             title: String::new(),
+            pages: None,
         });
     }
     Ok(out)

@@ -309,6 +309,7 @@ fn local_context(
                 score,
                 source,
                 title,
+                pages: None,
             }
         })
         .collect();
@@ -325,6 +326,7 @@ fn local_context(
                 score: rel.weight,
                 source,
                 title,
+                pages: None,
             }
         })
         .collect();
@@ -383,6 +385,7 @@ fn text_units(env: &QueryEnv, g: &Graph, selected: &[u32], rels: &[u32], budget:
                 score: mentioned as f32,
                 source: cw.doc_source.clone(),
                 title: cw.doc_title.clone(),
+                pages: cw.page_ref(),
             });
             if n > left {
                 return Ok(out);

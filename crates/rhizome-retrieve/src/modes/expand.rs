@@ -203,6 +203,7 @@ fn entity_paths(
             score: 1.0 / p.len() as f32,
             source,
             title,
+            pages: None,
         });
     }
     let names: Vec<&str> = anchors.iter().map(|&a| g.entity_names[a as usize].as_str()).collect();

@@ -215,14 +215,8 @@ fn push_chunks(ranked: &[(String, f32)], limit: usize, env: &QueryEnv, out: &mut
     let ids: Vec<String> = top.iter().map(|x| x.0.clone()).collect();
     let scores: HashMap<&str, f32> = top.iter().map(|x| (x.0.as_str(), x.1)).collect();
     for c in env.store.chunks(&ids)? {
-        out.contexts.push(Context {
-            kind: ContextKind::Chunk,
-            score: scores.get(c.chunk.id.as_str()).copied().unwrap_or(0.0),
-            id: c.chunk.id,
-            text: c.chunk.text,
-            source: c.doc_source,
-            title: c.doc_title,
-        });
+        let score = scores.get(c.chunk.id.as_str()).copied().unwrap_or(0.0);
+        out.contexts.push(Context::of_chunk(c, score));
     }
     Ok(())
 }
@@ -259,6 +253,7 @@ fn push_graph(env: &QueryEnv, g: &Graph, side: &EntitySide, out: &mut Retrieval)
             score,
             source: origin.0,
             title: origin.1,
+            pages: None,
         });
     }
     let rels: Vec<u32> = side.relations.iter().map(|x| x.0).collect();
@@ -270,6 +265,7 @@ fn push_graph(env: &QueryEnv, g: &Graph, side: &EntitySide, out: &mut Retrieval)
             score,
             source,
             title,
+            pages: None,
         });
     }
     out.extra.insert(

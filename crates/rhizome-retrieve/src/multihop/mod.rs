@@ -148,6 +148,7 @@ impl Retriever for Multihop {
                 score: *score,
                 source,
                 title,
+                pages: None,
             });
         }
         for (p, text, score) in &paths {
@@ -167,6 +168,7 @@ impl Retriever for Multihop {
                 score: *score,
                 source: srcs.join(" ; "),
                 title,
+                pages: None,
             });
             out.paths.push(text.clone());
         }

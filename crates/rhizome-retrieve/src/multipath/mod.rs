@@ -181,6 +181,7 @@ fn build_contexts(
             score: r.score,
             source: rec.doc_source.clone(),
             title: rec.doc_title.clone(),
+            pages: rec.page_ref(),
         });
     }
     let chunk_scores: BTreeMap<String, serde_json::Value> = ranked
@@ -203,6 +204,7 @@ fn build_contexts(
             score,
             source,
             title,
+            pages: None,
         });
     }
     let fact_scores: HashMap<&str, f32> = facts.iter().map(|f| (f.id.as_str(), f.score)).collect();
@@ -215,6 +217,7 @@ fn build_contexts(
             score: fact_scores.get(f.id.as_str()).copied().unwrap_or(0.0),
             source,
             title,
+            pages: None,
         });
     }
     let ids: Vec<String> = found.iter().map(|f| g.entity_ids[f.entity as usize].clone()).collect();
@@ -229,7 +232,15 @@ fn build_contexts(
         } else {
             format!("{} ({}): {}", e.name, e.entity_type, e.description)
         };
-        out.contexts.push(Context { kind: ContextKind::Entity, id: id.clone(), text, score: f.score, source, title });
+        out.contexts.push(Context {
+            kind: ContextKind::Entity,
+            id: id.clone(),
+            text,
+            score: f.score,
+            source,
+            title,
+            pages: None,
+        });
     }
     Ok(())
 }

@@ -49,6 +49,7 @@ pub(crate) fn path_contexts(
             score: p.score(),
             source: srcs.join(" ; "),
             title,
+            pages: None,
         });
     }
     Ok(out)
@@ -103,6 +104,7 @@ pub(crate) fn supporting_chunks(
             score,
             source: c.doc_source.clone(),
             title: c.doc_title.clone(),
+            pages: c.page_ref(),
         });
         if used >= budget {
             break;

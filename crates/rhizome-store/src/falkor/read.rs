@@ -103,8 +103,39 @@ impl FalkorStore {
     }
 }
 
-fn document(r: &[Cell]) -> Document {
-    Document { id: r[0].str(), source: r[1].str(), title: r[2].str(), text: r[3].str() }
+/// What [`document`] reads of a node `d`, in its order.
+pub(crate) const DOCUMENT_FIELDS: &str = "d.id, d.source, d.title, d.text, d.pages";
+
+pub(crate) fn document(r: &[Cell]) -> Document {
+    Document {
+        id: r[0].str(),
+        source: r[1].str(),
+        title: r[2].str(),
+        text: r[3].str(),
+        pages: crate::pages_from_json(r[4].opt_str()),
+    }
+}
+
+/// What [`chunk_at`] reads of a node `c`, in its order.
+pub(crate) const CHUNK_FIELDS: &str =
+    "c.id, c.doc_id, c.ordinal, c.text, c.tokens, c.char_start, c.char_end, c.page_first, c.page_last";
+
+/// A chunk from [`CHUNK_FIELDS`] starting at cell `at`.
+pub(crate) fn chunk_at(r: &[Cell], at: usize) -> Chunk {
+    let opt = |i: usize| match &r[at + i] {
+        Cell::Null => None,
+        c => Some(c.int()),
+    };
+    Chunk {
+        id: r[at].str(),
+        doc_id: r[at + 1].str(),
+        ordinal: r[at + 2].int() as u32,
+        text: r[at + 3].str(),
+        tokens: r[at + 4].int() as u32,
+        start: r[at + 5].int() as u32,
+        end: r[at + 6].int() as u32,
+        pages: crate::page_range(opt(7), opt(8)),
+    }
 }
 
 impl StoreRead for FalkorStore {
@@ -212,7 +243,7 @@ impl StoreRead for FalkorStore {
 
     fn find_document(&self, id_or_source: &str) -> Result<Option<Document>> {
         let rows = self.rop(&[("x", id_or_source.into())],
-            "MATCH (d:Document) WHERE d.id = $x OR d.source = $x RETURN d.id, d.source, d.title, d.text ORDER BY d.id LIMIT 1")?;
+            "MATCH (d:Document) WHERE d.id = $x OR d.source = $x RETURN d.id, d.source, d.title, d.text, d.pages ORDER BY d.id LIMIT 1")?;
         Ok(rows.first().map(|r| document(r)))
     }
 
@@ -220,7 +251,7 @@ impl StoreRead for FalkorStore {
         let prefix = format!("{source}#");
         let rows = self.rop(
             &[("s", source.into()), ("p", Lit::Str(prefix))],
-            "MATCH (d:Document) WHERE d.source = $s OR d.source STARTS WITH $p RETURN d.id, d.source, d.title, d.text",
+            "MATCH (d:Document) WHERE d.source = $s OR d.source STARTS WITH $p RETURN d.id, d.source, d.title, d.text, d.pages",
         )?;
         let mut docs: Vec<Document> = rows.iter().map(|r| document(r)).collect();
         docs.sort_by(|a, b| (&a.source, &a.id).cmp(&(&b.source, &b.id)));
@@ -231,21 +262,17 @@ impl StoreRead for FalkorStore {
         let rows = self.rop(
             &[("ids", ids_lit(ids))],
             "UNWIND $ids AS id MATCH (c:Chunk {id: id})-[:PART_OF]->(d:Document) \
-             RETURN c.id, c.doc_id, c.ordinal, c.text, c.tokens, d.title, d.source",
+             RETURN c.id, c.doc_id, c.ordinal, c.text, c.tokens, c.char_start, c.char_end, c.page_first, \
+             c.page_last, d.title, d.source, d.page_unit",
         )?;
         let rows = rows
             .into_iter()
             .map(|r| {
                 let c = ChunkWithDoc {
-                    chunk: Chunk {
-                        id: r[0].str(),
-                        doc_id: r[1].str(),
-                        ordinal: r[2].int() as u32,
-                        text: r[3].str(),
-                        tokens: r[4].int() as u32,
-                    },
-                    doc_title: r[5].str(),
-                    doc_source: r[6].str(),
+                    chunk: chunk_at(&r, 0),
+                    doc_title: r[9].str(),
+                    doc_source: r[10].str(),
+                    doc_page_unit: r[11].str(),
                 };
                 (c.chunk.id.clone(), c)
             })

@@ -159,13 +159,15 @@ impl FalkorStore {
                     ("text", s(&d.text)),
                     ("lang", s(rhizome_core::lang::detect_language(&d.text).code())),
                     ("at", Lit::Int(now)),
+                    ("pages", crate::pages_json(d).map_or(Lit::Null, Lit::Str)),
+                    ("unit", d.pages.as_ref().map_or(Lit::Null, |p| s(&p.unit))),
                 ])
             })
             .collect();
         self.unwind(
             &new_docs,
             "UNWIND $rows AS r CREATE (:Document {id: r.id, source: r.source, title: r.title, \
-            text: r.text, language: r.lang, indexed_at: r.at})",
+            text: r.text, language: r.lang, indexed_at: r.at, pages: r.pages, page_unit: r.unit})",
             &|i| format!("document {:?}", new_docs.get(i).map(lit_id).unwrap_or_default()),
         )?;
         // Chunks (those not there yet), with PART_OF, NEXT_CHUNK and BM25 postings.
@@ -197,6 +199,10 @@ impl FalkorStore {
                 ("text", s(&c.text)),
                 ("tokens", Lit::Int(c.tokens as i64)),
                 ("seq", Lit::Int(q)),
+                ("cs", Lit::Int(c.start as i64)),
+                ("ce", Lit::Int(c.end as i64)),
+                ("pf", c.pages.map_or(Lit::Null, |p| Lit::Int(p.first as i64))),
+                ("pl", c.pages.map_or(Lit::Null, |p| Lit::Int(p.last as i64))),
             ]));
             let title = titles.get(c.doc_id.as_str()).copied().unwrap_or("");
             let (tf, len) = crate::bm25::term_frequencies(&crate::bm25::chunk_text(title, &c.text));
@@ -218,7 +224,8 @@ impl FalkorStore {
         self.unwind(
             &rows,
             "UNWIND $rows AS r MATCH (d:Document {id: r.doc}) CREATE (c:Chunk {id: r.id, doc_id: r.doc, \
-            ordinal: r.o, text: r.text, tokens: r.tokens, seq: r.seq})-[:PART_OF]->(d)",
+            ordinal: r.o, text: r.text, tokens: r.tokens, seq: r.seq, char_start: r.cs, char_end: r.ce, \
+            page_first: r.pf, page_last: r.pl})-[:PART_OF]->(d)",
             &chunk_name,
         )?;
         self.unwind(

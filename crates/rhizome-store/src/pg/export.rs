@@ -5,11 +5,12 @@ use std::collections::{BTreeSet, HashMap};
 
 use postgres::GenericClient;
 use rhizome_core::{
-    Chunk, CovariateRecord, Document, ExtractionFailure, Fact, FactRecord, MentionRecord, Relation, RelationRecord,
-    VectorKind, WriteBatch,
+    CovariateRecord, ExtractionFailure, Fact, FactRecord, MentionRecord, Relation, RelationRecord, VectorKind,
+    WriteBatch,
 };
 
 use super::communities::covariate_row;
+use super::read::{chunk_at, document_row, CHUNK_COLUMNS, DOCUMENT_COLUMNS};
 use super::refresh::PgResult;
 
 fn vectors_of(c: &mut impl GenericClient, kind: VectorKind, ids: &[String]) -> PgResult<HashMap<String, Vec<f32>>> {
@@ -20,21 +21,16 @@ fn vectors_of(c: &mut impl GenericClient, kind: VectorKind, ids: &[String]) -> P
 }
 
 pub fn document_batch(c: &mut impl GenericClient, doc_id: &str) -> PgResult<Option<WriteBatch>> {
-    let Some(d) = c.query_opt("SELECT id, source, title, text FROM documents WHERE id = $1", &[&doc_id])? else {
+    let q = format!("SELECT {DOCUMENT_COLUMNS} FROM documents WHERE id = $1");
+    let Some(d) = c.query_opt(&q, &[&doc_id])? else {
         return Ok(None);
     };
-    let doc = Document { id: d.get(0), source: d.get(1), title: d.get(2), text: d.get(3) };
+    let doc = document_row(&d);
     let mut b = WriteBatch::default();
     b.chunks = c
-        .query("SELECT id, doc_id, ordinal, text, tokens FROM chunks WHERE doc_id = $1 ORDER BY ordinal", &[&doc_id])?
+        .query(&format!("SELECT {CHUNK_COLUMNS} FROM chunks c WHERE doc_id = $1 ORDER BY ordinal"), &[&doc_id])?
         .iter()
-        .map(|r| Chunk {
-            id: r.get(0),
-            doc_id: r.get(1),
-            ordinal: r.get::<_, i32>(2) as u32,
-            text: r.get(3),
-            tokens: r.get::<_, i32>(4) as u32,
-        })
+        .map(|r| chunk_at(r, 0))
         .collect();
     b.mentions = c
         .query(

@@ -16,8 +16,47 @@ use super::vector::PgVector;
 use super::{communities, export, schema, search, PgStore};
 use crate::aggregate::descriptions;
 
-fn document_row(r: &Row) -> Document {
-    Document { id: r.get(0), source: r.get(1), title: r.get(2), text: r.get(3) }
+/// The columns [`document_row`] reads, in its order (a macro, for `concat!` into the
+/// `&'static str` statements the connection prepares once).
+macro_rules! document_columns {
+    () => {
+        "id, source, title, text, pages"
+    };
+}
+/// The columns of `chunks` (alias `c`) that [`chunk_at`] reads, in its order.
+macro_rules! chunk_columns {
+    () => {
+        "c.id, c.doc_id, c.ordinal, c.text, c.tokens, c.char_start, c.char_end, c.page_first, c.page_last"
+    };
+}
+pub(super) const DOCUMENT_COLUMNS: &str = document_columns!();
+
+pub(super) fn document_row(r: &Row) -> Document {
+    Document {
+        id: r.get(0),
+        source: r.get(1),
+        title: r.get(2),
+        text: r.get(3),
+        pages: crate::pages_from_json(r.get(4)),
+    }
+}
+
+pub(super) const CHUNK_COLUMNS: &str = chunk_columns!();
+
+/// A chunk from [`CHUNK_COLUMNS`] starting at column `at`.
+pub(super) fn chunk_at(r: &Row, at: usize) -> Chunk {
+    let int = |i: usize| r.get::<_, i32>(at + i) as u32;
+    let opt = |i: usize| r.get::<_, Option<i32>>(at + i).map(i64::from);
+    Chunk {
+        id: r.get(at),
+        doc_id: r.get(at + 1),
+        ordinal: int(2),
+        text: r.get(at + 3),
+        tokens: int(4),
+        start: int(5),
+        end: int(6),
+        pages: crate::page_range(opt(7), opt(8)),
+    }
 }
 
 /// Rows keyed by their first column, returned in the order of `ids` (unknown ids skipped);
@@ -256,7 +295,11 @@ impl StoreRead for PgStore {
         }
         self.qc(|c| {
             Ok(c.query(
-                "SELECT id, source, title, text FROM documents WHERE id = $1 OR source = $1 ORDER BY id LIMIT 1",
+                concat!(
+                    "SELECT ",
+                    document_columns!(),
+                    " FROM documents WHERE id = $1 OR source = $1 ORDER BY id LIMIT 1"
+                ),
                 &[&id_or_source],
             )?
             .first()
@@ -268,8 +311,11 @@ impl StoreRead for PgStore {
         let prefix = format!("{source}#");
         self.q(|c| {
             Ok(c.query(
-                "SELECT id, source, title, text FROM documents
-                 WHERE source = $1 OR left(source, length($2)) = $2 ORDER BY source, id",
+                concat!(
+                    "SELECT ",
+                    document_columns!(),
+                    " FROM documents WHERE source = $1 OR left(source, length($2)) = $2 ORDER BY source, id"
+                ),
                 &[&source, &prefix],
             )?
             .iter()
@@ -281,21 +327,20 @@ impl StoreRead for PgStore {
     fn chunks(&self, ids: &[String]) -> Result<Vec<ChunkWithDoc>> {
         self.qc(|c| {
             let rows = c.query(
-                "SELECT c.id, c.doc_id, c.ordinal, c.text, c.tokens, d.title, d.source
-                 FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id = ANY($1)",
+                concat!(
+                    "SELECT ",
+                    chunk_columns!(),
+                    ", d.title, d.source, coalesce(d.pages::jsonb ->> 'unit', '')
+                     FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id = ANY($1)"
+                ),
                 &[&ids],
             )?;
             in_order(ids, rows, |r| {
                 Ok(ChunkWithDoc {
-                    chunk: Chunk {
-                        id: r.get(0),
-                        doc_id: r.get(1),
-                        ordinal: r.get::<_, i32>(2) as u32,
-                        text: r.get(3),
-                        tokens: r.get::<_, i32>(4) as u32,
-                    },
-                    doc_title: r.get(5),
-                    doc_source: r.get(6),
+                    chunk: chunk_at(r, 0),
+                    doc_title: r.get(9),
+                    doc_source: r.get(10),
+                    doc_page_unit: r.get(11),
                 })
             })
         })

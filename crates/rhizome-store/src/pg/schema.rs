@@ -16,11 +16,12 @@ pub(crate) const SCHEMA_LOCK: i64 = 0x7268_697a_6f6d_6501;
 const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS meta(key T PRIMARY KEY, value T NOT NULL);
 CREATE TABLE IF NOT EXISTS documents(id T PRIMARY KEY, source T NOT NULL, title T NOT NULL,
-    text T NOT NULL, language T, indexed_at BIGINT);
+    text T NOT NULL, language T, indexed_at BIGINT, pages T);
 CREATE INDEX IF NOT EXISTS documents_source ON documents(source);
 CREATE INDEX IF NOT EXISTS documents_title ON documents(title, id);
 CREATE TABLE IF NOT EXISTS chunks(rowid BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    id T NOT NULL UNIQUE, doc_id T NOT NULL, ordinal INT NOT NULL, text T NOT NULL, tokens INT NOT NULL);
+    id T NOT NULL UNIQUE, doc_id T NOT NULL, ordinal INT NOT NULL, text T NOT NULL, tokens INT NOT NULL,
+    char_start INT NOT NULL DEFAULT 0, char_end INT NOT NULL DEFAULT 0, page_first INT, page_last INT);
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id, ordinal);
 CREATE TABLE IF NOT EXISTS entities(id T PRIMARY KEY, name T NOT NULL, entity_type T NOT NULL,
     description T NOT NULL, importance DOUBLE PRECISION);
@@ -83,6 +84,15 @@ CREATE TABLE IF NOT EXISTS writer_lock(id INT PRIMARY KEY, backend_pid INT NOT N
     pid BIGINT NOT NULL, host T NOT NULL, command T NOT NULL, since BIGINT NOT NULL);
 "#;
 
+/// Columns added after the first release, for indexes made before.
+const ADD_PROVENANCE: &str = r#"
+ALTER TABLE documents ADD COLUMN IF NOT EXISTS pages TEXT COLLATE "C";
+ALTER TABLE chunks ADD COLUMN IF NOT EXISTS char_start INT NOT NULL DEFAULT 0;
+ALTER TABLE chunks ADD COLUMN IF NOT EXISTS char_end INT NOT NULL DEFAULT 0;
+ALTER TABLE chunks ADD COLUMN IF NOT EXISTS page_first INT;
+ALTER TABLE chunks ADD COLUMN IF NOT EXISTS page_last INT;
+"#;
+
 /// Whether the schema is there (its version row is written last, in the same transaction).
 pub fn exists(c: &mut impl GenericClient) -> std::result::Result<bool, postgres::Error> {
     let row = c.query_one("SELECT to_regclass('meta') IS NOT NULL", &[])?;
@@ -137,6 +147,12 @@ pub fn ensure(url: &PgUrl, c: &mut postgres::Client, create: bool) -> Result<()>
         )
         .map_err(e)?;
         tx.commit().map_err(e)?;
+    }
+    let provenance = "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()
+                      AND table_name = 'chunks' AND column_name = 'page_last'";
+    if c.query_opt(provenance, &[]).map_err(e)?.is_none() {
+        // An index made before chunks kept their range and pages.
+        c.batch_execute(ADD_PROVENANCE).map_err(e)?;
     }
     match get_meta(c, "schema_version").map_err(e)? {
         Some(v) if v == SCHEMA_VERSION => Ok(()),

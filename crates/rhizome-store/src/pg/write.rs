@@ -28,23 +28,25 @@ fn write_batch(c: &mut impl GenericClient, url: &str, batch: &WriteBatch) -> PgR
     let mut inserted: HashSet<String> = HashSet::new();
     let mut partial: HashSet<String> = HashSet::new();
     if !batch.documents.is_empty() {
-        let docs: Vec<(i32, &rhizome_core::Document, &'static str, i64)> = batch
+        let docs: Vec<(i32, &rhizome_core::Document, &'static str, i64, Option<String>)> = batch
             .documents
             .iter()
             .enumerate()
-            .map(|(i, d)| (i as i32, d, rhizome_core::lang::detect_language(&d.text).code(), now()))
+            .map(|(i, d)| {
+                (i as i32, d, rhizome_core::lang::detect_language(&d.text).code(), now(), crate::pages_json(d))
+            })
             .collect();
         copy_in(
             c,
-            "st_documents(seq, id, source, title, text, language, indexed_at)",
-            &[I4, T, T, T, T, T, Type::INT8],
+            "st_documents(seq, id, source, title, text, language, indexed_at, pages)",
+            &[I4, T, T, T, T, T, Type::INT8, T],
             &docs,
-            |(i, d, lang, t), w| w(&[i, &d.id, &d.source, &d.title, &d.text, lang, t]),
+            |(i, d, lang, t, pages), w| w(&[i, &d.id, &d.source, &d.title, &d.text, lang, t, pages]),
         )?;
         inserted = c
             .query(
-                "INSERT INTO documents(id, source, title, text, language, indexed_at)
-                 SELECT id, source, title, text, language, indexed_at FROM st_documents ORDER BY seq
+                "INSERT INTO documents(id, source, title, text, language, indexed_at, pages)
+                 SELECT id, source, title, text, language, indexed_at, pages FROM st_documents ORDER BY seq
                  ON CONFLICT (id) DO NOTHING RETURNING id",
                 &[],
             )?
@@ -72,15 +74,30 @@ fn write_batch(c: &mut impl GenericClient, url: &str, batch: &WriteBatch) -> PgR
     if !chunks.is_empty() {
         copy_in(
             c,
-            "st_chunks(seq, id, doc_id, ordinal, text, tokens)",
-            &[I4, T, T, I4, T, I4],
+            "st_chunks(seq, id, doc_id, ordinal, text, tokens, char_start, char_end, page_first, page_last)",
+            &[I4, T, T, I4, T, I4, I4, I4, I4, I4],
             &chunks,
-            |(i, ch), w| w(&[i, &ch.id, &ch.doc_id, &(ch.ordinal as i32), &ch.text, &(ch.tokens as i32)]),
+            |(i, ch), w| {
+                let (first, last) = (ch.pages.map(|p| p.first as i32), ch.pages.map(|p| p.last as i32));
+                w(&[
+                    i,
+                    &ch.id,
+                    &ch.doc_id,
+                    &(ch.ordinal as i32),
+                    &ch.text,
+                    &(ch.tokens as i32),
+                    &(ch.start as i32),
+                    &(ch.end as i32),
+                    &first,
+                    &last,
+                ])
+            },
         )?;
         let new: Vec<(i64, String)> = c
             .query(
-                "INSERT INTO chunks(id, doc_id, ordinal, text, tokens)
-                 SELECT id, doc_id, ordinal, text, tokens FROM st_chunks ORDER BY seq
+                "INSERT INTO chunks(id, doc_id, ordinal, text, tokens, char_start, char_end, page_first, page_last)
+                 SELECT id, doc_id, ordinal, text, tokens, char_start, char_end, page_first, page_last
+                 FROM st_chunks ORDER BY seq
                  ON CONFLICT (id) DO NOTHING RETURNING rowid, id",
                 &[],
             )?

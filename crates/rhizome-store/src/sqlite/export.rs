@@ -5,12 +5,13 @@
 use std::collections::BTreeSet;
 
 use rhizome_core::{
-    Chunk, CovariateRecord, Document, ExtractionFailure, Fact, FactRecord, MentionRecord, Relation, RelationRecord,
-    Result, VectorKind, WriteBatch,
+    CovariateRecord, Document, ExtractionFailure, Fact, FactRecord, MentionRecord, Relation, RelationRecord, Result,
+    VectorKind, WriteBatch,
 };
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::communities::covariate_row;
+use super::read::{chunk_at, document_row, CHUNK_COLUMNS, DOCUMENT_COLUMNS};
 use super::sql;
 use crate::vectors::decode;
 
@@ -62,19 +63,15 @@ fn push_sentence_vectors(conn: &Connection, batch: &mut WriteBatch, chunk_ids: &
 /// See [`rhizome_core::StoreRead::document_batch`].
 pub fn document_batch(conn: &Connection, doc_id: &str) -> Result<Option<WriteBatch>> {
     let doc: Option<Document> = conn
-        .query_row("SELECT id, source, title, text FROM documents WHERE id = ?1", [doc_id], |r| {
-            Ok(Document { id: r.get(0)?, source: r.get(1)?, title: r.get(2)?, text: r.get(3)? })
-        })
+        .query_row(&format!("SELECT {DOCUMENT_COLUMNS} FROM documents WHERE id = ?1"), [doc_id], document_row)
         .optional()
         .map_err(sql)?;
     let Some(doc) = doc else { return Ok(None) };
     let mut b = WriteBatch::default();
-    b.chunks = rows(
-        conn,
-        "SELECT id, doc_id, ordinal, text, tokens FROM chunks WHERE doc_id = ?1 ORDER BY ordinal",
-        doc_id,
-        |r| Ok(Chunk { id: r.get(0)?, doc_id: r.get(1)?, ordinal: r.get(2)?, text: r.get(3)?, tokens: r.get(4)? }),
-    )?;
+    b.chunks =
+        rows(conn, &format!("SELECT {CHUNK_COLUMNS} FROM chunks c WHERE doc_id = ?1 ORDER BY ordinal"), doc_id, |r| {
+            chunk_at(r, 0)
+        })?;
     b.mentions = rows(
         conn,
         "SELECT entity_id, name, entity_type, description, doc_id, chunk_id, count, importance

@@ -10,8 +10,35 @@ use rusqlite::{params, OptionalExtension, Row};
 use super::{meta, postings, sql, SqliteStore};
 use crate::vectors::{decode, VectorMatrix};
 
-fn document_row(r: &Row) -> rusqlite::Result<Document> {
-    Ok(Document { id: r.get(0)?, source: r.get(1)?, title: r.get(2)?, text: r.get(3)? })
+/// The columns [`document_row`] reads, in its order.
+pub(super) const DOCUMENT_COLUMNS: &str = "id, source, title, text, pages";
+
+pub(super) fn document_row(r: &Row) -> rusqlite::Result<Document> {
+    Ok(Document {
+        id: r.get(0)?,
+        source: r.get(1)?,
+        title: r.get(2)?,
+        text: r.get(3)?,
+        pages: crate::pages_from_json(r.get(4)?),
+    })
+}
+
+/// The columns of `chunks` (alias `c`) that [`chunk_at`] reads, in its order.
+pub(super) const CHUNK_COLUMNS: &str =
+    "c.id, c.doc_id, c.ordinal, c.text, c.tokens, c.char_start, c.char_end, c.page_first, c.page_last";
+
+/// A chunk from [`CHUNK_COLUMNS`] starting at column `at`.
+pub(super) fn chunk_at(r: &Row, at: usize) -> rusqlite::Result<Chunk> {
+    Ok(Chunk {
+        id: r.get(at)?,
+        doc_id: r.get(at + 1)?,
+        ordinal: r.get(at + 2)?,
+        text: r.get(at + 3)?,
+        tokens: r.get(at + 4)?,
+        start: r.get(at + 5)?,
+        end: r.get(at + 6)?,
+        pages: crate::page_range(r.get(at + 7)?, r.get(at + 8)?),
+    })
 }
 
 fn count(conn: &rusqlite::Connection, q: &str) -> Result<u64> {
@@ -133,8 +160,10 @@ impl StoreRead for SqliteStore {
     fn find_document(&self, id_or_source: &str) -> Result<Option<Document>> {
         self.conn
             .query_row(
-                "SELECT id, source, title, text FROM documents WHERE id = ?1 OR source = ?1
-                 ORDER BY id LIMIT 1",
+                &format!(
+                    "SELECT {DOCUMENT_COLUMNS} FROM documents WHERE id = ?1 OR source = ?1
+                     ORDER BY id LIMIT 1"
+                ),
                 [id_or_source],
                 document_row,
             )
@@ -200,10 +229,10 @@ impl StoreRead for SqliteStore {
         let prefix = format!("{source}#");
         let mut stmt = self
             .conn
-            .prepare(
-                "SELECT id, source, title, text FROM documents
+            .prepare(&format!(
+                "SELECT {DOCUMENT_COLUMNS} FROM documents
                  WHERE source = ?1 OR substr(source, 1, length(?2)) = ?2 ORDER BY source, id",
-            )
+            ))
             .map_err(sql)?;
         let docs = stmt
             .query_map(params![source, prefix], document_row)
@@ -216,25 +245,20 @@ impl StoreRead for SqliteStore {
     fn chunks(&self, ids: &[String]) -> Result<Vec<ChunkWithDoc>> {
         let mut stmt = self
             .conn
-            .prepare_cached(
-                "SELECT c.id, c.doc_id, c.ordinal, c.text, c.tokens, d.title, d.source
+            .prepare_cached(&format!(
+                "SELECT {CHUNK_COLUMNS}, d.title, d.source, coalesce(json_extract(d.pages, '$.unit'), '')
                  FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id = ?1",
-            )
+            ))
             .map_err(sql)?;
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
             let row = stmt
                 .query_row([id], |r| {
                     Ok(ChunkWithDoc {
-                        chunk: Chunk {
-                            id: r.get(0)?,
-                            doc_id: r.get(1)?,
-                            ordinal: r.get(2)?,
-                            text: r.get(3)?,
-                            tokens: r.get(4)?,
-                        },
-                        doc_title: r.get(5)?,
-                        doc_source: r.get(6)?,
+                        chunk: chunk_at(r, 0)?,
+                        doc_title: r.get(9)?,
+                        doc_source: r.get(10)?,
+                        doc_page_unit: r.get(11)?,
                     })
                 })
                 .optional()

@@ -82,6 +82,13 @@ pub fn prepare(conn: &Connection) -> Result<()> {
     add_column(conn, "entities", "importance", "REAL")?;
     add_column(conn, "documents", "language", "TEXT")?;
     add_column(conn, "documents", "indexed_at", "INTEGER")?;
+    // Provenance: a paged document's pages (JSON `Pagination`), a chunk's character range
+    // and pages.
+    add_column(conn, "documents", "pages", "TEXT")?;
+    add_column(conn, "chunks", "char_start", "INTEGER NOT NULL DEFAULT 0")?;
+    add_column(conn, "chunks", "char_end", "INTEGER NOT NULL DEFAULT 0")?;
+    add_column(conn, "chunks", "page_first", "INTEGER")?;
+    add_column(conn, "chunks", "page_last", "INTEGER")?;
     match get_meta(conn, "schema_version")? {
         None => set_meta(conn, "schema_version", SCHEMA_VERSION),
         Some(v) if v == SCHEMA_VERSION => Ok(()),

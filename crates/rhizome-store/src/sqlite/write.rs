@@ -270,8 +270,8 @@ impl StoreWrite for SqliteStore {
         for d in &batch.documents {
             let n = tx
                 .execute(
-                    "INSERT OR IGNORE INTO documents(id, source, title, text) VALUES (?1, ?2, ?3, ?4)",
-                    params![d.id, d.source, d.title, d.text],
+                    "INSERT OR IGNORE INTO documents(id, source, title, text, pages) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![d.id, d.source, d.title, d.text, crate::pages_json(d)],
                 )
                 .map_err(sql)?;
             // Already there: skip it, unless it is a document written in parts whose
@@ -295,9 +295,19 @@ impl StoreWrite for SqliteStore {
         for c in batch.chunks.iter().filter(|c| !skip.contains(c.doc_id.as_str())) {
             let n = tx
                 .execute(
-                    "INSERT OR IGNORE INTO chunks(id, doc_id, ordinal, text, tokens)
-                     VALUES (?1, ?2, ?3, ?4, ?5)",
-                    params![c.id, c.doc_id, c.ordinal, c.text, c.tokens],
+                    "INSERT OR IGNORE INTO chunks(id, doc_id, ordinal, text, tokens, char_start, char_end,
+                     page_first, page_last) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    params![
+                        c.id,
+                        c.doc_id,
+                        c.ordinal,
+                        c.text,
+                        c.tokens,
+                        c.start,
+                        c.end,
+                        c.pages.map(|p| p.first),
+                        c.pages.map(|p| p.last)
+                    ],
                 )
                 .map_err(sql)?;
             if n > 0 {

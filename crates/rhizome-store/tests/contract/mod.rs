@@ -19,8 +19,13 @@ pub fn unit(v: &[f32]) -> Vec<f32> {
 /// between the first two entities, and vectors for all of them.
 pub fn batch(title: &str, texts: &[&str], ents: &[&str]) -> WriteBatch {
     let body = texts.join(" ");
-    let doc =
-        Document { id: document_id(title, &body), source: format!("{title}.txt"), title: title.into(), text: body };
+    let doc = Document {
+        id: document_id(title, &body),
+        source: format!("{title}.txt"),
+        title: title.into(),
+        text: body,
+        pages: None,
+    };
     let mut b = WriteBatch::default();
     for (i, t) in texts.iter().enumerate() {
         let c = Chunk {
@@ -29,6 +34,9 @@ pub fn batch(title: &str, texts: &[&str], ents: &[&str]) -> WriteBatch {
             ordinal: i as u32,
             text: t.to_string(),
             tokens: 3,
+            start: 0,
+            end: 0,
+            pages: None,
         };
         b.vectors.push((VectorKind::Chunk, c.id.clone(), unit(&[1.0, i as f32, title.len() as f32])));
         // Two sentence vectors per chunk (their ids sort apart from the chunk's).
@@ -358,4 +366,58 @@ pub fn rekey_contract<S: StoreWrite>(open: &dyn Fn(&Path) -> S) {
     s.delete_document(doc, &mut unnamed).unwrap();
     assert!(s.graph_data().unwrap().entities.is_empty());
     assert!(s.vectors(VectorKind::Entity, &ids).unwrap().is_empty());
+}
+
+/// A paged document keeps its pages, and its chunks their character ranges and pages,
+/// through writing, reading, citing and copying.
+pub fn provenance_contract<S: StoreWrite>(open: &dyn Fn(&Path) -> S) {
+    let tmp = tempfile::tempdir().unwrap();
+    let pages = ["First page text.", "Trang hai: Đại học.", "第三页。"];
+    let text = pages.join("\n\n");
+    let mut doc = Document::new("report.pdf", "Report", text.clone());
+    let mut spans = Vec::new();
+    let mut at = 0u32;
+    for (i, p) in pages.iter().enumerate() {
+        let n = p.chars().count() as u32;
+        spans.push(PageSpan { number: i as u32 + 1, label: None, start: at, end: at + n });
+        at += n + 2;
+    }
+    doc.pages = Some(Pagination { unit: "page".into(), pages: spans.clone() });
+    let mut b = WriteBatch::default();
+    for (i, p) in pages.iter().enumerate() {
+        let c = Chunk {
+            id: chunk_id(&doc.id, i as u32, p),
+            doc_id: doc.id.clone(),
+            ordinal: i as u32,
+            text: p.to_string(),
+            tokens: 3,
+            start: spans[i].start,
+            end: spans[i].end,
+            pages: Some(PageRange { first: i as u32 + 1, last: i as u32 + 1 }),
+        };
+        b.vectors.push((VectorKind::Chunk, c.id.clone(), unit(&[1.0, i as f32, 1.0])));
+        b.chunks.push(c);
+    }
+    b.documents.push(doc.clone());
+    let mut s = open(&tmp.path().join("paged"));
+    s.set_embedding_model("m", 3).unwrap();
+    s.write_batch(&b).unwrap();
+    let found = s.find_document("report.pdf").unwrap().expect("the document by its source");
+    assert_eq!(found.pages, doc.pages, "pages round-trip");
+    let ids: Vec<String> = b.chunks.iter().map(|c| c.id.clone()).collect();
+    let read = s.chunks(&ids).unwrap();
+    assert_eq!(read.len(), 3);
+    for (r, c) in read.iter().zip(&b.chunks) {
+        assert_eq!(&r.chunk, c, "a chunk's range and pages round-trip");
+        assert_eq!(r.doc_page_unit, "page");
+        assert_eq!(r.page_ref().map(|p| p.cite()), Some(format!("p. {}", c.ordinal + 1)));
+    }
+    let copied = s.document_batch(&doc.id).unwrap().expect("the document's batch");
+    assert_eq!(copied.documents, vec![doc.clone()], "copy keeps the pages");
+    assert_eq!(copied.chunks, b.chunks, "copy keeps ranges and pages");
+    // A document without pages: no unit, no page reference.
+    let plain = batch("plain", &["Plain text here"], &["Plain"]);
+    s.write_batch(&plain).unwrap();
+    let r = s.chunks(&[plain.chunks[0].id.clone()]).unwrap();
+    assert_eq!((r[0].doc_page_unit.as_str(), r[0].page_ref()), ("", None));
 }
