@@ -15,31 +15,7 @@ const PINS: &[&str] = &["openai==3.54.0", "ollama==0.6.3"];
 
 /// The venv with the pinned clients, made on first use.
 fn venv() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/pyclients-venv");
-    let marker = dir.join("rhizome-pins.txt");
-    let python = dir.join("bin/python");
-    if std::fs::read_to_string(&marker).ok().as_deref() == Some(&PINS.join(" ")) && python.exists() {
-        return python;
-    }
-    let out = Command::new("python3")
-        .args(["-m", "venv"])
-        .arg(&dir)
-        .output()
-        .expect("python3 is needed for the client tests");
-    assert!(out.status.success(), "python3 -m venv {}: {}", dir.display(), String::from_utf8_lossy(&out.stderr));
-    let out = Command::new(dir.join("bin/pip"))
-        .args(["install", "--quiet", "--disable-pip-version-check"])
-        .args(PINS)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "pip could not install {} from PyPI (is PyPI reachable?): {}",
-        PINS.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    std::fs::write(&marker, PINS.join(" ")).unwrap();
-    python
+    rhizome_testdb::python::venv("clients", PINS)
 }
 
 fn run_client(python: &Path, script: &str, base: &str, key: &str) -> serde_json::Value {

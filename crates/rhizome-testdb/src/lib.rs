@@ -8,6 +8,7 @@
 //!   process stops it too when the test process dies without dropping it (a `static`
 //!   server, a killed test run), so no server outlives its tests.
 //! - [`free_port`]: a port nothing listens on.
+//! - [`python::venv`]: a Python venv with pinned packages (clients, fixture generators).
 //!
 //! A server is shared by all tests of one binary (each test takes a fresh database or
 //! graph of its own); `RHIZOME_TEST_PG_URL` / `RHIZOME_TEST_FALKORDB_URL` point the tests
@@ -15,6 +16,7 @@
 
 pub mod falkordb;
 pub mod postgres;
+pub mod python;
 pub mod wheels;
 
 use std::net::TcpListener;
