@@ -15,6 +15,39 @@
 
 use std::fmt;
 
+mod docx;
+mod eml;
+mod epub;
+mod html;
+mod ods;
+mod pptx;
+mod sheet;
+mod text;
+mod xml;
+mod zipread;
+
+pub use docx::read_docx;
+pub use eml::read_eml;
+pub use epub::read_epub;
+pub use pptx::read_pptx;
+pub use sheet::{read_csv_table, read_ods, read_xlsx};
+
+/// Reads `bytes` as a file with extension `ext` (`docx`, `PPTX`, `.xlsx`, ...; case and a
+/// leading dot do not matter), or `None` when no reader here takes that extension.
+pub fn read(ext: &str, bytes: &[u8], limits: &Limits) -> Option<Result<Extracted>> {
+    let ext = ext.trim_start_matches('.').to_ascii_lowercase();
+    match ext.as_str() {
+        "docx" => Some(read_docx(bytes, limits)),
+        "pptx" => Some(read_pptx(bytes, limits)),
+        "xlsx" => Some(read_xlsx(bytes, limits)),
+        "ods" => Some(read_ods(bytes, limits)),
+        "csv" => Some(read_csv_table(bytes, limits)),
+        "epub" => Some(read_epub(bytes, limits)),
+        "eml" => Some(read_eml(bytes, limits)),
+        _ => None,
+    }
+}
+
 /// What a paged format calls its pages, for citations (`p. 3`, `slide 3`, `sheet Sales`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum PageUnit {

@@ -1,0 +1,81 @@
+//! Tidying extracted text and holding it to [`Limits::max_text`].
+
+use crate::{nfc, Limits, ReadError, Result};
+
+/// `s` in NFC with each line's runs of whitespace collapsed to one space and trimmed,
+/// control characters dropped, and at most one blank line between paragraphs.
+pub(crate) fn tidy(s: &str) -> String {
+    let s = nfc(s);
+    let mut out = String::with_capacity(s.len());
+    let mut blank = false;
+    let mut line = String::new();
+    for raw in s.split(['\n', '\r', '\u{2028}', '\u{2029}']) {
+        line.clear();
+        let mut space = false;
+        for c in raw.chars() {
+            if c.is_whitespace() {
+                space = true;
+            } else if !c.is_control() && c != '\u{feff}' {
+                if space && !line.is_empty() {
+                    line.push(' ');
+                }
+                space = false;
+                line.push(c);
+            }
+        }
+        if line.is_empty() {
+            blank = !out.is_empty();
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(if blank { "\n\n" } else { "\n" });
+        }
+        blank = false;
+        out.push_str(&line);
+    }
+    out
+}
+
+/// Fails once `text` holds more than [`Limits::max_text`] characters.
+pub(crate) fn check_len(text: &str, limits: &Limits) -> Result<()> {
+    // Bytes bound characters from above: count only when the bytes could be too many.
+    if text.len() > limits.max_text && text.chars().count() > limits.max_text {
+        return Err(too_much_text(limits));
+    }
+    Ok(())
+}
+
+/// A cheap check while text accumulates: more than four bytes per allowed character
+/// is certainly too much (a char is at most four bytes in UTF-8).
+pub(crate) fn check_growing(len: usize, limits: &Limits) -> Result<()> {
+    if len / 4 > limits.max_text {
+        return Err(too_much_text(limits));
+    }
+    Ok(())
+}
+
+fn too_much_text(limits: &Limits) -> ReadError {
+    ReadError::TooLarge(format!("more than {} characters of text", limits.max_text))
+}
+
+/// Fails when a file has more pages (slides, sheets, chapters) than allowed.
+pub(crate) fn check_pages(count: usize, limits: &Limits) -> Result<()> {
+    if count > limits.max_pages as usize {
+        return Err(ReadError::TooLarge(format!("{count} pages, more than the {} allowed", limits.max_pages)));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tidies_spaces_and_blank_lines() {
+        let s = "  a \t b  \r\n\n\n\nc\u{a0}\u{a0}d\n \n";
+        assert_eq!(tidy(s), "a b\n\nc d");
+        assert_eq!(tidy("x\ny"), "x\ny");
+        // Decomposed Vietnamese becomes composed.
+        assert_eq!(tidy("Ha\u{300} N\u{1ed9}i"), "Hà Nội");
+    }
+}
