@@ -189,12 +189,6 @@ impl ReadError {
     }
 }
 
-/// Reads a file of type `ext` (lower case, no dot); None for a type no reader knows.
-pub fn read(ext: &str, bytes: &[u8], limits: &Limits) -> Option<Result<Extracted>> {
-    let _ = (ext, bytes, limits);
-    None
-}
-
 /// `s` in Unicode NFC.
 pub fn nfc(s: &str) -> String {
     use unicode_normalization::UnicodeNormalization;
