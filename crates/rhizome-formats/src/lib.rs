@@ -19,6 +19,7 @@ mod docx;
 mod eml;
 mod epub;
 mod html;
+mod ocr;
 mod ods;
 mod pptx;
 mod sheet;
@@ -29,6 +30,7 @@ mod zipread;
 pub use docx::read_docx;
 pub use eml::read_eml;
 pub use epub::read_epub;
+pub use ocr::{fill_scanned_pages, image_size, read_image, read_pdf_pages};
 pub use pptx::read_pptx;
 pub use sheet::{read_csv_table, read_ods, read_xlsx};
 
@@ -44,6 +46,7 @@ pub fn read(ext: &str, bytes: &[u8], limits: &Limits) -> Option<Result<Extracted
         "csv" => Some(read_csv_table(bytes, limits)),
         "epub" => Some(read_epub(bytes, limits)),
         "eml" => Some(read_eml(bytes, limits)),
+        "png" | "jpg" | "jpeg" | "tif" | "tiff" => Some(read_image(bytes, limits)),
         _ => None,
     }
 }
