@@ -20,6 +20,8 @@ mod eml;
 mod epub;
 mod html;
 mod ods;
+mod pdf;
+mod pdf_layout;
 mod pptx;
 mod sheet;
 mod text;
@@ -29,6 +31,7 @@ mod zipread;
 pub use docx::read_docx;
 pub use eml::read_eml;
 pub use epub::read_epub;
+pub use pdf::{pages_without_text, read_pdf};
 pub use pptx::read_pptx;
 pub use sheet::{read_csv_table, read_ods, read_xlsx};
 
@@ -37,6 +40,7 @@ pub use sheet::{read_csv_table, read_ods, read_xlsx};
 pub fn read(ext: &str, bytes: &[u8], limits: &Limits) -> Option<Result<Extracted>> {
     let ext = ext.trim_start_matches('.').to_ascii_lowercase();
     match ext.as_str() {
+        "pdf" => Some(read_pdf(bytes, limits)),
         "docx" => Some(read_docx(bytes, limits)),
         "pptx" => Some(read_pptx(bytes, limits)),
         "xlsx" => Some(read_xlsx(bytes, limits)),
