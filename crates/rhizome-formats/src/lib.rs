@@ -21,6 +21,8 @@ mod epub;
 mod html;
 mod ocr;
 mod ods;
+mod pdf;
+mod pdf_layout;
 mod pptx;
 mod sheet;
 mod text;
@@ -31,6 +33,7 @@ pub use docx::read_docx;
 pub use eml::read_eml;
 pub use epub::read_epub;
 pub use ocr::{fill_scanned_pages, image_size, read_image, read_pdf_pages};
+pub use pdf::{pages_without_text, read_pdf};
 pub use pptx::read_pptx;
 pub use sheet::{read_csv_table, read_ods, read_xlsx};
 
@@ -39,6 +42,8 @@ pub use sheet::{read_csv_table, read_ods, read_xlsx};
 pub fn read(ext: &str, bytes: &[u8], limits: &Limits) -> Option<Result<Extracted>> {
     let ext = ext.trim_start_matches('.').to_ascii_lowercase();
     match ext.as_str() {
+        // Pages without a text layer are read by OCR.
+        "pdf" => Some(read_pdf(bytes, limits).and_then(|x| fill_scanned_pages(bytes, x, limits))),
         "docx" => Some(read_docx(bytes, limits)),
         "pptx" => Some(read_pptx(bytes, limits)),
         "xlsx" => Some(read_xlsx(bytes, limits)),

@@ -1,0 +1,297 @@
+//! PDF: one page per PDF page, its text laid out from glyph positions (see
+//! `pdf_layout`): lines, two columns in reading order, table rows as `cell | cell`,
+//! running headers, footers and page numbers dropped, hyphenated words rejoined.
+//! Title and author come from the Info dictionary. Pages without a text layer are kept
+//! empty and listed in the notes as `page N: no text layer` (see [`pages_without_text`]).
+//!
+//! Glyphs come from `pdf-extract` (over `lopdf`). Its panics on fonts it cannot decode
+//! are caught per page; structures it would follow forever (a page's `/Parent` chain in
+//! a loop, a form XObject drawing itself) are checked before a page is read, and the
+//! streams it inflates are measured first against [`Limits::max_decompressed`].
+
+use std::collections::HashSet;
+use std::io::Read;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use pdf_extract::{Dictionary, Document, MediaBox, Object, ObjectId, OutputDev, OutputError, Transform};
+
+use crate::pdf_layout::{self, expand_ligature, Glyph, RawPage};
+use crate::{text, Extracted, Limits, PageUnit, ReadError, Result};
+
+/// How deep form XObjects may nest (each drawing the next) before a page is skipped.
+const MAX_FORM_DEPTH: usize = 24;
+/// How many forms one page may draw, counting repeats.
+const MAX_FORM_VISITS: usize = 10_000;
+/// The note a page without a text layer gets; [`pages_without_text`] reads it back.
+const NO_TEXT: &str = "no text layer";
+
+/// Reads a PDF file.
+pub fn read_pdf(bytes: &[u8], limits: &Limits) -> Result<Extracted> {
+    if !bytes.windows(5).take(1024).any(|w| w == b"%PDF-") {
+        return Err(ReadError::damaged("no %PDF- header: not a PDF file"));
+    }
+    let mut doc = match catch_unwind(|| Document::load_mem(bytes)) {
+        Ok(Ok(doc)) => doc,
+        Ok(Err(e)) => return Err(ReadError::damaged(format!("cannot parse the PDF ({e})"))),
+        Err(_) => return Err(ReadError::damaged("cannot parse the PDF")),
+    };
+    if doc.is_encrypted() {
+        match catch_unwind(AssertUnwindSafe(|| doc.decrypt(""))) {
+            Ok(Ok(())) => {}
+            _ => return Err(ReadError::Encrypted("password-protected PDF".into())),
+        }
+    }
+    let pages: Vec<(u32, ObjectId)> = doc.get_pages().into_iter().collect();
+    text::check_pages(pages.len(), limits)?;
+    check_inflated(&doc, limits)?;
+    let mut out = Extracted {
+        title: info(&doc, b"Title"),
+        author: info(&doc, b"Author"),
+        unit: PageUnit::Page,
+        ..Default::default()
+    };
+    let mut raws = Vec::with_capacity(pages.len());
+    let mut chars = 0usize;
+    for &(number, id) in &pages {
+        let raw = match page_hazard(&doc, id) {
+            Some(why) => {
+                out.notes.push(format!("page {number}: skipped ({why})"));
+                RawPage::default()
+            }
+            None => {
+                let mut dev = Collector::default();
+                match catch_unwind(AssertUnwindSafe(|| pdf_extract::output_doc_page(&doc, &mut dev, number))) {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => out.notes.push(format!("page {number}: text partly read ({e:?})")),
+                    Err(_) => out
+                        .notes
+                        .push(format!("page {number}: text could not be read (unsupported font or broken content)")),
+                }
+                dev.page
+            }
+        };
+        chars += raw.glyphs.iter().map(|g| g.text.len()).sum::<usize>();
+        text::check_growing(chars, limits)?;
+        raws.push(raw);
+    }
+    let mut lines: Vec<_> = raws.iter().map(pdf_layout::lines).collect();
+    pdf_layout::drop_running(&raws, &mut lines);
+    for ((&(number, _), raw), ls) in pages.iter().zip(&raws).zip(&lines) {
+        if raw.glyphs.is_empty() {
+            out.notes.push(format!("page {number}: {NO_TEXT}"));
+        }
+        out.push_page(number, None, &text::tidy(&pdf_layout::page_text(raw, ls)));
+        text::check_growing(out.text.len(), limits)?;
+    }
+    text::check_len(&out.text, limits)?;
+    Ok(out)
+}
+
+/// The numbers of the pages [`read_pdf`] found no text on (scans, to be read by OCR).
+pub fn pages_without_text(x: &Extracted) -> Vec<u32> {
+    x.notes
+        .iter()
+        .filter_map(|n| n.strip_prefix("page ")?.strip_suffix(&format!(": {NO_TEXT}"))?.parse().ok())
+        .collect()
+}
+
+/// An output device keeping each glyph with its position.
+#[derive(Default)]
+struct Collector {
+    page: RawPage,
+    space: bool,
+}
+
+impl OutputDev for Collector {
+    fn begin_page(
+        &mut self,
+        _: u32,
+        media: &MediaBox,
+        _: Option<(f64, f64, f64, f64)>,
+    ) -> std::result::Result<(), OutputError> {
+        self.page = RawPage {
+            bottom: media.lly.min(media.ury),
+            top: media.lly.max(media.ury),
+            left: media.llx.min(media.urx),
+            right: media.llx.max(media.urx),
+            glyphs: Vec::new(),
+        };
+        Ok(())
+    }
+    fn end_page(&mut self) -> std::result::Result<(), OutputError> {
+        Ok(())
+    }
+    fn output_character(
+        &mut self,
+        trm: &Transform,
+        width: f64,
+        _spacing: f64,
+        font_size: f64,
+        ch: &str,
+    ) -> std::result::Result<(), OutputError> {
+        if ch.chars().all(char::is_whitespace) {
+            self.space = true;
+            return Ok(());
+        }
+        let scale = (trm.m11 * trm.m22 - trm.m12 * trm.m21).abs().sqrt();
+        let size = (font_size * scale).abs();
+        let mut text = String::with_capacity(ch.len());
+        for c in ch.chars().filter(|c| !c.is_control()) {
+            match expand_ligature(c) {
+                Some(s) => text.push_str(s),
+                None => text.push(c),
+            }
+        }
+        if text.is_empty() || !size.is_finite() {
+            return Ok(());
+        }
+        let w = (width * font_size * trm.m11.hypot(trm.m12)).abs();
+        let g = Glyph { x: trm.m31, y: trm.m32, w, size, text, space_before: std::mem::take(&mut self.space) };
+        self.page.glyphs.push(g);
+        Ok(())
+    }
+    fn begin_word(&mut self) -> std::result::Result<(), OutputError> {
+        Ok(())
+    }
+    fn end_word(&mut self) -> std::result::Result<(), OutputError> {
+        Ok(())
+    }
+    fn end_line(&mut self) -> std::result::Result<(), OutputError> {
+        Ok(())
+    }
+}
+
+/// `Title` or `Author` of the Info dictionary, decoded.
+fn info(doc: &Document, key: &[u8]) -> Option<String> {
+    let dict = match doc.trailer.get(b"Info").ok()? {
+        Object::Reference(id) => doc.get_dictionary(*id).ok()?,
+        Object::Dictionary(d) => d,
+        _ => return None,
+    };
+    let value = match dict.get(key).ok()? {
+        Object::Reference(id) => doc.get_object(*id).ok()?,
+        v => v,
+    };
+    let Object::String(bytes, _) = value else { return None };
+    let s = text::tidy(&pdf_text_string(bytes));
+    (!s.is_empty()).then_some(s)
+}
+
+/// A PDF text string: UTF-16BE with a byte order mark, UTF-8 with one (PDF 2.0), or
+/// PDFDocEncoding (read as Latin-1, which it matches for letters).
+fn pdf_text_string(b: &[u8]) -> String {
+    if let Some(rest) = b.strip_prefix(&[0xFE, 0xFF]) {
+        let units: Vec<u16> = rest.chunks_exact(2).map(|c| u16::from_be_bytes([c[0], c[1]])).collect();
+        return String::from_utf16_lossy(&units);
+    }
+    if let Some(rest) = b.strip_prefix(&[0xEF, 0xBB, 0xBF]) {
+        return String::from_utf8_lossy(rest).into_owned();
+    }
+    b.iter().map(|&c| char::from(c)).collect()
+}
+
+/// Why the page cannot be read safely, if it cannot: a `/Parent` chain that loops (which
+/// pdf-extract would climb forever looking for inherited keys), or form XObjects that
+/// draw themselves or nest too deep (which it would recurse into without end).
+fn page_hazard(doc: &Document, page: ObjectId) -> Option<&'static str> {
+    let mut seen = HashSet::new();
+    let mut id = page;
+    loop {
+        if !seen.insert(id) {
+            return Some("its /Parent chain loops");
+        }
+        let parent =
+            doc.get_dictionary(id).ok().and_then(|d| d.get(b"Parent").ok()).and_then(|p| p.as_reference().ok());
+        match parent {
+            Some(p) => id = p,
+            None => break,
+        }
+    }
+    let resources = inherited_resources(doc, page)?;
+    let mut visits = 0;
+    let mut chain = Vec::new();
+    forms_ok(doc, resources, &mut chain, &mut visits).err()
+}
+
+fn inherited_resources(doc: &Document, page: ObjectId) -> Option<&Dictionary> {
+    let mut id = page;
+    for _ in 0..64 {
+        let dict = doc.get_dictionary(id).ok()?;
+        if let Ok(r) = dict.get(b"Resources") {
+            return deref(doc, r).and_then(|o| o.as_dict().ok());
+        }
+        id = dict.get(b"Parent").ok()?.as_reference().ok()?;
+    }
+    None
+}
+
+fn deref<'a>(doc: &'a Document, o: &'a Object) -> Option<&'a Object> {
+    match o {
+        Object::Reference(id) => doc.get_object(*id).ok(),
+        o => Some(o),
+    }
+}
+
+/// Walks the form XObjects reachable from `resources`, depth first.
+fn forms_ok<'a>(
+    doc: &'a Document,
+    resources: &'a Dictionary,
+    chain: &mut Vec<ObjectId>,
+    visits: &mut usize,
+) -> std::result::Result<(), &'static str> {
+    let Some(Ok(xobjects)) = resources.get(b"XObject").ok().and_then(|x| deref(doc, x)).map(Object::as_dict) else {
+        return Ok(());
+    };
+    for (_, v) in xobjects.iter() {
+        let Object::Reference(id) = v else { continue };
+        let Ok(stream) = doc.get_object(*id).and_then(Object::as_stream) else { continue };
+        if stream.dict.get(b"Subtype").and_then(Object::as_name).ok() != Some(b"Form".as_slice()) {
+            continue;
+        }
+        *visits += 1;
+        if chain.contains(id) {
+            return Err("a form XObject draws itself");
+        }
+        if chain.len() >= MAX_FORM_DEPTH || *visits > MAX_FORM_VISITS {
+            return Err("form XObjects nest too deep");
+        }
+        let own = stream.dict.get(b"Resources").ok().and_then(|r| deref(doc, r)).and_then(|r| r.as_dict().ok());
+        chain.push(*id);
+        forms_ok(doc, own.unwrap_or(resources), chain, visits)?;
+        chain.pop();
+    }
+    Ok(())
+}
+
+/// Refuses a PDF whose Flate streams (other than images, which are not read) inflate past
+/// [`Limits::max_decompressed`] in all, measuring each with a bounded inflater before
+/// lopdf inflates it whole.
+fn check_inflated(doc: &Document, limits: &Limits) -> Result<()> {
+    let mut total: u64 = 0;
+    for obj in doc.objects.values() {
+        let Object::Stream(s) = obj else { continue };
+        if s.dict.get(b"Subtype").and_then(Object::as_name).ok() == Some(b"Image".as_slice()) {
+            continue;
+        }
+        let flate = match s.dict.get(b"Filter") {
+            Ok(Object::Name(n)) => n == b"FlateDecode",
+            Ok(Object::Array(a)) => a.iter().any(|f| f.as_name().ok() == Some(b"FlateDecode".as_slice())),
+            _ => false,
+        };
+        let budget = limits.max_decompressed.saturating_sub(total);
+        let n = if flate {
+            let mut z = flate2::read::ZlibDecoder::new(s.content.as_slice()).take(budget.saturating_add(1));
+            std::io::copy(&mut z, &mut std::io::sink()).unwrap_or(0)
+        } else {
+            s.content.len() as u64
+        };
+        total = total.saturating_add(n);
+        if total > limits.max_decompressed {
+            return Err(ReadError::TooLarge(format!(
+                "its streams inflate past the {} MiB allowed",
+                limits.max_decompressed >> 20
+            )));
+        }
+    }
+    Ok(())
+}
