@@ -106,15 +106,53 @@ impl Chunker for TokenChunker {
                 pages: doc.pages_of(start, end),
             }
         };
-        if spans.len() <= self.size.max(1) {
+        // A paged document is chunked page by page: a chunk never spans a page break, so
+        // that a citation names the page its evidence is on.
+        let segments = match &doc.pages {
+            Some(p) if p.pages.len() > 1 => page_segments(&doc.text, &spans, p),
+            _ => vec![(0, spans.len())],
+        };
+        if segments.len() == 1 && spans.len() <= self.size.max(1) {
             return vec![make(0, trim_start, trim_start + trimmed.len(), spans.len())];
         }
-        self.windows(&doc.text, &spans)
-            .into_iter()
-            .enumerate()
-            .map(|(k, (a, b))| make(k as u32, spans[a].0, spans[b - 1].1, b - a))
-            .collect()
+        let mut out = Vec::new();
+        for (from, to) in segments {
+            let seg = &spans[from..to];
+            for (a, b) in self.windows(&doc.text, seg) {
+                out.push(make(out.len() as u32, seg[a].0, seg[b - 1].1, b - a));
+            }
+        }
+        out
     }
+}
+
+/// The token ranges `[from, to)` of `spans` that fall on each page of `pages` (a token
+/// belongs to the page its start is on; tokens between pages to the next page), empty
+/// ones left out.
+fn page_segments(text: &str, spans: &[(usize, usize)], pages: &rhizome_core::Pagination) -> Vec<(usize, usize)> {
+    // Page starts as byte offsets: one pass over the text's characters.
+    let mut starts: Vec<usize> = Vec::with_capacity(pages.pages.len());
+    let mut want = pages.pages.iter().map(|p| p.start as usize).skip(1).peekable();
+    for (chars, (byte, _)) in text.char_indices().enumerate() {
+        while want.peek().is_some_and(|&c| c <= chars) {
+            want.next();
+            starts.push(byte);
+        }
+    }
+    starts.extend(want.map(|_| text.len()));
+    let mut out = Vec::new();
+    let mut from = 0;
+    for boundary in starts {
+        let to = from + spans[from..].partition_point(|s| s.0 < boundary);
+        if to > from {
+            out.push((from, to));
+        }
+        from = to;
+    }
+    if from < spans.len() {
+        out.push((from, spans.len()));
+    }
+    out
 }
 
 /// Character offsets of chosen byte offsets of a text, found in one pass.
@@ -199,7 +237,7 @@ mod tests {
                 let slice: String = chars[c.start as usize..c.end as usize].iter().collect();
                 assert_eq!(slice, c.text, "size {size}");
                 let p = c.pages.expect("a chunk of a paged document has pages");
-                assert!(p.first <= p.last && p.last <= 3);
+                assert!(p.first == p.last && p.last <= 3, "a chunk stays on its page: {c:?}");
             }
             assert_eq!(chunks[0].pages.map(|p| p.first), Some(1));
             assert_eq!(chunks.last().unwrap().pages.map(|p| p.last), Some(3));
@@ -215,6 +253,9 @@ mod tests {
             }
         }
         assert!(small.iter().any(|c| c.pages == Some(PageRange { first: 2, last: 2 })));
+        let whole = TokenChunker::new(1000, 0).chunk(&doc);
+        assert_eq!(whole.len(), 3, "one chunk per page, however large the window");
+        assert_eq!(whole.iter().map(|c| c.ordinal).collect::<Vec<_>>(), [0, 1, 2]);
         // No pages: ranges still kept, pages None.
         let plain = Document::new("plain.txt", "plain", "  Some text. More text.  ");
         let c = &TokenChunker::default().chunk(&plain)[0];
