@@ -11,6 +11,7 @@ mod backends;
 mod common;
 mod communities;
 mod embedders;
+mod formats;
 mod ingest;
 mod large_file;
 mod llm;
@@ -141,6 +142,13 @@ pub enum BenchCmd {
         #[arg(long, default_value_t = 64)]
         limit: usize,
     },
+    /// Files read as `rhizome index` reads them (PDF, Office, e-books, mail, images):
+    /// pages/s and peak memory per file, PDFs against poppler's pdftotext in the same run.
+    Formats {
+        /// The files, read in this order (put the largest first for its peak memory).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
     /// Local model prompt and generation tokens/s (--llm-model NAME).
     Llm {
         #[arg(long, default_value_t = 256)]
@@ -172,6 +180,7 @@ pub fn run(bench: Bench, what: BenchCmd) -> Result<()> {
         BenchCmd::Backends { openie, questions, postgres, falkordb, methods, limit } => {
             backends::backends(bench, &openie, &questions, postgres.as_deref(), falkordb.as_deref(), &methods, limit)
         }
+        BenchCmd::Formats { files } => formats::formats(bench, &files),
         BenchCmd::Retrieval { questions, methods, limit } => retrieval::retrieval(bench, &questions, &methods, limit),
     }
 }

@@ -122,6 +122,9 @@ pub fn fill_scanned_pages(bytes: &[u8], mut x: Extracted, limits: &Limits) -> Re
 /// The Tesseract languages installed among [`LANGUAGES`], joined with `+`; NeedsOcr when
 /// Tesseract is not installed or has none of them.
 fn languages() -> Result<String> {
+    if std::env::var_os("RHIZOME_OCR").is_some_and(|v| v == "off") {
+        return Err(ReadError::NeedsOcr("a scanned page or image, and OCR is off (RHIZOME_OCR=off)".into()));
+    }
     if which("tesseract").is_none() {
         return Err(ReadError::NeedsOcr("a scanned page or image".into()));
     }

@@ -15,6 +15,7 @@ pub mod rng;
 pub mod runner;
 pub mod seeds;
 mod t_config;
+mod t_formats;
 pub mod t_http;
 mod t_loaders;
 mod t_replies;
@@ -44,6 +45,7 @@ pub fn targets() -> &'static [Target] {
     ALL.get_or_init(|| {
         let mut all = Vec::new();
         all.extend(t_loaders::targets());
+        all.extend(t_formats::targets());
         all.extend(t_text::targets());
         all.extend(t_replies::targets());
         all.extend(t_config::targets());

@@ -18,6 +18,11 @@ const USAGE: &str = "usage: rhizome-fuzz [--target NAME|all] [--seconds N (total
 [--seed S] [--corpus-out DIR] [--time-limit-ms MS] [--mem-limit-mb MB] [--list] [--replay FILE...]";
 
 fn main() -> Result<()> {
+    // Pages without text would each start pdftoppm and Tesseract: too slow to fuzz; the
+    // OCR path has tests of its own (tests/formats.rs).
+    if std::env::var_os("RHIZOME_OCR").is_none() {
+        std::env::set_var("RHIZOME_OCR", "off");
+    }
     let mut args = std::env::args().skip(1);
     let (mut name, mut seconds, mut opts) = ("all".to_string(), 60.0, Options::default());
     let mut replays = Vec::new();
