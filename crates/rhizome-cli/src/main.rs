@@ -56,7 +56,7 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Command {
-    /// Index files or folders (.txt, .md, .html, .json/.jsonl corpora).
+    /// Index files or folders (text, Markdown, HTML, JSON corpora, PDF, DOCX, PPTX, XLSX/ODS, EPUB, .eml, images by OCR).
     Index {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
