@@ -6,11 +6,12 @@ use std::sync::Mutex;
 
 use rhizome_core::llm::{ChatResponse, LlmCache};
 use rhizome_core::{
-    Chunk, Community, CommunityReport, CovariateRecord, Document, Error, ExtractionFailure, FactRecord, MentionRecord,
-    RelationRecord, Result, VectorKind, WriteBatch,
+    Community, CommunityReport, CovariateRecord, Error, ExtractionFailure, FactRecord, MentionRecord, RelationRecord,
+    Result, VectorKind, WriteBatch,
 };
 
 use super::keys::{cmd, vec_key, COMMUNITIES, LLM, PARTIAL, REPORTS};
+use super::read::{chunk, document};
 use super::support::Row;
 use super::{FalkorStore, FalkorUrl, Value};
 use crate::vectors::encode;
@@ -105,21 +106,15 @@ impl FalkorStore {
         let d =
             self.rop(&[("d", doc_id.into())], "MATCH (d:Document {id: $d}) RETURN d.id, d.source, d.title, d.text")?;
         let Some(d) = d.first() else { return Ok(None) };
-        let doc = Document { id: d[0].str(), source: d[1].str(), title: d[2].str(), text: d[3].str() };
+        let doc = document(d);
         let mut b = WriteBatch::default();
         b.chunks = self
             .rop(
                 &[("d", doc_id.into())],
                 "MATCH (c:Chunk {doc_id: $d}) RETURN c.id, c.doc_id, c.ordinal, c.text, c.tokens ORDER BY c.ordinal",
             )?
-            .into_iter()
-            .map(|r| Chunk {
-                id: r[0].str(),
-                doc_id: r[1].str(),
-                ordinal: r[2].int() as u32,
-                text: r[3].str(),
-                tokens: r[4].int() as u32,
-            })
+            .iter()
+            .map(|r| chunk(r))
             .collect();
         let lr = |k: &str| cmd([b"LRANGE".to_vec(), self.key(&format!("{k}:{doc_id}")), b"0".to_vec(), b"-1".to_vec()]);
         let lists = self.pipe(vec![lr("dm"), lr("dr"), lr("df")])?;

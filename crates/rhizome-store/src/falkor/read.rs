@@ -18,10 +18,10 @@ fn ids_lit(ids: &[String]) -> Lit {
     Lit::List(ids.iter().map(Lit::from).collect())
 }
 
-/// Rows keyed by their first column, returned in the order of `ids` (unknown ids skipped,
-/// an id asked twice given twice, as the SQLite backend does).
-fn in_order<T: Clone>(ids: &[String], rows: Vec<(String, T)>) -> Vec<T> {
-    let by: HashMap<String, T> = rows.into_iter().collect();
+/// Rows keyed by their first column, read by `f` and returned in the order of `ids`
+/// (unknown ids skipped, an id asked twice given twice, as the SQLite backend does).
+fn in_order<T: Clone>(ids: &[String], rows: Vec<Vec<Cell>>, f: impl Fn(&[Cell]) -> T) -> Vec<T> {
+    let by: HashMap<String, T> = rows.iter().map(|r| (r[0].str(), f(r))).collect();
     ids.iter().filter_map(|id| by.get(id).cloned()).collect()
 }
 
@@ -103,8 +103,43 @@ impl FalkorStore {
     }
 }
 
-fn document(r: &[Cell]) -> Document {
+/// A document from `id, source, title, text`.
+pub(super) fn document(r: &[Cell]) -> Document {
     Document { id: r[0].str(), source: r[1].str(), title: r[2].str(), text: r[3].str() }
+}
+
+/// A chunk from `id, doc_id, ordinal, text, tokens`.
+pub(super) fn chunk(r: &[Cell]) -> Chunk {
+    Chunk {
+        id: r[0].str(),
+        doc_id: r[1].str(),
+        ordinal: r[2].int() as u32,
+        text: r[3].str(),
+        tokens: r[4].int() as u32,
+    }
+}
+
+/// An entity from `id, name, entity_type, description, importance`.
+fn entity(r: &[Cell]) -> Entity {
+    Entity {
+        id: r[0].str(),
+        name: r[1].str(),
+        entity_type: r[2].str(),
+        description: r[3].str(),
+        importance: r[4].opt_float().map(|x| x as f32),
+    }
+}
+
+/// A fact from `id, subject, predicate, object, subject_id, object_id`.
+fn fact(r: &[Cell]) -> Fact {
+    Fact {
+        id: r[0].str(),
+        subject: r[1].str(),
+        predicate: r[2].str(),
+        object: r[3].str(),
+        subject_id: r[4].str(),
+        object_id: r[5].str(),
+    }
 }
 
 impl StoreRead for FalkorStore {
@@ -233,63 +268,19 @@ impl StoreRead for FalkorStore {
             "UNWIND $ids AS id MATCH (c:Chunk {id: id})-[:PART_OF]->(d:Document) \
              RETURN c.id, c.doc_id, c.ordinal, c.text, c.tokens, d.title, d.source",
         )?;
-        let rows = rows
-            .into_iter()
-            .map(|r| {
-                let c = ChunkWithDoc {
-                    chunk: Chunk {
-                        id: r[0].str(),
-                        doc_id: r[1].str(),
-                        ordinal: r[2].int() as u32,
-                        text: r[3].str(),
-                        tokens: r[4].int() as u32,
-                    },
-                    doc_title: r[5].str(),
-                    doc_source: r[6].str(),
-                };
-                (c.chunk.id.clone(), c)
-            })
-            .collect();
-        Ok(in_order(ids, rows))
+        Ok(in_order(ids, rows, |r| ChunkWithDoc { chunk: chunk(r), doc_title: r[5].str(), doc_source: r[6].str() }))
     }
 
     fn entities(&self, ids: &[String]) -> Result<Vec<Entity>> {
         let rows = self.rop(&[("ids", ids_lit(ids))],
             "UNWIND $ids AS id MATCH (e:__Entity__ {id: id}) RETURN e.id, e.name, e.entity_type, e.description, e.importance")?;
-        let rows = rows
-            .into_iter()
-            .map(|r| {
-                let e = Entity {
-                    id: r[0].str(),
-                    name: r[1].str(),
-                    entity_type: r[2].str(),
-                    description: r[3].str(),
-                    importance: r[4].opt_float().map(|x| x as f32),
-                };
-                (e.id.clone(), e)
-            })
-            .collect();
-        Ok(in_order(ids, rows))
+        Ok(in_order(ids, rows, entity))
     }
 
     fn facts(&self, ids: &[String]) -> Result<Vec<Fact>> {
         let rows = self.rop(&[("ids", ids_lit(ids))],
             "UNWIND $ids AS id MATCH (f:Fact {id: id}) RETURN f.id, f.subject, f.predicate, f.object, f.subject_id, f.object_id")?;
-        let rows = rows
-            .into_iter()
-            .map(|r| {
-                let f = Fact {
-                    id: r[0].str(),
-                    subject: r[1].str(),
-                    predicate: r[2].str(),
-                    object: r[3].str(),
-                    subject_id: r[4].str(),
-                    object_id: r[5].str(),
-                };
-                (f.id.clone(), f)
-            })
-            .collect();
-        Ok(in_order(ids, rows))
+        Ok(in_order(ids, rows, fact))
     }
 
     fn relations_of(&self, entity_ids: &[String]) -> Result<Vec<Relation>> {

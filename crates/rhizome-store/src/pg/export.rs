@@ -4,13 +4,10 @@
 use std::collections::{BTreeSet, HashMap};
 
 use postgres::GenericClient;
-use rhizome_core::{
-    Chunk, CovariateRecord, Document, ExtractionFailure, Fact, FactRecord, MentionRecord, Relation, RelationRecord,
-    VectorKind, WriteBatch,
-};
+use rhizome_core::{CovariateRecord, FactRecord, MentionRecord, RelationRecord, VectorKind, WriteBatch};
 
-use super::communities::covariate_row;
 use super::refresh::PgResult;
+use super::rows::{chunk_row, covariate_row, document_row, fact_row, failure_row, relation_row};
 
 fn vectors_of(c: &mut impl GenericClient, kind: VectorKind, ids: &[String]) -> PgResult<HashMap<String, Vec<f32>>> {
     c.query("SELECT id, vec FROM vectors WHERE kind = $1 AND id = ANY($2)", &[&kind.as_str(), &ids])?
@@ -23,18 +20,12 @@ pub fn document_batch(c: &mut impl GenericClient, doc_id: &str) -> PgResult<Opti
     let Some(d) = c.query_opt("SELECT id, source, title, text FROM documents WHERE id = $1", &[&doc_id])? else {
         return Ok(None);
     };
-    let doc = Document { id: d.get(0), source: d.get(1), title: d.get(2), text: d.get(3) };
+    let doc = document_row(&d);
     let mut b = WriteBatch::default();
     b.chunks = c
         .query("SELECT id, doc_id, ordinal, text, tokens FROM chunks WHERE doc_id = $1 ORDER BY ordinal", &[&doc_id])?
         .iter()
-        .map(|r| Chunk {
-            id: r.get(0),
-            doc_id: r.get(1),
-            ordinal: r.get::<_, i32>(2) as u32,
-            text: r.get(3),
-            tokens: r.get::<_, i32>(4) as u32,
-        })
+        .map(chunk_row)
         .collect();
     b.mentions = c
         .query(
@@ -61,18 +52,7 @@ pub fn document_batch(c: &mut impl GenericClient, doc_id: &str) -> PgResult<Opti
             &[&doc_id],
         )?
         .iter()
-        .map(|r| RelationRecord {
-            relation: Relation {
-                id: r.get(0),
-                source_id: r.get(1),
-                target_id: r.get(2),
-                rel_type: r.get(3),
-                description: r.get(4),
-                weight: r.get::<_, f64>(5) as f32,
-            },
-            doc_id: r.get(6),
-            chunk_id: r.get(7),
-        })
+        .map(|r| RelationRecord { relation: relation_row(r), doc_id: r.get(6), chunk_id: r.get(7) })
         .collect();
     b.facts = c
         .query(
@@ -81,18 +61,7 @@ pub fn document_batch(c: &mut impl GenericClient, doc_id: &str) -> PgResult<Opti
             &[&doc_id],
         )?
         .iter()
-        .map(|r| FactRecord {
-            fact: Fact {
-                id: r.get(0),
-                subject: r.get(1),
-                predicate: r.get(2),
-                object: r.get(3),
-                subject_id: r.get(4),
-                object_id: r.get(5),
-            },
-            doc_id: r.get(6),
-            chunk_id: r.get(7),
-        })
+        .map(|r| FactRecord { fact: fact_row(r), doc_id: r.get(6), chunk_id: r.get(7) })
         .collect();
     b.similar = c
         .query("SELECT a, b, score FROM similar_chunks WHERE doc_id = $1 ORDER BY a, b", &[&doc_id])?
@@ -115,12 +84,7 @@ pub fn document_batch(c: &mut impl GenericClient, doc_id: &str) -> PgResult<Opti
             &[&doc_id],
         )?
         .iter()
-        .map(|r| ExtractionFailure {
-            chunk_id: r.get(0),
-            doc_id: r.get(1),
-            error: r.get(2),
-            attempts: r.get::<_, i32>(3) as u32,
-        })
+        .map(failure_row)
         .collect();
     if let Some(r) = c.query_opt("SELECT chunks_done FROM partial_documents WHERE doc_id = $1", &[&doc_id])? {
         b.doc_progress.push((doc_id.to_string(), Some(r.get::<_, i32>(0) as u32)));

@@ -5,20 +5,17 @@ use std::collections::HashMap;
 
 use postgres::{Client, GenericClient, Row};
 use rhizome_core::{
-    Chunk, ChunkRow, ChunkWithDoc, Document, DocumentSummary, Entity, EntityRow, ExtractionFailure, Fact, FactRow,
-    GraphData, Relation, RelationRow, Result, Scored, Stats, StoreRead, SummaryTask, VectorKind,
+    ChunkRow, ChunkWithDoc, Document, DocumentSummary, Entity, EntityRow, ExtractionFailure, Fact, FactRow, GraphData,
+    Relation, RelationRow, Result, Scored, Stats, StoreRead, SummaryTask, VectorKind,
 };
 
 use super::pool::Conn;
 use super::refresh::PgResult;
+use super::rows::{chunk_row, document_row, entity_row, fact_row, failure_row, relation_row};
 use super::snapshot::snapshot;
 use super::vector::PgVector;
 use super::{communities, export, schema, search, PgStore};
 use crate::aggregate::descriptions;
-
-fn document_row(r: &Row) -> Document {
-    Document { id: r.get(0), source: r.get(1), title: r.get(2), text: r.get(3) }
-}
 
 /// Rows keyed by their first column, returned in the order of `ids` (unknown ids skipped);
 /// the first row `f` cannot read is the error.
@@ -285,57 +282,18 @@ impl StoreRead for PgStore {
                  FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id = ANY($1)",
                 &[&ids],
             )?;
-            in_order(ids, rows, |r| {
-                Ok(ChunkWithDoc {
-                    chunk: Chunk {
-                        id: r.get(0),
-                        doc_id: r.get(1),
-                        ordinal: r.get::<_, i32>(2) as u32,
-                        text: r.get(3),
-                        tokens: r.get::<_, i32>(4) as u32,
-                    },
-                    doc_title: r.get(5),
-                    doc_source: r.get(6),
-                })
-            })
+            in_order(ids, rows, |r| Ok(ChunkWithDoc { chunk: chunk_row(r), doc_title: r.get(5), doc_source: r.get(6) }))
         })
     }
 
     fn entities(&self, ids: &[String]) -> Result<Vec<Entity>> {
-        self.qc(|c| {
-            let rows = c.query(
-                "SELECT id, name, entity_type, description, importance FROM entities WHERE id = ANY($1)",
-                &[&ids],
-            )?;
-            in_order(ids, rows, |r| {
-                Ok(Entity {
-                    id: r.get(0),
-                    name: r.get(1),
-                    entity_type: r.get(2),
-                    description: r.get(3),
-                    importance: r.get::<_, Option<f64>>(4).map(|x| x as f32),
-                })
-            })
-        })
+        let q = "SELECT id, name, entity_type, description, importance FROM entities WHERE id = ANY($1)";
+        self.qc(|c| in_order(ids, c.query(q, &[&ids])?, |r| Ok(entity_row(r))))
     }
 
     fn facts(&self, ids: &[String]) -> Result<Vec<Fact>> {
-        self.qc(|c| {
-            let rows = c.query(
-                "SELECT id, subject, predicate, object, subject_id, object_id FROM facts WHERE id = ANY($1)",
-                &[&ids],
-            )?;
-            in_order(ids, rows, |r| {
-                Ok(Fact {
-                    id: r.get(0),
-                    subject: r.get(1),
-                    predicate: r.get(2),
-                    object: r.get(3),
-                    subject_id: r.get(4),
-                    object_id: r.get(5),
-                })
-            })
-        })
+        let q = "SELECT id, subject, predicate, object, subject_id, object_id FROM facts WHERE id = ANY($1)";
+        self.qc(|c| in_order(ids, c.query(q, &[&ids])?, |r| Ok(fact_row(r))))
     }
 
     fn relations_of(&self, entity_ids: &[String]) -> Result<Vec<Relation>> {
@@ -350,18 +308,7 @@ impl StoreRead for PgStore {
                 &[&entity_ids],
             )?;
             let mut seen = std::collections::HashSet::new();
-            Ok(rows
-                .iter()
-                .filter(|r| seen.insert(r.get::<_, String>(0)))
-                .map(|r| Relation {
-                    id: r.get(0),
-                    source_id: r.get(1),
-                    target_id: r.get(2),
-                    rel_type: r.get(3),
-                    description: r.get(4),
-                    weight: r.get::<_, f64>(5) as f32,
-                })
-                .collect())
+            Ok(rows.iter().filter(|r| seen.insert(r.get::<_, String>(0))).map(relation_row).collect())
         })
     }
 
@@ -418,12 +365,7 @@ impl StoreRead for PgStore {
         self.q(|c| {
             Ok(c.query("SELECT chunk_id, doc_id, error, attempts FROM extraction_failures ORDER BY seq", &[])?
                 .iter()
-                .map(|r| ExtractionFailure {
-                    chunk_id: r.get(0),
-                    doc_id: r.get(1),
-                    error: r.get(2),
-                    attempts: r.get::<_, i32>(3) as u32,
-                })
+                .map(failure_row)
                 .collect())
         })
     }
