@@ -99,34 +99,7 @@ impl VectorMatrix {
     /// Cosines of the `rows` vectors in `lhs` (row-major, `rows x dim`) against every row,
     /// into `out` (rows x len), as one matrix product.
     fn scores_against(&self, lhs: &[f32], rows: usize, out: &mut [f32]) {
-        let (n, d) = (self.len(), self.dim);
-        assert!(out.len() >= rows * n && self.data.len() >= n * d && lhs.len() >= rows * d);
-        // SAFETY: dst is rows x n row-major inside `out`; lhs is rows x d row-major; rhs is
-        // the transpose of the whole matrix (d x n, column stride d). All extents are
-        // checked by the assertion above.
-        unsafe {
-            gemm::gemm(
-                rows,
-                n,
-                d,
-                out.as_mut_ptr(),
-                1,
-                n as isize,
-                false,
-                lhs.as_ptr(),
-                1,
-                d as isize,
-                self.data.as_ptr(),
-                d as isize,
-                1,
-                0.0,
-                1.0,
-                false,
-                false,
-                false,
-                gemm::Parallelism::None,
-            );
-        }
+        dots(lhs, rows, &self.data, self.len(), self.dim, out);
     }
 
     /// [`VectorMatrix::search`] for many queries at once (blocked matrix products): per
@@ -228,35 +201,41 @@ impl VectorMatrix {
     /// (rows x (len - first)), as one matrix product.
     fn triangle_scores(&self, first: usize, rows: usize, out: &mut [f32]) {
         let (n, d) = (self.len(), self.dim);
-        let cols = n - first;
-        assert!(out.len() >= rows * cols && first + rows <= n && self.data.len() >= n * d);
-        let lhs = &self.data[first * d..(first + rows) * d];
-        let rhs = &self.data[first * d..];
-        // SAFETY: dst is rows x cols row-major inside `out`; lhs is rows x d row-major; rhs
-        // is the transpose of rows first.. (d x cols, column stride d). Extents checked above.
-        unsafe {
-            gemm::gemm(
-                rows,
-                cols,
-                d,
-                out.as_mut_ptr(),
-                1,
-                cols as isize,
-                false,
-                lhs.as_ptr(),
-                1,
-                d as isize,
-                rhs.as_ptr(),
-                d as isize,
-                1,
-                0.0,
-                1.0,
-                false,
-                false,
-                false,
-                gemm::Parallelism::None,
-            );
-        }
+        assert!(first + rows <= n && self.data.len() >= n * d);
+        dots(&self.data[first * d..(first + rows) * d], rows, &self.data[first * d..], n - first, d, out);
+    }
+}
+
+/// The dot products of the `rows` vectors in `lhs` (row-major, `rows x d`) with the `cols`
+/// vectors in `rhs` (row-major, `cols x d`), into `out` (rows x cols, row-major), as one
+/// matrix product.
+fn dots(lhs: &[f32], rows: usize, rhs: &[f32], cols: usize, d: usize, out: &mut [f32]) {
+    assert!(out.len() >= rows * cols && lhs.len() >= rows * d && rhs.len() >= cols * d);
+    // SAFETY: dst is rows x cols row-major inside `out`; lhs is rows x d row-major; rhs is
+    // read as the transpose of cols x d row-major (d x cols, column stride d). All extents
+    // are checked by the assertion above.
+    unsafe {
+        gemm::gemm(
+            rows,
+            cols,
+            d,
+            out.as_mut_ptr(),
+            1,
+            cols as isize,
+            false,
+            lhs.as_ptr(),
+            1,
+            d as isize,
+            rhs.as_ptr(),
+            d as isize,
+            1,
+            0.0,
+            1.0,
+            false,
+            false,
+            false,
+            gemm::Parallelism::None,
+        );
     }
 }
 

@@ -11,7 +11,7 @@ use rhizome_core::{
 };
 
 use super::keys::{cmd, vec_key, COMMUNITIES, LLM, PARTIAL, REPORTS};
-use super::read::{chunk_at, document, CHUNK_FIELDS, DOCUMENT_FIELDS};
+use super::read::{chunk, document};
 use super::support::Row;
 use super::{FalkorStore, FalkorUrl, Value};
 use crate::vectors::encode;
@@ -103,18 +103,21 @@ impl FalkorStore {
     }
 
     pub(crate) fn document_batch_impl(&self, doc_id: &str) -> Result<Option<WriteBatch>> {
-        let d =
-            self.rop(&[("d", doc_id.into())], &format!("MATCH (d:Document {{id: $d}}) RETURN {DOCUMENT_FIELDS}"))?;
+        let d = self.rop(
+            &[("d", doc_id.into())],
+            "MATCH (d:Document {id: $d}) RETURN d.id, d.source, d.title, d.text, d.pages",
+        )?;
         let Some(d) = d.first() else { return Ok(None) };
         let doc = document(d);
         let mut b = WriteBatch::default();
         b.chunks = self
             .rop(
                 &[("d", doc_id.into())],
-                &format!("MATCH (c:Chunk {{doc_id: $d}}) RETURN {CHUNK_FIELDS} ORDER BY c.ordinal"),
+                "MATCH (c:Chunk {doc_id: $d}) RETURN c.id, c.doc_id, c.ordinal, c.text, c.tokens, c.char_start, \
+                 c.char_end, c.page_first, c.page_last ORDER BY c.ordinal",
             )?
-            .into_iter()
-            .map(|r| chunk_at(&r, 0))
+            .iter()
+            .map(|r| chunk(r))
             .collect();
         let lr = |k: &str| cmd([b"LRANGE".to_vec(), self.key(&format!("{k}:{doc_id}")), b"0".to_vec(), b"-1".to_vec()]);
         let lists = self.pipe(vec![lr("dm"), lr("dr"), lr("df")])?;

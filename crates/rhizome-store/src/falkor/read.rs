@@ -18,10 +18,10 @@ fn ids_lit(ids: &[String]) -> Lit {
     Lit::List(ids.iter().map(Lit::from).collect())
 }
 
-/// Rows keyed by their first column, returned in the order of `ids` (unknown ids skipped,
-/// an id asked twice given twice, as the SQLite backend does).
-fn in_order<T: Clone>(ids: &[String], rows: Vec<(String, T)>) -> Vec<T> {
-    let by: HashMap<String, T> = rows.into_iter().collect();
+/// Rows keyed by their first column, read by `f` and returned in the order of `ids`
+/// (unknown ids skipped, an id asked twice given twice, as the SQLite backend does).
+fn in_order<T: Clone>(ids: &[String], rows: Vec<Vec<Cell>>, f: impl Fn(&[Cell]) -> T) -> Vec<T> {
+    let by: HashMap<String, T> = rows.iter().map(|r| (r[0].str(), f(r))).collect();
     ids.iter().filter_map(|id| by.get(id).cloned()).collect()
 }
 
@@ -103,10 +103,8 @@ impl FalkorStore {
     }
 }
 
-/// What [`document`] reads of a node `d`, in its order.
-pub(crate) const DOCUMENT_FIELDS: &str = "d.id, d.source, d.title, d.text, d.pages";
-
-pub(crate) fn document(r: &[Cell]) -> Document {
+/// A document from `id, source, title, text, pages`.
+pub(super) fn document(r: &[Cell]) -> Document {
     Document {
         id: r[0].str(),
         source: r[1].str(),
@@ -116,25 +114,45 @@ pub(crate) fn document(r: &[Cell]) -> Document {
     }
 }
 
-/// What [`chunk_at`] reads of a node `c`, in its order.
-pub(crate) const CHUNK_FIELDS: &str =
-    "c.id, c.doc_id, c.ordinal, c.text, c.tokens, c.char_start, c.char_end, c.page_first, c.page_last";
-
-/// A chunk from [`CHUNK_FIELDS`] starting at cell `at`.
-pub(crate) fn chunk_at(r: &[Cell], at: usize) -> Chunk {
-    let opt = |i: usize| match &r[at + i] {
+/// A chunk from `id, doc_id, ordinal, text, tokens, char_start, char_end, page_first,
+/// page_last`.
+pub(super) fn chunk(r: &[Cell]) -> Chunk {
+    let opt = |i: usize| match &r[i] {
         Cell::Null => None,
         c => Some(c.int()),
     };
     Chunk {
-        id: r[at].str(),
-        doc_id: r[at + 1].str(),
-        ordinal: r[at + 2].int() as u32,
-        text: r[at + 3].str(),
-        tokens: r[at + 4].int() as u32,
-        start: r[at + 5].int() as u32,
-        end: r[at + 6].int() as u32,
+        id: r[0].str(),
+        doc_id: r[1].str(),
+        ordinal: r[2].int() as u32,
+        text: r[3].str(),
+        tokens: r[4].int() as u32,
+        start: r[5].int() as u32,
+        end: r[6].int() as u32,
         pages: crate::page_range(opt(7), opt(8)),
+    }
+}
+
+/// An entity from `id, name, entity_type, description, importance`.
+fn entity(r: &[Cell]) -> Entity {
+    Entity {
+        id: r[0].str(),
+        name: r[1].str(),
+        entity_type: r[2].str(),
+        description: r[3].str(),
+        importance: r[4].opt_float().map(|x| x as f32),
+    }
+}
+
+/// A fact from `id, subject, predicate, object, subject_id, object_id`.
+fn fact(r: &[Cell]) -> Fact {
+    Fact {
+        id: r[0].str(),
+        subject: r[1].str(),
+        predicate: r[2].str(),
+        object: r[3].str(),
+        subject_id: r[4].str(),
+        object_id: r[5].str(),
     }
 }
 
@@ -265,58 +283,24 @@ impl StoreRead for FalkorStore {
              RETURN c.id, c.doc_id, c.ordinal, c.text, c.tokens, c.char_start, c.char_end, c.page_first, \
              c.page_last, d.title, d.source, d.page_unit",
         )?;
-        let rows = rows
-            .into_iter()
-            .map(|r| {
-                let c = ChunkWithDoc {
-                    chunk: chunk_at(&r, 0),
-                    doc_title: r[9].str(),
-                    doc_source: r[10].str(),
-                    doc_page_unit: r[11].str(),
-                };
-                (c.chunk.id.clone(), c)
-            })
-            .collect();
-        Ok(in_order(ids, rows))
+        Ok(in_order(ids, rows, |r| ChunkWithDoc {
+            chunk: chunk(r),
+            doc_title: r[9].str(),
+            doc_source: r[10].str(),
+            doc_page_unit: r[11].str(),
+        }))
     }
 
     fn entities(&self, ids: &[String]) -> Result<Vec<Entity>> {
         let rows = self.rop(&[("ids", ids_lit(ids))],
             "UNWIND $ids AS id MATCH (e:__Entity__ {id: id}) RETURN e.id, e.name, e.entity_type, e.description, e.importance")?;
-        let rows = rows
-            .into_iter()
-            .map(|r| {
-                let e = Entity {
-                    id: r[0].str(),
-                    name: r[1].str(),
-                    entity_type: r[2].str(),
-                    description: r[3].str(),
-                    importance: r[4].opt_float().map(|x| x as f32),
-                };
-                (e.id.clone(), e)
-            })
-            .collect();
-        Ok(in_order(ids, rows))
+        Ok(in_order(ids, rows, entity))
     }
 
     fn facts(&self, ids: &[String]) -> Result<Vec<Fact>> {
         let rows = self.rop(&[("ids", ids_lit(ids))],
             "UNWIND $ids AS id MATCH (f:Fact {id: id}) RETURN f.id, f.subject, f.predicate, f.object, f.subject_id, f.object_id")?;
-        let rows = rows
-            .into_iter()
-            .map(|r| {
-                let f = Fact {
-                    id: r[0].str(),
-                    subject: r[1].str(),
-                    predicate: r[2].str(),
-                    object: r[3].str(),
-                    subject_id: r[4].str(),
-                    object_id: r[5].str(),
-                };
-                (f.id.clone(), f)
-            })
-            .collect();
-        Ok(in_order(ids, rows))
+        Ok(in_order(ids, rows, fact))
     }
 
     fn relations_of(&self, entity_ids: &[String]) -> Result<Vec<Relation>> {

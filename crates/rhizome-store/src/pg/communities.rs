@@ -8,6 +8,7 @@ use postgres::{GenericClient, Row};
 use rhizome_core::{Community, CommunityReport, Covariate, CovariateRecord, Finding, ReportKind};
 
 use super::refresh::{copy_in, PgResult};
+use super::rows::covariate_row;
 use super::schema;
 
 const T: Type = Type::TEXT;
@@ -223,21 +224,6 @@ pub fn insert_covariates(c: &mut impl GenericClient, list: &[&CovariateRecord]) 
             ])
         },
     )
-}
-
-pub fn covariate_row(r: &Row) -> Covariate {
-    Covariate {
-        id: r.get(0),
-        covariate_type: r.get(1),
-        claim_type: r.get(2),
-        subject_id: r.get(3),
-        object_id: r.get(4),
-        status: r.get(5),
-        start_date: r.get(6),
-        end_date: r.get(7),
-        description: r.get(8),
-        source_text: r.get(9),
-    }
 }
 
 pub fn covariates_of(c: &mut impl GenericClient, entity_ids: &[String]) -> PgResult<Vec<Covariate>> {

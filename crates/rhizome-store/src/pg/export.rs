@@ -4,14 +4,10 @@
 use std::collections::{BTreeSet, HashMap};
 
 use postgres::GenericClient;
-use rhizome_core::{
-    CovariateRecord, ExtractionFailure, Fact, FactRecord, MentionRecord, Relation, RelationRecord, VectorKind,
-    WriteBatch,
-};
+use rhizome_core::{CovariateRecord, FactRecord, MentionRecord, RelationRecord, VectorKind, WriteBatch};
 
-use super::communities::covariate_row;
-use super::read::{chunk_at, document_row, CHUNK_COLUMNS, DOCUMENT_COLUMNS};
 use super::refresh::PgResult;
+use super::rows::{chunk_row, covariate_row, document_row, fact_row, failure_row, relation_row};
 
 fn vectors_of(c: &mut impl GenericClient, kind: VectorKind, ids: &[String]) -> PgResult<HashMap<String, Vec<f32>>> {
     c.query("SELECT id, vec FROM vectors WHERE kind = $1 AND id = ANY($2)", &[&kind.as_str(), &ids])?
@@ -21,16 +17,19 @@ fn vectors_of(c: &mut impl GenericClient, kind: VectorKind, ids: &[String]) -> P
 }
 
 pub fn document_batch(c: &mut impl GenericClient, doc_id: &str) -> PgResult<Option<WriteBatch>> {
-    let q = format!("SELECT {DOCUMENT_COLUMNS} FROM documents WHERE id = $1");
-    let Some(d) = c.query_opt(&q, &[&doc_id])? else {
+    let Some(d) = c.query_opt("SELECT id, source, title, text, pages FROM documents WHERE id = $1", &[&doc_id])? else {
         return Ok(None);
     };
     let doc = document_row(&d);
     let mut b = WriteBatch::default();
     b.chunks = c
-        .query(&format!("SELECT {CHUNK_COLUMNS} FROM chunks c WHERE doc_id = $1 ORDER BY ordinal"), &[&doc_id])?
+        .query(
+            "SELECT id, doc_id, ordinal, text, tokens, char_start, char_end, page_first, page_last FROM chunks
+             WHERE doc_id = $1 ORDER BY ordinal",
+            &[&doc_id],
+        )?
         .iter()
-        .map(|r| chunk_at(r, 0))
+        .map(chunk_row)
         .collect();
     b.mentions = c
         .query(
@@ -57,18 +56,7 @@ pub fn document_batch(c: &mut impl GenericClient, doc_id: &str) -> PgResult<Opti
             &[&doc_id],
         )?
         .iter()
-        .map(|r| RelationRecord {
-            relation: Relation {
-                id: r.get(0),
-                source_id: r.get(1),
-                target_id: r.get(2),
-                rel_type: r.get(3),
-                description: r.get(4),
-                weight: r.get::<_, f64>(5) as f32,
-            },
-            doc_id: r.get(6),
-            chunk_id: r.get(7),
-        })
+        .map(|r| RelationRecord { relation: relation_row(r), doc_id: r.get(6), chunk_id: r.get(7) })
         .collect();
     b.facts = c
         .query(
@@ -77,18 +65,7 @@ pub fn document_batch(c: &mut impl GenericClient, doc_id: &str) -> PgResult<Opti
             &[&doc_id],
         )?
         .iter()
-        .map(|r| FactRecord {
-            fact: Fact {
-                id: r.get(0),
-                subject: r.get(1),
-                predicate: r.get(2),
-                object: r.get(3),
-                subject_id: r.get(4),
-                object_id: r.get(5),
-            },
-            doc_id: r.get(6),
-            chunk_id: r.get(7),
-        })
+        .map(|r| FactRecord { fact: fact_row(r), doc_id: r.get(6), chunk_id: r.get(7) })
         .collect();
     b.similar = c
         .query("SELECT a, b, score FROM similar_chunks WHERE doc_id = $1 ORDER BY a, b", &[&doc_id])?
@@ -111,12 +88,7 @@ pub fn document_batch(c: &mut impl GenericClient, doc_id: &str) -> PgResult<Opti
             &[&doc_id],
         )?
         .iter()
-        .map(|r| ExtractionFailure {
-            chunk_id: r.get(0),
-            doc_id: r.get(1),
-            error: r.get(2),
-            attempts: r.get::<_, i32>(3) as u32,
-        })
+        .map(failure_row)
         .collect();
     if let Some(r) = c.query_opt("SELECT chunks_done FROM partial_documents WHERE doc_id = $1", &[&doc_id])? {
         b.doc_progress.push((doc_id.to_string(), Some(r.get::<_, i32>(0) as u32)));

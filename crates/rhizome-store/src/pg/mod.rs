@@ -21,6 +21,7 @@ pub mod lock;
 mod pool;
 mod read;
 mod refresh;
+mod rows;
 mod schema;
 mod search;
 mod snapshot;

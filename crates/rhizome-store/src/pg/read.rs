@@ -5,59 +5,17 @@ use std::collections::HashMap;
 
 use postgres::{Client, GenericClient, Row};
 use rhizome_core::{
-    Chunk, ChunkRow, ChunkWithDoc, Document, DocumentSummary, Entity, EntityRow, ExtractionFailure, Fact, FactRow,
-    GraphData, Relation, RelationRow, Result, Scored, Stats, StoreRead, SummaryTask, VectorKind,
+    ChunkRow, ChunkWithDoc, Document, DocumentSummary, Entity, EntityRow, ExtractionFailure, Fact, FactRow, GraphData,
+    Relation, RelationRow, Result, Scored, Stats, StoreRead, SummaryTask, VectorKind,
 };
 
 use super::pool::Conn;
 use super::refresh::PgResult;
+use super::rows::{chunk_row, document_row, entity_row, fact_row, failure_row, relation_row};
 use super::snapshot::snapshot;
 use super::vector::PgVector;
 use super::{communities, export, schema, search, PgStore};
 use crate::aggregate::descriptions;
-
-/// The columns [`document_row`] reads, in its order (a macro, for `concat!` into the
-/// `&'static str` statements the connection prepares once).
-macro_rules! document_columns {
-    () => {
-        "id, source, title, text, pages"
-    };
-}
-/// The columns of `chunks` (alias `c`) that [`chunk_at`] reads, in its order.
-macro_rules! chunk_columns {
-    () => {
-        "c.id, c.doc_id, c.ordinal, c.text, c.tokens, c.char_start, c.char_end, c.page_first, c.page_last"
-    };
-}
-pub(super) const DOCUMENT_COLUMNS: &str = document_columns!();
-
-pub(super) fn document_row(r: &Row) -> Document {
-    Document {
-        id: r.get(0),
-        source: r.get(1),
-        title: r.get(2),
-        text: r.get(3),
-        pages: crate::pages_from_json(r.get(4)),
-    }
-}
-
-pub(super) const CHUNK_COLUMNS: &str = chunk_columns!();
-
-/// A chunk from [`CHUNK_COLUMNS`] starting at column `at`.
-pub(super) fn chunk_at(r: &Row, at: usize) -> Chunk {
-    let int = |i: usize| r.get::<_, i32>(at + i) as u32;
-    let opt = |i: usize| r.get::<_, Option<i32>>(at + i).map(i64::from);
-    Chunk {
-        id: r.get(at),
-        doc_id: r.get(at + 1),
-        ordinal: int(2),
-        text: r.get(at + 3),
-        tokens: int(4),
-        start: int(5),
-        end: int(6),
-        pages: crate::page_range(opt(7), opt(8)),
-    }
-}
 
 /// Rows keyed by their first column, returned in the order of `ids` (unknown ids skipped);
 /// the first row `f` cannot read is the error.
@@ -295,11 +253,7 @@ impl StoreRead for PgStore {
         }
         self.qc(|c| {
             Ok(c.query(
-                concat!(
-                    "SELECT ",
-                    document_columns!(),
-                    " FROM documents WHERE id = $1 OR source = $1 ORDER BY id LIMIT 1"
-                ),
+                "SELECT id, source, title, text, pages FROM documents WHERE id = $1 OR source = $1 ORDER BY id LIMIT 1",
                 &[&id_or_source],
             )?
             .first()
@@ -311,11 +265,8 @@ impl StoreRead for PgStore {
         let prefix = format!("{source}#");
         self.q(|c| {
             Ok(c.query(
-                concat!(
-                    "SELECT ",
-                    document_columns!(),
-                    " FROM documents WHERE source = $1 OR left(source, length($2)) = $2 ORDER BY source, id"
-                ),
+                "SELECT id, source, title, text, pages FROM documents
+                 WHERE source = $1 OR left(source, length($2)) = $2 ORDER BY source, id",
                 &[&source, &prefix],
             )?
             .iter()
@@ -327,17 +278,14 @@ impl StoreRead for PgStore {
     fn chunks(&self, ids: &[String]) -> Result<Vec<ChunkWithDoc>> {
         self.qc(|c| {
             let rows = c.query(
-                concat!(
-                    "SELECT ",
-                    chunk_columns!(),
-                    ", d.title, d.source, coalesce(d.pages::jsonb ->> 'unit', '')
-                     FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id = ANY($1)"
-                ),
+                "SELECT c.id, c.doc_id, c.ordinal, c.text, c.tokens, c.char_start, c.char_end, c.page_first,
+                 c.page_last, d.title, d.source, coalesce(d.pages::jsonb ->> 'unit', '')
+                 FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id = ANY($1)",
                 &[&ids],
             )?;
             in_order(ids, rows, |r| {
                 Ok(ChunkWithDoc {
-                    chunk: chunk_at(r, 0),
+                    chunk: chunk_row(r),
                     doc_title: r.get(9),
                     doc_source: r.get(10),
                     doc_page_unit: r.get(11),
@@ -347,40 +295,13 @@ impl StoreRead for PgStore {
     }
 
     fn entities(&self, ids: &[String]) -> Result<Vec<Entity>> {
-        self.qc(|c| {
-            let rows = c.query(
-                "SELECT id, name, entity_type, description, importance FROM entities WHERE id = ANY($1)",
-                &[&ids],
-            )?;
-            in_order(ids, rows, |r| {
-                Ok(Entity {
-                    id: r.get(0),
-                    name: r.get(1),
-                    entity_type: r.get(2),
-                    description: r.get(3),
-                    importance: r.get::<_, Option<f64>>(4).map(|x| x as f32),
-                })
-            })
-        })
+        let q = "SELECT id, name, entity_type, description, importance FROM entities WHERE id = ANY($1)";
+        self.qc(|c| in_order(ids, c.query(q, &[&ids])?, |r| Ok(entity_row(r))))
     }
 
     fn facts(&self, ids: &[String]) -> Result<Vec<Fact>> {
-        self.qc(|c| {
-            let rows = c.query(
-                "SELECT id, subject, predicate, object, subject_id, object_id FROM facts WHERE id = ANY($1)",
-                &[&ids],
-            )?;
-            in_order(ids, rows, |r| {
-                Ok(Fact {
-                    id: r.get(0),
-                    subject: r.get(1),
-                    predicate: r.get(2),
-                    object: r.get(3),
-                    subject_id: r.get(4),
-                    object_id: r.get(5),
-                })
-            })
-        })
+        let q = "SELECT id, subject, predicate, object, subject_id, object_id FROM facts WHERE id = ANY($1)";
+        self.qc(|c| in_order(ids, c.query(q, &[&ids])?, |r| Ok(fact_row(r))))
     }
 
     fn relations_of(&self, entity_ids: &[String]) -> Result<Vec<Relation>> {
@@ -395,18 +316,7 @@ impl StoreRead for PgStore {
                 &[&entity_ids],
             )?;
             let mut seen = std::collections::HashSet::new();
-            Ok(rows
-                .iter()
-                .filter(|r| seen.insert(r.get::<_, String>(0)))
-                .map(|r| Relation {
-                    id: r.get(0),
-                    source_id: r.get(1),
-                    target_id: r.get(2),
-                    rel_type: r.get(3),
-                    description: r.get(4),
-                    weight: r.get::<_, f64>(5) as f32,
-                })
-                .collect())
+            Ok(rows.iter().filter(|r| seen.insert(r.get::<_, String>(0))).map(relation_row).collect())
         })
     }
 
@@ -463,12 +373,7 @@ impl StoreRead for PgStore {
         self.q(|c| {
             Ok(c.query("SELECT chunk_id, doc_id, error, attempts FROM extraction_failures ORDER BY seq", &[])?
                 .iter()
-                .map(|r| ExtractionFailure {
-                    chunk_id: r.get(0),
-                    doc_id: r.get(1),
-                    error: r.get(2),
-                    attempts: r.get::<_, i32>(3) as u32,
-                })
+                .map(failure_row)
                 .collect())
         })
     }

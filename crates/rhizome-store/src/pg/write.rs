@@ -7,7 +7,10 @@ use std::sync::atomic::AtomicBool;
 
 use postgres::types::Type;
 use postgres::GenericClient;
-use rhizome_core::{DeleteReport, EmbedNames, Error, Result, StoreRead, StoreWrite, VectorKind, WriteBatch};
+use rhizome_core::{
+    DeleteReport, EmbedNames, Error, MentionRecord, Relation, RelationRecord, Result, StoreRead, StoreWrite,
+    VectorKind, WriteBatch,
+};
 
 use super::refresh::{self, copy_in, PgResult, STAGING};
 use super::{communities, schema, search, PgStore};
@@ -129,15 +132,16 @@ fn write_batch(c: &mut impl GenericClient, url: &str, batch: &WriteBatch) -> PgR
         &[T, T, T, T, T, T, I4, Type::FLOAT8],
         &mentions,
         |m, w| {
+            let MentionRecord { entity_id, name, entity_type, description, doc_id, chunk_id, count, importance } = m;
             w(&[
-                &m.entity_id,
-                &m.doc_id,
-                &m.chunk_id,
-                &m.name,
-                &m.entity_type,
-                &m.description,
-                &(m.count as i32),
-                &m.importance.map(f64::from),
+                entity_id,
+                doc_id,
+                chunk_id,
+                name,
+                entity_type,
+                description,
+                &(*count as i32),
+                &importance.map(f64::from),
             ])
         },
     )?;
@@ -148,17 +152,9 @@ fn write_batch(c: &mut impl GenericClient, url: &str, batch: &WriteBatch) -> PgR
         &[T, T, T, T, T, T, T, Type::FLOAT8],
         &relations,
         |r, w| {
-            let x = &r.relation;
-            w(&[
-                &x.id,
-                &r.doc_id,
-                &r.chunk_id,
-                &x.source_id,
-                &x.target_id,
-                &x.rel_type,
-                &x.description,
-                &(x.weight as f64),
-            ])
+            let RelationRecord { relation, doc_id, chunk_id } = r;
+            let Relation { id, source_id, target_id, rel_type, description, weight } = relation;
+            w(&[id, doc_id, chunk_id, source_id, target_id, rel_type, description, &(*weight as f64)])
         },
     )?;
     let facts: Vec<_> = batch.facts.iter().filter(|f| keep(&f.doc_id)).collect();

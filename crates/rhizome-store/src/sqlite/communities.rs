@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use rhizome_core::{Community, CommunityReport, Covariate, CovariateRecord, Finding, ReportKind, Result};
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::{meta, sql};
+use super::{meta, rows, sql};
 use crate::vectors::encode;
 
 pub const SCHEMA: &str = r#"
@@ -76,29 +76,15 @@ fn community_row(r: &rusqlite::Row) -> rusqlite::Result<Community> {
 }
 
 pub fn communities(conn: &Connection) -> Result<Vec<Community>> {
-    let mut stmt =
-        conn.prepare(&format!("SELECT {COMMUNITY_COLUMNS} FROM communities ORDER BY level, id")).map_err(sql)?;
-    let rows = stmt.query_map([], community_row).map_err(sql)?.collect::<Result<Vec<_>, _>>().map_err(sql)?;
-    Ok(rows)
+    rows::list(conn, &format!("SELECT {COMMUNITY_COLUMNS} FROM communities ORDER BY level, id"), [], community_row)
 }
 
 pub fn communities_of(conn: &Connection, entity_ids: &[String]) -> Result<Vec<Community>> {
-    let mut ids: Vec<String> = Vec::new();
-    let mut stmt =
-        conn.prepare_cached("SELECT community_id FROM community_members WHERE entity_id = ?1").map_err(sql)?;
-    for e in entity_ids {
-        for id in stmt.query_map([e], |r| r.get::<_, String>(0)).map_err(sql)? {
-            ids.push(id.map_err(sql)?);
-        }
-    }
+    let q = "SELECT community_id FROM community_members WHERE entity_id = ?1";
+    let mut ids: Vec<String> = rows::union_by(conn, q, entity_ids, |r| r.get(0), String::as_str)?;
     ids.sort();
-    ids.dedup();
-    let mut stmt =
-        conn.prepare_cached(&format!("SELECT {COMMUNITY_COLUMNS} FROM communities WHERE id = ?1")).map_err(sql)?;
-    let mut out = Vec::with_capacity(ids.len());
-    for id in &ids {
-        out.extend(stmt.query_row([id], community_row).optional().map_err(sql)?);
-    }
+    let q = format!("SELECT {COMMUNITY_COLUMNS} FROM communities WHERE id = ?1");
+    let mut out = rows::by_ids(conn, &q, &ids, community_row)?;
     out.sort_by(|a, b| (a.level, &a.id).cmp(&(b.level, &b.id)));
     Ok(out)
 }
@@ -107,21 +93,13 @@ const REPORT_COLUMNS: &str =
     "community_id, level, title, summary, findings, rating, rating_explanation, fingerprint, kind";
 
 pub fn reports(conn: &Connection) -> Result<Vec<CommunityReport>> {
-    let mut stmt = conn
-        .prepare(&format!("SELECT {REPORT_COLUMNS} FROM community_reports ORDER BY level, community_id"))
-        .map_err(sql)?;
-    let rows = stmt.query_map([], report_row).map_err(sql)?.collect::<Result<Vec<_>, _>>().map_err(sql)?;
-    Ok(rows)
+    let q = format!("SELECT {REPORT_COLUMNS} FROM community_reports ORDER BY level, community_id");
+    rows::list(conn, &q, [], report_row)
 }
 
 pub fn reports_of(conn: &Connection, community_ids: &[String]) -> Result<Vec<CommunityReport>> {
-    let mut stmt = conn
-        .prepare_cached(&format!("SELECT {REPORT_COLUMNS} FROM community_reports WHERE community_id = ?1"))
-        .map_err(sql)?;
-    let mut out = Vec::new();
-    for id in community_ids {
-        out.extend(stmt.query_row([id], report_row).optional().map_err(sql)?);
-    }
+    let q = format!("SELECT {REPORT_COLUMNS} FROM community_reports WHERE community_id = ?1");
+    let mut out = rows::by_ids(conn, &q, community_ids, report_row)?;
     out.sort_by(|a, b| (a.level, &a.community_id).cmp(&(b.level, &b.community_id)));
     out.dedup_by(|a, b| a.community_id == b.community_id);
     Ok(out)
@@ -157,9 +135,7 @@ pub fn replace(conn: &mut Connection, list: &[Community], graph_version: u64) ->
     let tx = conn.transaction().map_err(sql)?;
     let current: HashSet<&str> = list.iter().map(|c| c.id.as_str()).collect();
     let stale: Vec<String> = {
-        let mut stmt = tx.prepare("SELECT community_id FROM community_reports").map_err(sql)?;
-        let v =
-            stmt.query_map([], |r| r.get::<_, String>(0)).map_err(sql)?.collect::<Result<Vec<_>, _>>().map_err(sql)?;
+        let v: Vec<String> = rows::list(&tx, "SELECT community_id FROM community_reports", [], |r| r.get(0))?;
         v.into_iter().filter(|id| !current.contains(id.as_str())).collect()
     };
     for id in &stale {
@@ -264,40 +240,15 @@ pub fn insert_covariates(conn: &Connection, list: &[&CovariateRecord]) -> Result
 }
 
 pub fn covariates_of(conn: &Connection, entity_ids: &[String]) -> Result<Vec<Covariate>> {
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT DISTINCT id, covariate_type, claim_type, subject_id, object_id, status,
-             start_date, end_date, description, source_text FROM covariates
-             WHERE subject_id = ?1 OR object_id = ?1",
-        )
-        .map_err(sql)?;
-    let mut out: Vec<Covariate> = Vec::new();
-    for e in entity_ids {
-        let rows = stmt.query_map([e], covariate_row).map_err(sql)?;
-        for c in rows {
-            let c = c.map_err(sql)?;
-            if !out.iter().any(|o| o.id == c.id) {
-                out.push(c);
-            }
-        }
-    }
+    let mut out = rows::union_by(
+        conn,
+        "SELECT DISTINCT id, covariate_type, claim_type, subject_id, object_id, status,
+         start_date, end_date, description, source_text FROM covariates
+         WHERE subject_id = ?1 OR object_id = ?1",
+        entity_ids,
+        rows::covariate_row,
+        |c| &c.id,
+    )?;
     out.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(out)
-}
-
-/// A covariate from the columns `id, covariate_type, claim_type, subject_id, object_id,
-/// status, start_date, end_date, description, source_text` (in that order, from 0).
-pub(super) fn covariate_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Covariate> {
-    Ok(Covariate {
-        id: r.get(0)?,
-        covariate_type: r.get(1)?,
-        claim_type: r.get(2)?,
-        subject_id: r.get(3)?,
-        object_id: r.get(4)?,
-        status: r.get(5)?,
-        start_date: r.get(6)?,
-        end_date: r.get(7)?,
-        description: r.get(8)?,
-        source_text: r.get(9)?,
-    })
 }

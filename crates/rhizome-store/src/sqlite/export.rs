@@ -5,26 +5,13 @@
 use std::collections::BTreeSet;
 
 use rhizome_core::{
-    CovariateRecord, Document, ExtractionFailure, Fact, FactRecord, MentionRecord, Relation, RelationRecord, Result,
-    VectorKind, WriteBatch,
+    CovariateRecord, Document, FactRecord, MentionRecord, RelationRecord, Result, VectorKind, WriteBatch,
 };
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::communities::covariate_row;
-use super::read::{chunk_at, document_row, CHUNK_COLUMNS, DOCUMENT_COLUMNS};
+use super::rows::{all, chunk_row, covariate_row, document_row, fact_row, failure_row, list, relation_row};
 use super::sql;
 use crate::vectors::decode;
-
-fn rows<T>(
-    conn: &Connection,
-    q: &str,
-    doc_id: &str,
-    f: impl FnMut(&rusqlite::Row) -> rusqlite::Result<T>,
-) -> Result<Vec<T>> {
-    let mut stmt = conn.prepare_cached(q).map_err(sql)?;
-    let v = stmt.query_map([doc_id], f).map_err(sql)?.collect::<Result<Vec<T>, _>>().map_err(sql)?;
-    Ok(v)
-}
 
 /// The stored vectors of `kind` for `ids` that have one, appended in the order given.
 fn push_vectors<'a>(
@@ -63,20 +50,23 @@ fn push_sentence_vectors(conn: &Connection, batch: &mut WriteBatch, chunk_ids: &
 /// See [`rhizome_core::StoreRead::document_batch`].
 pub fn document_batch(conn: &Connection, doc_id: &str) -> Result<Option<WriteBatch>> {
     let doc: Option<Document> = conn
-        .query_row(&format!("SELECT {DOCUMENT_COLUMNS} FROM documents WHERE id = ?1"), [doc_id], document_row)
+        .query_row("SELECT id, source, title, text, pages FROM documents WHERE id = ?1", [doc_id], document_row)
         .optional()
         .map_err(sql)?;
     let Some(doc) = doc else { return Ok(None) };
     let mut b = WriteBatch::default();
-    b.chunks =
-        rows(conn, &format!("SELECT {CHUNK_COLUMNS} FROM chunks c WHERE doc_id = ?1 ORDER BY ordinal"), doc_id, |r| {
-            chunk_at(r, 0)
-        })?;
-    b.mentions = rows(
+    b.chunks = all(
+        conn,
+        "SELECT id, doc_id, ordinal, text, tokens, char_start, char_end, page_first, page_last FROM chunks
+         WHERE doc_id = ?1 ORDER BY ordinal",
+        [doc_id],
+        chunk_row,
+    )?;
+    b.mentions = all(
         conn,
         "SELECT entity_id, name, entity_type, description, doc_id, chunk_id, count, importance
          FROM entity_support WHERE doc_id = ?1 ORDER BY coalesce(chunk_id, ''), entity_id, name, rowid",
-        doc_id,
+        [doc_id],
         |r| {
             Ok(MentionRecord {
                 entity_id: r.get(0)?,
@@ -90,62 +80,36 @@ pub fn document_batch(conn: &Connection, doc_id: &str) -> Result<Option<WriteBat
             })
         },
     )?;
-    b.relations = rows(
+    b.relations = all(
         conn,
         "SELECT relation_id, source_id, target_id, rel_type, description, weight, doc_id, chunk_id
          FROM relation_support WHERE doc_id = ?1 ORDER BY coalesce(chunk_id, ''), relation_id, rowid",
-        doc_id,
-        |r| {
-            Ok(RelationRecord {
-                relation: Relation {
-                    id: r.get(0)?,
-                    source_id: r.get(1)?,
-                    target_id: r.get(2)?,
-                    rel_type: r.get(3)?,
-                    description: r.get(4)?,
-                    weight: r.get::<_, f64>(5)? as f32,
-                },
-                doc_id: r.get(6)?,
-                chunk_id: r.get(7)?,
-            })
-        },
+        [doc_id],
+        |r| Ok(RelationRecord { relation: relation_row(r)?, doc_id: r.get(6)?, chunk_id: r.get(7)? }),
     )?;
-    b.facts = rows(
+    b.facts = all(
         conn,
         "SELECT fact_id, subject, predicate, object, subject_id, object_id, doc_id, chunk_id
          FROM fact_support WHERE doc_id = ?1 ORDER BY coalesce(chunk_id, ''), fact_id, rowid",
-        doc_id,
-        |r| {
-            Ok(FactRecord {
-                fact: Fact {
-                    id: r.get(0)?,
-                    subject: r.get(1)?,
-                    predicate: r.get(2)?,
-                    object: r.get(3)?,
-                    subject_id: r.get(4)?,
-                    object_id: r.get(5)?,
-                },
-                doc_id: r.get(6)?,
-                chunk_id: r.get(7)?,
-            })
-        },
+        [doc_id],
+        |r| Ok(FactRecord { fact: fact_row(r)?, doc_id: r.get(6)?, chunk_id: r.get(7)? }),
     )?;
-    b.similar = rows(conn, "SELECT a, b, score FROM similar WHERE doc_id = ?1 ORDER BY a, b", doc_id, |r| {
+    b.similar = all(conn, "SELECT a, b, score FROM similar WHERE doc_id = ?1 ORDER BY a, b", [doc_id], |r| {
         Ok((r.get(0)?, r.get(1)?, r.get::<_, f64>(2)? as f32))
     })?;
-    b.covariates = rows(
+    b.covariates = all(
         conn,
         "SELECT id, covariate_type, claim_type, subject_id, object_id, status, start_date, end_date,
          description, source_text, doc_id, chunk_id FROM covariates WHERE doc_id = ?1
          ORDER BY id, coalesce(chunk_id, ''), rowid",
-        doc_id,
+        [doc_id],
         |r| Ok(CovariateRecord { covariate: covariate_row(r)?, doc_id: r.get(10)?, chunk_id: r.get(11)? }),
     )?;
-    b.failures = rows(
+    b.failures = all(
         conn,
         "SELECT chunk_id, doc_id, error, attempts FROM extraction_failures WHERE doc_id = ?1 ORDER BY chunk_id",
-        doc_id,
-        |r| Ok(ExtractionFailure { chunk_id: r.get(0)?, doc_id: r.get(1)?, error: r.get(2)?, attempts: r.get(3)? }),
+        [doc_id],
+        failure_row,
     )?;
     let partial: Option<u32> = conn
         .query_row("SELECT chunks_done FROM partial_documents WHERE doc_id = ?1", [doc_id], |r| r.get(0))
@@ -168,14 +132,8 @@ pub fn document_batch(conn: &Connection, doc_id: &str) -> Result<Option<WriteBat
 
 /// See [`rhizome_core::StoreRead::entity_summaries`].
 pub fn entity_summaries(conn: &Connection) -> Result<Vec<(String, String, String)>> {
-    let mut stmt =
-        conn.prepare("SELECT entity_id, fingerprint, summary FROM entity_summaries ORDER BY entity_id").map_err(sql)?;
-    let v = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .map_err(sql)?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(sql)?;
-    Ok(v)
+    let q = "SELECT entity_id, fingerprint, summary FROM entity_summaries ORDER BY entity_id";
+    list(conn, q, [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
 }
 
 /// See [`rhizome_core::StoreWrite::set_synonyms`]; `conn` is inside the caller's transaction.

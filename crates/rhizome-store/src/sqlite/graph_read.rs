@@ -3,12 +3,8 @@
 use rhizome_core::{ChunkRow, EntityRow, FactRow, GraphData, RelationRow, Result};
 use rusqlite::{Connection, Row};
 
-use super::sql;
-
 fn rows<T>(conn: &Connection, q: &str, f: impl FnMut(&Row) -> rusqlite::Result<T>) -> Result<Vec<T>> {
-    let mut stmt = conn.prepare(q).map_err(sql)?;
-    let v = stmt.query_map([], f).map_err(sql)?.collect::<Result<Vec<T>, _>>().map_err(sql)?;
-    Ok(v)
+    super::rows::list(conn, q, [], f)
 }
 
 pub(crate) fn graph_data(conn: &Connection) -> Result<GraphData> {

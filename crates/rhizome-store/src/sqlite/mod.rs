@@ -18,6 +18,7 @@ mod llm_cache;
 mod meta;
 mod postings;
 mod read;
+mod rows;
 mod schema;
 mod write;
 

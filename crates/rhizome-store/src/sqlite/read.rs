@@ -3,43 +3,12 @@
 use std::sync::Arc;
 
 use rhizome_core::{
-    Chunk, ChunkWithDoc, Document, Entity, Fact, Relation, Result, Scored, Stats, StoreRead, SummaryTask, VectorKind,
+    ChunkWithDoc, Document, Entity, Fact, Relation, Result, Scored, Stats, StoreRead, SummaryTask, VectorKind,
 };
-use rusqlite::{params, OptionalExtension, Row};
+use rusqlite::{params, OptionalExtension};
 
-use super::{meta, postings, sql, SqliteStore};
+use super::{meta, postings, rows, sql, SqliteStore};
 use crate::vectors::{decode, VectorMatrix};
-
-/// The columns [`document_row`] reads, in its order.
-pub(super) const DOCUMENT_COLUMNS: &str = "id, source, title, text, pages";
-
-pub(super) fn document_row(r: &Row) -> rusqlite::Result<Document> {
-    Ok(Document {
-        id: r.get(0)?,
-        source: r.get(1)?,
-        title: r.get(2)?,
-        text: r.get(3)?,
-        pages: crate::pages_from_json(r.get(4)?),
-    })
-}
-
-/// The columns of `chunks` (alias `c`) that [`chunk_at`] reads, in its order.
-pub(super) const CHUNK_COLUMNS: &str =
-    "c.id, c.doc_id, c.ordinal, c.text, c.tokens, c.char_start, c.char_end, c.page_first, c.page_last";
-
-/// A chunk from [`CHUNK_COLUMNS`] starting at column `at`.
-pub(super) fn chunk_at(r: &Row, at: usize) -> rusqlite::Result<Chunk> {
-    Ok(Chunk {
-        id: r.get(at)?,
-        doc_id: r.get(at + 1)?,
-        ordinal: r.get(at + 2)?,
-        text: r.get(at + 3)?,
-        tokens: r.get(at + 4)?,
-        start: r.get(at + 5)?,
-        end: r.get(at + 6)?,
-        pages: crate::page_range(r.get(at + 7)?, r.get(at + 8)?),
-    })
-}
 
 fn count(conn: &rusqlite::Connection, q: &str) -> Result<u64> {
     conn.query_row(q, [], |r| r.get::<_, i64>(0)).map(|n| n as u64).map_err(sql)
@@ -74,22 +43,13 @@ impl SqliteStore {
 
     /// Ids of the chunks of a document, in order.
     pub fn chunk_ids_of(&self, doc_id: &str) -> Result<Vec<String>> {
-        let mut stmt =
-            self.conn.prepare_cached("SELECT id FROM chunks WHERE doc_id = ?1 ORDER BY ordinal").map_err(sql)?;
-        let ids =
-            stmt.query_map([doc_id], |r| r.get(0)).map_err(sql)?.collect::<Result<Vec<String>, _>>().map_err(sql)?;
-        Ok(ids)
+        rows::all(&self.conn, "SELECT id FROM chunks WHERE doc_id = ?1 ORDER BY ordinal", [doc_id], |r| r.get(0))
     }
 
     /// All documents (id, source, title), ordered by source.
     pub fn list_documents(&self) -> Result<Vec<(String, String, String)>> {
-        let mut stmt = self.conn.prepare("SELECT id, source, title FROM documents ORDER BY source, id").map_err(sql)?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .map_err(sql)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(sql)?;
-        Ok(rows)
+        let q = "SELECT id, source, title FROM documents ORDER BY source, id";
+        rows::list(&self.conn, q, [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
     }
 }
 
@@ -147,25 +107,17 @@ impl StoreRead for SqliteStore {
     }
 
     fn partial_documents(&self) -> Result<Vec<(String, u32)>> {
-        let mut stmt =
-            self.conn.prepare("SELECT doc_id, chunks_done FROM partial_documents ORDER BY doc_id").map_err(sql)?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(sql)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(sql)?;
-        Ok(rows)
+        let q = "SELECT doc_id, chunks_done FROM partial_documents ORDER BY doc_id";
+        rows::list(&self.conn, q, [], |r| Ok((r.get(0)?, r.get(1)?)))
     }
 
     fn find_document(&self, id_or_source: &str) -> Result<Option<Document>> {
         self.conn
             .query_row(
-                &format!(
-                    "SELECT {DOCUMENT_COLUMNS} FROM documents WHERE id = ?1 OR source = ?1
-                     ORDER BY id LIMIT 1"
-                ),
+                "SELECT id, source, title, text, pages FROM documents WHERE id = ?1 OR source = ?1
+                 ORDER BY id LIMIT 1",
                 [id_or_source],
-                document_row,
+                rows::document_row,
             )
             .optional()
             .map_err(sql)
@@ -178,38 +130,29 @@ impl StoreRead for SqliteStore {
         limit: usize,
     ) -> Result<Vec<rhizome_core::DocumentSummary>> {
         let pattern = search.map(crate::like_pattern);
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT d.id, d.title, d.source, d.language, d.indexed_at,
-                   (SELECT COUNT(*) FROM chunks c WHERE c.doc_id = d.id),
-                   (SELECT COUNT(DISTINCT s.entity_id) FROM entity_support s WHERE s.doc_id = d.id),
-                   EXISTS(SELECT 1 FROM partial_documents p WHERE p.doc_id = d.id)
-                 FROM documents d
-                 WHERE ?1 IS NULL OR d.title LIKE ?1 ESCAPE '\\' OR d.source LIKE ?1 ESCAPE '\\'
-                 ORDER BY d.title, d.id LIMIT ?2 OFFSET ?3",
-            )
-            .map_err(sql)?;
-        let rows = stmt
-            .query_map(
-                params![pattern, limit.min(i64::MAX as usize) as i64, offset.min(i64::MAX as usize) as i64],
-                |r| {
-                    Ok(rhizome_core::DocumentSummary {
-                        id: r.get(0)?,
-                        title: r.get(1)?,
-                        source: r.get(2)?,
-                        language: r.get(3)?,
-                        indexed_at: r.get::<_, Option<i64>>(4)?.map(|t| t.max(0) as u64),
-                        chunks: r.get::<_, i64>(5)? as u64,
-                        entities: r.get::<_, i64>(6)? as u64,
-                        partial: r.get(7)?,
-                    })
-                },
-            )
-            .map_err(sql)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(sql)?;
-        Ok(rows)
+        rows::list(
+            &self.conn,
+            "SELECT d.id, d.title, d.source, d.language, d.indexed_at,
+               (SELECT COUNT(*) FROM chunks c WHERE c.doc_id = d.id),
+               (SELECT COUNT(DISTINCT s.entity_id) FROM entity_support s WHERE s.doc_id = d.id),
+               EXISTS(SELECT 1 FROM partial_documents p WHERE p.doc_id = d.id)
+             FROM documents d
+             WHERE ?1 IS NULL OR d.title LIKE ?1 ESCAPE '\\' OR d.source LIKE ?1 ESCAPE '\\'
+             ORDER BY d.title, d.id LIMIT ?2 OFFSET ?3",
+            params![pattern, limit.min(i64::MAX as usize) as i64, offset.min(i64::MAX as usize) as i64],
+            |r| {
+                Ok(rhizome_core::DocumentSummary {
+                    id: r.get(0)?,
+                    title: r.get(1)?,
+                    source: r.get(2)?,
+                    language: r.get(3)?,
+                    indexed_at: r.get::<_, Option<i64>>(4)?.map(|t| t.max(0) as u64),
+                    chunks: r.get::<_, i64>(5)? as u64,
+                    entities: r.get::<_, i64>(6)? as u64,
+                    partial: r.get(7)?,
+                })
+            },
+        )
     }
 
     fn document_count(&self, search: Option<&str>) -> Result<u64> {
@@ -227,130 +170,52 @@ impl StoreRead for SqliteStore {
 
     fn documents_from_source(&self, source: &str) -> Result<Vec<Document>> {
         let prefix = format!("{source}#");
-        let mut stmt = self
-            .conn
-            .prepare(&format!(
-                "SELECT {DOCUMENT_COLUMNS} FROM documents
-                 WHERE source = ?1 OR substr(source, 1, length(?2)) = ?2 ORDER BY source, id",
-            ))
-            .map_err(sql)?;
-        let docs = stmt
-            .query_map(params![source, prefix], document_row)
-            .map_err(sql)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(sql)?;
-        Ok(docs)
+        rows::list(
+            &self.conn,
+            "SELECT id, source, title, text, pages FROM documents
+             WHERE source = ?1 OR substr(source, 1, length(?2)) = ?2 ORDER BY source, id",
+            params![source, prefix],
+            rows::document_row,
+        )
     }
 
     fn chunks(&self, ids: &[String]) -> Result<Vec<ChunkWithDoc>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(&format!(
-                "SELECT {CHUNK_COLUMNS}, d.title, d.source, coalesce(json_extract(d.pages, '$.unit'), '')
-                 FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id = ?1",
-            ))
-            .map_err(sql)?;
-        let mut out = Vec::with_capacity(ids.len());
-        for id in ids {
-            let row = stmt
-                .query_row([id], |r| {
-                    Ok(ChunkWithDoc {
-                        chunk: chunk_at(r, 0)?,
-                        doc_title: r.get(9)?,
-                        doc_source: r.get(10)?,
-                        doc_page_unit: r.get(11)?,
-                    })
+        rows::by_ids(
+            &self.conn,
+            "SELECT c.id, c.doc_id, c.ordinal, c.text, c.tokens, c.char_start, c.char_end, c.page_first,
+             c.page_last, d.title, d.source, coalesce(json_extract(d.pages, '$.unit'), '')
+             FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id = ?1",
+            ids,
+            |r| {
+                Ok(ChunkWithDoc {
+                    chunk: rows::chunk_row(r)?,
+                    doc_title: r.get(9)?,
+                    doc_source: r.get(10)?,
+                    doc_page_unit: r.get(11)?,
                 })
-                .optional()
-                .map_err(sql)?;
-            out.extend(row);
-        }
-        Ok(out)
+            },
+        )
     }
 
     fn entities(&self, ids: &[String]) -> Result<Vec<Entity>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT id, name, entity_type, description, importance FROM entities WHERE id = ?1")
-            .map_err(sql)?;
-        let mut out = Vec::new();
-        for id in ids {
-            let e = stmt
-                .query_row([id], |r| {
-                    Ok(Entity {
-                        id: r.get(0)?,
-                        name: r.get(1)?,
-                        entity_type: r.get(2)?,
-                        description: r.get(3)?,
-                        importance: r.get::<_, Option<f64>>(4)?.map(|x| x as f32),
-                    })
-                })
-                .optional()
-                .map_err(sql)?;
-            out.extend(e);
-        }
-        Ok(out)
+        let q = "SELECT id, name, entity_type, description, importance FROM entities WHERE id = ?1";
+        rows::by_ids(&self.conn, q, ids, rows::entity_row)
     }
 
     fn facts(&self, ids: &[String]) -> Result<Vec<Fact>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT id, subject, predicate, object, subject_id, object_id FROM facts
-                 WHERE id = ?1",
-            )
-            .map_err(sql)?;
-        let mut out = Vec::new();
-        for id in ids {
-            let f = stmt
-                .query_row([id], |r| {
-                    Ok(Fact {
-                        id: r.get(0)?,
-                        subject: r.get(1)?,
-                        predicate: r.get(2)?,
-                        object: r.get(3)?,
-                        subject_id: r.get(4)?,
-                        object_id: r.get(5)?,
-                    })
-                })
-                .optional()
-                .map_err(sql)?;
-            out.extend(f);
-        }
-        Ok(out)
+        let q = "SELECT id, subject, predicate, object, subject_id, object_id FROM facts WHERE id = ?1";
+        rows::by_ids(&self.conn, q, ids, rows::fact_row)
     }
 
     fn relations_of(&self, entity_ids: &[String]) -> Result<Vec<Relation>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT id, source_id, target_id, rel_type, description, weight FROM relations
-                 WHERE source_id = ?1 OR target_id = ?1",
-            )
-            .map_err(sql)?;
-        let mut out: Vec<Relation> = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        for id in entity_ids {
-            let rows = stmt
-                .query_map([id], |r| {
-                    Ok(Relation {
-                        id: r.get(0)?,
-                        source_id: r.get(1)?,
-                        target_id: r.get(2)?,
-                        rel_type: r.get(3)?,
-                        description: r.get(4)?,
-                        weight: r.get(5)?,
-                    })
-                })
-                .map_err(sql)?;
-            for r in rows {
-                let r = r.map_err(sql)?;
-                if seen.insert(r.id.clone()) {
-                    out.push(r);
-                }
-            }
-        }
-        Ok(out)
+        rows::union_by(
+            &self.conn,
+            "SELECT id, source_id, target_id, rel_type, description, weight FROM relations
+             WHERE source_id = ?1 OR target_id = ?1",
+            entity_ids,
+            rows::relation_row,
+            |r| &r.id,
+        )
     }
 
     fn bm25(&self, query: &str, k: usize) -> Result<Vec<Scored>> {
@@ -397,18 +262,13 @@ impl StoreRead for SqliteStore {
         if min_descriptions == 0 {
             return Ok(Vec::new());
         }
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT entity_id FROM entity_support WHERE description != ''
-                 GROUP BY entity_id HAVING COUNT(DISTINCT description) >= ?1 ORDER BY entity_id",
-            )
-            .map_err(sql)?;
-        let ids: Vec<String> = stmt
-            .query_map([min_descriptions as i64], |r| r.get(0))
-            .map_err(sql)?
-            .collect::<Result<_, _>>()
-            .map_err(sql)?;
+        let ids: Vec<String> = rows::list(
+            &self.conn,
+            "SELECT entity_id FROM entity_support WHERE description != ''
+             GROUP BY entity_id HAVING COUNT(DISTINCT description) >= ?1 ORDER BY entity_id",
+            [min_descriptions as i64],
+            |r| r.get(0),
+        )?;
         let mut out = Vec::new();
         for id in ids {
             let (descriptions, fingerprint) = super::write::entity_descriptions(&self.conn, &id)?;
@@ -431,23 +291,8 @@ impl StoreRead for SqliteStore {
     }
 
     fn extraction_failures(&self) -> Result<Vec<rhizome_core::ExtractionFailure>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT chunk_id, doc_id, error, attempts FROM extraction_failures ORDER BY rowid")
-            .map_err(sql)?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok(rhizome_core::ExtractionFailure {
-                    chunk_id: r.get(0)?,
-                    doc_id: r.get(1)?,
-                    error: r.get(2)?,
-                    attempts: r.get(3)?,
-                })
-            })
-            .map_err(sql)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(sql)?;
-        Ok(rows)
+        let q = "SELECT chunk_id, doc_id, error, attempts FROM extraction_failures ORDER BY rowid";
+        rows::list(&self.conn, q, [], rows::failure_row)
     }
 
     fn graph_data(&self) -> Result<rhizome_core::GraphData> {

@@ -4,10 +4,13 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::atomic::AtomicBool;
 
-use rhizome_core::{DeleteReport, EmbedNames, Error, Result, StoreRead, StoreWrite, VectorKind, WriteBatch};
+use rhizome_core::{
+    DeleteReport, EmbedNames, Error, Fact, FactRecord, MentionRecord, Relation, RelationRecord, Result, StoreRead,
+    StoreWrite, VectorKind, WriteBatch,
+};
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::{meta, postings, sql, SqliteStore};
+use super::{meta, postings, rows, sql, SqliteStore};
 use crate::aggregate::{descriptions, entity_description, entity_row, relation_row, MentionVote, Rekeys};
 use crate::vectors::encode;
 
@@ -38,31 +41,26 @@ enum Refreshed {
 
 /// Distinct non-empty descriptions of an entity, in document order, and their fingerprint.
 pub fn entity_descriptions(conn: &Connection, id: &str) -> Result<(Vec<String>, String)> {
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT description FROM entity_support WHERE entity_id = ?1 AND description != ''
-             ORDER BY doc_id, coalesce(chunk_id, ''), name",
-        )
-        .map_err(sql)?;
-    let all: Vec<String> =
-        stmt.query_map([id], |r| r.get::<_, String>(0)).map_err(sql)?.collect::<Result<_, _>>().map_err(sql)?;
+    let all: Vec<String> = rows::all(
+        conn,
+        "SELECT description FROM entity_support WHERE entity_id = ?1 AND description != ''
+         ORDER BY doc_id, coalesce(chunk_id, ''), name",
+        [id],
+        |r| r.get(0),
+    )?;
     Ok(descriptions(all.iter().map(String::as_str)))
 }
 
 fn refresh_entity(conn: &Connection, id: &str) -> Result<Refreshed> {
     // One read of the support rows gives name, type, descriptions and importance alike
     // (`aggregate::entity_row`, as the PostgreSQL store does).
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT name, entity_type, description, count, importance FROM entity_support
-             WHERE entity_id = ?1 ORDER BY doc_id, coalesce(chunk_id, ''), name",
-        )
-        .map_err(sql)?;
-    let rows: Vec<(String, String, String, i64, Option<f64>)> = stmt
-        .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
-        .map_err(sql)?
-        .collect::<Result<_, _>>()
-        .map_err(sql)?;
+    let rows: Vec<(String, String, String, i64, Option<f64>)> = rows::all(
+        conn,
+        "SELECT name, entity_type, description, count, importance FROM entity_support
+         WHERE entity_id = ?1 ORDER BY doc_id, coalesce(chunk_id, ''), name",
+        [id],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+    )?;
     let existed: bool =
         row(conn, "SELECT 1 FROM entities WHERE id = ?1", [id], |_| Ok(())).optional().map_err(sql)?.is_some();
     if rows.is_empty() {
@@ -105,17 +103,13 @@ fn refresh_entity(conn: &Connection, id: &str) -> Result<Refreshed> {
 }
 
 fn refresh_relation(conn: &Connection, id: &str) -> Result<Refreshed> {
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT source_id, target_id, rel_type, description, weight FROM relation_support
-             WHERE relation_id = ?1 ORDER BY doc_id, coalesce(chunk_id, ''), rel_type",
-        )
-        .map_err(sql)?;
-    let rows: Vec<(String, String, String, String, f64)> = stmt
-        .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
-        .map_err(sql)?
-        .collect::<Result<_, _>>()
-        .map_err(sql)?;
+    let rows: Vec<(String, String, String, String, f64)> = rows::all(
+        conn,
+        "SELECT source_id, target_id, rel_type, description, weight FROM relation_support
+         WHERE relation_id = ?1 ORDER BY doc_id, coalesce(chunk_id, ''), rel_type",
+        [id],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+    )?;
     let Some(first) = rows.first() else {
         let n = exec(conn, "DELETE FROM relations WHERE id = ?1", [id]).map_err(sql)?;
         return Ok(if n > 0 { Refreshed::Removed } else { Refreshed::Kept });
@@ -318,56 +312,41 @@ impl StoreWrite for SqliteStore {
         }
         let mut entities = BTreeSet::new();
         for m in batch.mentions.iter().filter(|m| !skip.contains(m.doc_id.as_str())) {
+            let MentionRecord { entity_id, name, entity_type, description, doc_id, chunk_id, count, importance } = m;
             exec(
                 &tx,
                 "INSERT INTO entity_support(entity_id, doc_id, chunk_id, name, entity_type,
                  description, count, importance) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![
-                    m.entity_id,
-                    m.doc_id,
-                    m.chunk_id,
-                    m.name,
-                    m.entity_type,
-                    m.description,
-                    m.count,
-                    m.importance.map(f64::from)
-                ],
+                params![entity_id, doc_id, chunk_id, name, entity_type, description, count, importance.map(f64::from)],
             )
             .map_err(sql)?;
-            entities.insert(m.entity_id.as_str());
+            entities.insert(entity_id.as_str());
         }
         let mut relations = BTreeSet::new();
         for r in batch.relations.iter().filter(|r| !skip.contains(r.doc_id.as_str())) {
-            let x = &r.relation;
+            let RelationRecord { relation, doc_id, chunk_id } = r;
+            let Relation { id, source_id, target_id, rel_type, description, weight } = relation;
             exec(
                 &tx,
                 "INSERT INTO relation_support(relation_id, doc_id, chunk_id, source_id, target_id,
                  rel_type, description, weight) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![
-                    x.id,
-                    r.doc_id,
-                    r.chunk_id,
-                    x.source_id,
-                    x.target_id,
-                    x.rel_type,
-                    x.description,
-                    x.weight as f64
-                ],
+                params![id, doc_id, chunk_id, source_id, target_id, rel_type, description, *weight as f64],
             )
             .map_err(sql)?;
-            relations.insert(x.id.as_str());
+            relations.insert(id.as_str());
         }
         let mut facts = BTreeSet::new();
         for f in batch.facts.iter().filter(|f| !skip.contains(f.doc_id.as_str())) {
-            let x = &f.fact;
+            let FactRecord { fact: Fact { id, subject, predicate, object, subject_id, object_id }, doc_id, chunk_id } =
+                f;
             exec(
                 &tx,
                 "INSERT INTO fact_support(fact_id, doc_id, chunk_id, subject, predicate, object,
                  subject_id, object_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![x.id, f.doc_id, f.chunk_id, x.subject, x.predicate, x.object, x.subject_id, x.object_id],
+                params![id, doc_id, chunk_id, subject, predicate, object, subject_id, object_id],
             )
             .map_err(sql)?;
-            facts.insert(x.id.as_str());
+            facts.insert(id.as_str());
         }
         for (a, b, score) in &batch.similar {
             exec(
@@ -437,30 +416,17 @@ impl StoreWrite for SqliteStore {
         let tx = self.conn.transaction().map_err(sql)?;
         let rekeys = Rekeys::plan(&remaining_names(&tx, doc_id)?, embed)?;
         let mut report = DeleteReport::default();
-        let ids = |q: &str| -> Result<Vec<String>> {
-            let mut stmt = tx.prepare(q).map_err(sql)?;
-            let v = stmt
-                .query_map([doc_id], |r| r.get(0))
-                .map_err(sql)?
-                .collect::<Result<Vec<String>, _>>()
-                .map_err(sql)?;
-            Ok(v)
-        };
+        let ids = |q: &str| -> Result<Vec<String>> { rows::list(&tx, q, [doc_id], |r| r.get(0)) };
         let mut entity_ids: BTreeSet<String> =
             ids("SELECT DISTINCT entity_id FROM entity_support WHERE doc_id = ?1")?.into_iter().collect();
         let mut relation_ids: BTreeSet<String> =
             ids("SELECT DISTINCT relation_id FROM relation_support WHERE doc_id = ?1")?.into_iter().collect();
         let mut fact_ids: BTreeSet<String> =
             ids("SELECT DISTINCT fact_id FROM fact_support WHERE doc_id = ?1")?.into_iter().collect();
-        let chunks: Vec<(i64, String)> = {
-            let mut stmt = tx.prepare("SELECT rowid, id FROM chunks WHERE doc_id = ?1").map_err(sql)?;
-            let v = stmt
-                .query_map([doc_id], |r| Ok((r.get(0)?, r.get(1)?)))
-                .map_err(sql)?
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(sql)?;
-            v
-        };
+        let chunks: Vec<(i64, String)> =
+            rows::list(&tx, "SELECT rowid, id FROM chunks WHERE doc_id = ?1", [doc_id], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?;
         for (rowid, id) in &chunks {
             postings::unindex_chunk(&tx, *rowid)?;
             exec(&tx, "DELETE FROM vectors WHERE kind = 'chunk' AND id = ?1", [id]).map_err(sql)?;
