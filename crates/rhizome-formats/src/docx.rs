@@ -113,7 +113,7 @@ fn body_text(xml: &str, part: &str, styles: &Styles, limits: &Limits) -> Result<
     let mut out = String::new();
     let mut last: Option<Kind> = None;
     let mut paras: Vec<Para> = Vec::new();
-    let (mut in_ppr, mut in_t, mut skip) = (false, false, 0usize);
+    let (mut in_ppr, mut in_t) = (false, false);
     let mut tables = 0usize;
     let (mut row, mut cell): (Vec<String>, String) = (Vec::new(), String::new());
     let mut emit = |out: &mut String, kind: Kind, line: &str| {
@@ -128,19 +128,10 @@ fn body_text(xml: &str, part: &str, styles: &Styles, limits: &Limits) -> Result<
     };
     loop {
         let ev = xml::next(&mut r, part)?;
-        if skip > 0 {
-            match ev {
-                Event::Start(_) => skip += 1,
-                Event::End(_) => skip -= 1,
-                Event::Eof => break,
-                _ => {}
-            }
-            continue;
-        }
         match ev {
             Event::Start(e) => match name(&e) {
                 // Drawings carry their text twice: keep the modern choice, skip the fallback.
-                b"Fallback" | b"delText" | b"instrText" => skip = 1,
+                b"Fallback" | b"delText" | b"instrText" => xml::skip_element(&mut r, part)?,
                 b"p" => paras.push(Para::default()),
                 b"pPr" => in_ppr = true,
                 b"t" => in_t = true,

@@ -39,19 +39,9 @@ pub fn read_ods(bytes: &[u8], limits: &Limits) -> Result<Extracted> {
     let mut row_repeat = 1u32;
     let mut cell: Option<(String, u32, Option<String>)> = None; // text, repeat, value attribute
     let mut in_p = 0usize;
-    let mut skip = 0usize;
     let mut rows = 0u32;
     loop {
         let ev = xml::next(&mut r, "content.xml")?;
-        if skip > 0 {
-            match ev {
-                Event::Start(_) => skip += 1,
-                Event::End(_) => skip -= 1,
-                Event::Eof => break,
-                _ => {}
-            }
-            continue;
-        }
         match ev {
             Event::Start(e) => match name(&e) {
                 b"table" => {
@@ -63,7 +53,7 @@ pub fn read_ods(bytes: &[u8], limits: &Limits) -> Result<Extracted> {
                         text::check_pages(out.pages.len() + 1, limits)?;
                     }
                 }
-                b"annotation" | b"shapes" => skip = 1,
+                b"annotation" | b"shapes" => xml::skip_element(&mut r, "content.xml")?,
                 b"table-row" if depth == 1 => {
                     row = Row::default();
                     row_repeat = repeat(&e, b"table:number-rows-repeated");

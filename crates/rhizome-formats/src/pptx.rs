@@ -93,7 +93,6 @@ fn shapes_text(xml: &str, part: &str) -> Result<(String, Option<String>)> {
     let mut r = xml::reader(xml);
     let mut out = String::new();
     let mut title: Option<String> = None;
-    let mut skip = 0usize;
     // Where the current shape's text started, and what kind of placeholder it is.
     let mut shape: Option<(usize, Option<String>)> = None;
     let mut line = String::new();
@@ -101,18 +100,9 @@ fn shapes_text(xml: &str, part: &str) -> Result<(String, Option<String>)> {
     let (mut row, mut cell): (Vec<String>, String) = (Vec::new(), String::new());
     loop {
         let ev = xml::next(&mut r, part)?;
-        if skip > 0 {
-            match ev {
-                Event::Start(_) => skip += 1,
-                Event::End(_) => skip -= 1,
-                Event::Eof => break,
-                _ => {}
-            }
-            continue;
-        }
         match ev {
             Event::Start(e) => match name(&e) {
-                b"Fallback" => skip = 1,
+                b"Fallback" => xml::skip_element(&mut r, part)?,
                 b"sp" => {
                     shape = Some((out.len(), None));
                     push_break(&mut out);

@@ -36,6 +36,21 @@ pub(crate) fn next<'a>(r: &mut Reader<&'a [u8]>, part: &str) -> Result<Event<'a>
     r.read_event().map_err(|e| ReadError::Damaged(format!("{part}: {e}")))
 }
 
+/// Skips the rest of the element whose start was just read (to its matching end, or the
+/// end of the part).
+pub(crate) fn skip_element(r: &mut Reader<&[u8]>, part: &str) -> Result<()> {
+    let mut depth = 1usize;
+    loop {
+        match next(r, part)? {
+            Event::Start(_) => depth += 1,
+            Event::End(_) if depth == 1 => return Ok(()),
+            Event::End(_) => depth -= 1,
+            Event::Eof => return Ok(()),
+            _ => {}
+        }
+    }
+}
+
 /// A name without its namespace prefix.
 pub(crate) fn local(name: &[u8]) -> &[u8] {
     name.rsplit(|b| *b == b':').next().unwrap_or(name)

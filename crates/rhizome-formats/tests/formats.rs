@@ -1,28 +1,20 @@
 //! Each reader against documents written by the Python libraries people make them with
-//! (`fixtures/make.py`): the text, its pages, and the metadata. Skips, saying why, when
-//! python3 or one of its modules is missing.
+//! (`fixtures/make.py`): the text, its pages, and the metadata. The libraries come from a
+//! venv of pinned versions (rhizome-testdb).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use rhizome_formats::{read, Extracted, Limits, PageUnit};
 
-/// Writes the fixtures of `format` into a new temporary directory, or `None` (and a note
-/// on stderr) when they cannot be made here.
+/// Writes the fixtures of `format` into a new temporary directory (always `Some`: the
+/// libraries come from the test venv).
 fn fixtures(format: &str) -> Option<tempfile::TempDir> {
     let dir = tempfile::tempdir().expect("temp dir");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/make.py");
-    let out = match Command::new("python3").arg(&script).arg(dir.path()).arg(format).output() {
-        Ok(out) => out,
-        Err(e) => {
-            eprintln!("SKIPPED {format}: python3 not runnable ({e})");
-            return None;
-        }
-    };
-    if out.status.code() == Some(3) {
-        eprintln!("SKIPPED {format}: {}", String::from_utf8_lossy(&out.stderr).trim());
-        return None;
-    }
+    // The pinned document-generation libraries, in a venv the test support makes once.
+    let python = rhizome_testdb::python::venv("fixtures", rhizome_testdb::python::FIXTURE_PINS);
+    let out = Command::new(python).arg(&script).arg(dir.path()).arg(format).output().expect("run the fixture script");
     assert!(out.status.success(), "make.py {format} failed: {}", String::from_utf8_lossy(&out.stderr));
     Some(dir)
 }

@@ -1,8 +1,8 @@
 //! The PDF reader against documents written by fpdf2 and reportlab
 //! (`fixtures/make_pdf.py`): each page's text, reading order, tables, running headers and
 //! footers, hyphenation, metadata; and hostile files (truncated, random, encrypted,
-//! cyclic or deeply nested objects). Skips, saying why, when python3, its modules or the
-//! fonts are missing.
+//! cyclic or deeply nested objects). The libraries come from a venv of pinned versions
+//! (rhizome-testdb).
 
 use std::path::Path;
 use std::process::Command;
@@ -11,22 +11,14 @@ use std::time::Duration;
 
 use rhizome_formats::{pages_without_text, read_pdf, Extracted, Limits, PageUnit, ReadError};
 
-/// Writes the PDF fixtures into a new temporary directory, or `None` (and a note on
-/// stderr) when they cannot be made here.
+/// Writes the PDF fixtures into a new temporary directory (always `Some`: the libraries
+/// come from the test venv).
 fn fixtures() -> Option<tempfile::TempDir> {
     let dir = tempfile::tempdir().expect("temp dir");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/make_pdf.py");
-    let out = match Command::new("python3").arg(&script).arg(dir.path()).output() {
-        Ok(out) => out,
-        Err(e) => {
-            eprintln!("SKIPPED pdf: python3 not runnable ({e})");
-            return None;
-        }
-    };
-    if out.status.code() == Some(3) {
-        eprintln!("SKIPPED pdf: {}", String::from_utf8_lossy(&out.stderr).trim());
-        return None;
-    }
+    // The pinned document-generation libraries, in a venv the test support makes once.
+    let python = rhizome_testdb::python::venv("fixtures", rhizome_testdb::python::FIXTURE_PINS);
+    let out = Command::new(python).arg(&script).arg(dir.path()).output().expect("run the fixture script");
     assert!(out.status.success(), "make_pdf.py failed: {}", String::from_utf8_lossy(&out.stderr));
     Some(dir)
 }

@@ -11,6 +11,7 @@ use std::process::Command;
 /// The document-generation libraries the format fixtures are made with.
 pub const FIXTURE_PINS: &[&str] = &[
     "fpdf2==2.8.9",
+    "reportlab==5.1.0",
     "pillow==13.0.0",
     "python-docx==1.2.0",
     "python-pptx==1.0.2",
