@@ -163,7 +163,7 @@ fn the_server_takes_pdf_and_office_uploads() {
         .into_iter()
         .filter(|(n, _)| n.ends_with(".pdf") || n.ends_with(".docx") || n.ends_with(".pptx"))
         .collect();
-    assert_eq!(files.len(), 5);
+    assert_eq!(files.len(), 6, "three PDFs, a scanned PDF, a DOCX and a PPTX");
     let done = s.wait_job(s.upload(&files));
     assert_eq!(done["errors"], serde_json::json!([]), "{done:#}");
     let r = ok_json(s.post_json(

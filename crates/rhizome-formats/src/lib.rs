@@ -165,7 +165,7 @@ impl Default for Limits {
             max_decompressed: 512 << 20,
             max_pages: 5_000,
             max_pixels: 64_000_000,
-            max_text: 64 << 20,
+            max_text: 16 << 20,
             ocr_seconds: 120,
         }
     }

@@ -11,7 +11,9 @@
 
 use std::collections::HashSet;
 use std::io::Read;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+// A panic of pdf-extract or lopdf on a malformed file is guarded (it becomes a note or an
+// error, prints nothing, and the fuzzer does not count it as a failure).
+use rhizome_core::panic_guard::catch;
 
 use pdf_extract::{Dictionary, Document, MediaBox, Object, ObjectId, OutputDev, OutputError, Transform};
 
@@ -25,18 +27,34 @@ const MAX_FORM_VISITS: usize = 10_000;
 /// The note a page without a text layer gets; [`pages_without_text`] reads it back.
 const NO_TEXT: &str = "no text layer";
 
-/// Reads a PDF file.
+/// Stack of the thread a PDF is read on: lopdf and pdf-extract recurse into nested objects
+/// and content, and a hostile file nests deeply. Reserved, not committed, until used.
+const PDF_STACK: usize = 512 << 20;
+
+/// Reads a PDF file (on a thread of its own with a large stack; see [`PDF_STACK`]).
 pub fn read_pdf(bytes: &[u8], limits: &Limits) -> Result<Extracted> {
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .name("pdf".into())
+            .stack_size(PDF_STACK)
+            .spawn_scoped(s, || read_pdf_here(bytes, limits))
+            .map_err(|e| ReadError::Other(format!("cannot start the PDF reader: {e}")))?
+            .join()
+            .unwrap_or_else(|_| Err(ReadError::damaged("the PDF reader failed on this file")))
+    })
+}
+
+fn read_pdf_here(bytes: &[u8], limits: &Limits) -> Result<Extracted> {
     if !bytes.windows(5).take(1024).any(|w| w == b"%PDF-") {
         return Err(ReadError::damaged("no %PDF- header: not a PDF file"));
     }
-    let mut doc = match catch_unwind(|| Document::load_mem(bytes)) {
+    let mut doc = match catch(|| Document::load_mem(bytes)) {
         Ok(Ok(doc)) => doc,
         Ok(Err(e)) => return Err(ReadError::damaged(format!("cannot parse the PDF ({e})"))),
         Err(_) => return Err(ReadError::damaged("cannot parse the PDF")),
     };
     if doc.is_encrypted() {
-        match catch_unwind(AssertUnwindSafe(|| doc.decrypt(""))) {
+        match catch(|| doc.decrypt("")) {
             Ok(Ok(())) => {}
             _ => return Err(ReadError::Encrypted("password-protected PDF".into())),
         }
@@ -44,6 +62,7 @@ pub fn read_pdf(bytes: &[u8], limits: &Limits) -> Result<Extracted> {
     let pages: Vec<(u32, ObjectId)> = doc.get_pages().into_iter().collect();
     text::check_pages(pages.len(), limits)?;
     check_inflated(&doc, limits)?;
+    check_references(&doc)?;
     let mut out = Extracted {
         title: info(&doc, b"Title"),
         author: info(&doc, b"Author"),
@@ -60,7 +79,7 @@ pub fn read_pdf(bytes: &[u8], limits: &Limits) -> Result<Extracted> {
             }
             None => {
                 let mut dev = Collector::default();
-                match catch_unwind(AssertUnwindSafe(|| pdf_extract::output_doc_page(&doc, &mut dev, number))) {
+                match catch(|| pdf_extract::output_doc_page(&doc, &mut dev, number)) {
                     Ok(Ok(())) => {}
                     Ok(Err(e)) => out.notes.push(format!("page {number}: text partly read ({e:?})")),
                     Err(_) => out
@@ -245,7 +264,9 @@ fn forms_ok<'a>(
     for (_, v) in xobjects.iter() {
         let Object::Reference(id) = v else { continue };
         let Ok(stream) = doc.get_object(*id).and_then(Object::as_stream) else { continue };
-        if stream.dict.get(b"Subtype").and_then(Object::as_name).ok() != Some(b"Form".as_slice()) {
+        // pdf-extract draws every XObject that is not an image as a form, whatever its
+        // /Subtype says (a damaged name too), so every such stream is followed here.
+        if stream.dict.get(b"Subtype").and_then(Object::as_name).ok() == Some(b"Image".as_slice()) {
             continue;
         }
         *visits += 1;
@@ -259,6 +280,26 @@ fn forms_ok<'a>(
         chain.push(*id);
         forms_ok(doc, own.unwrap_or(resources), chain, visits)?;
         chain.pop();
+    }
+    Ok(())
+}
+
+/// Refuses a PDF in which an object is a reference that leads back to itself (`5 0 obj
+/// 5 0 R`, or a ring of them): following it never ends.
+fn check_references(doc: &Document) -> Result<()> {
+    for (&start, obj) in &doc.objects {
+        let Object::Reference(mut next) = obj else { continue };
+        let mut steps = 0;
+        while let Some(Object::Reference(r)) = doc.objects.get(&next) {
+            steps += 1;
+            if *r == start || steps > 64 {
+                return Err(ReadError::damaged(format!("object {} {} refers to itself", start.0, start.1)));
+            }
+            next = *r;
+        }
+        if next == start {
+            return Err(ReadError::damaged(format!("object {} {} refers to itself", start.0, start.1)));
+        }
     }
     Ok(())
 }

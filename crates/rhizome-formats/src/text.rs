@@ -45,10 +45,11 @@ pub(crate) fn check_len(text: &str, limits: &Limits) -> Result<()> {
     Ok(())
 }
 
-/// A cheap check while text accumulates: more than four bytes per allowed character
-/// is certainly too much (a char is at most four bytes in UTF-8).
+/// A cheap check while text accumulates: more than two bytes per allowed character is
+/// taken as too much (text of three- and four-byte characters is refused a little early,
+/// and memory stays within a few times the limit).
 pub(crate) fn check_growing(len: usize, limits: &Limits) -> Result<()> {
-    if len / 4 > limits.max_text {
+    if len / 2 > limits.max_text {
         return Err(too_much_text(limits));
     }
     Ok(())
