@@ -77,12 +77,11 @@ pub fn read_pdf_pages(bytes: &[u8], pages: &[u32], limits: &Limits) -> Result<Ve
     Ok(out)
 }
 
-/// A PDF's pages that had no text layer (listed in `x.notes` as `page N: no text layer`),
+/// A PDF's pages that had no text layer ([`crate::pages_without_text`]),
 /// read by OCR and put in place. Without Tesseract, a PDF that has no text at all is
 /// [`ReadError::NeedsOcr`]; one with some text keeps it, and the pages left out are noted.
 pub fn fill_scanned_pages(bytes: &[u8], mut x: Extracted, limits: &Limits) -> Result<Extracted> {
-    let scanned: Vec<u32> =
-        x.notes.iter().filter_map(|n| n.strip_prefix("page ")?.strip_suffix(": no text layer")?.parse().ok()).collect();
+    let scanned: Vec<u32> = crate::pdf::pages_without_text(&x);
     if scanned.is_empty() {
         return Ok(x);
     }
@@ -112,7 +111,8 @@ pub fn fill_scanned_pages(bytes: &[u8], mut x: Extracted, limits: &Limits) -> Re
         };
         out.push_page(p.number, p.label.clone(), text);
     }
-    out.notes.extend(x.notes.into_iter().filter(|n| !n.ends_with(": no text layer")));
+    let no_text = format!(": {}", crate::pdf::NO_TEXT);
+    out.notes.extend(x.notes.into_iter().filter(|n| !n.ends_with(&no_text)));
     if out.text.trim().is_empty() {
         return Err(ReadError::Other("no text layer, and OCR found no text".into()));
     }

@@ -25,7 +25,7 @@ const MAX_FORM_DEPTH: usize = 24;
 /// How many forms one page may draw, counting repeats.
 const MAX_FORM_VISITS: usize = 10_000;
 /// The note a page without a text layer gets; [`pages_without_text`] reads it back.
-const NO_TEXT: &str = "no text layer";
+pub(crate) const NO_TEXT: &str = "no text layer";
 
 /// Stack of the thread a PDF is read on: lopdf and pdf-extract recurse into nested objects
 /// and content, and a hostile file nests deeply. Reserved, not committed, until used.
