@@ -97,6 +97,8 @@ export async function* sse(r: Response): AsyncGenerator<SseEvent> {
 export interface DocumentSummary {
   id: string; title: string; source: string; language?: string; chunks: number; entities: number;
   indexed_at?: number; partial: boolean;
+  /** Other names the same content arrived under. */
+  aliases?: string[];
 }
 export interface GraphNode { id: string; name: string; entity_type: string; degree: number; community?: string }
 export interface GraphEdge { id: string; source: string; target: string; kind: string; rel_type: string; weight: number }

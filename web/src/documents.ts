@@ -91,7 +91,8 @@ export async function refreshDocuments(): Promise<void> {
 function row(d: DocumentSummary): HTMLTableRowElement {
   return h("tr", { "data-doc": d.id },
     h("td", {}, h("button", { class: "link", title: d.source, onclick: () => openDocument(d.id) }, d.title || d.source),
-      d.partial ? h("span", { class: "badge warn" }, "partial") : null),
+      d.partial ? h("span", { class: "badge warn" }, "partial") : null,
+      d.aliases?.length ? h("span", { class: "badge", title: d.aliases.join("\n") }, `+${d.aliases.length} ${d.aliases.length === 1 ? "name" : "names"}`) : null),
     h("td", {}, d.language || ""), h("td", { class: "num" }, String(d.chunks)), h("td", { class: "num" }, String(d.entities)),
     h("td", {}, fmtDate(d.indexed_at)),
     h("td", {}, h("button", { class: "danger small", "aria-label": `Delete ${d.title}`, onclick: () => remove(d) }, "Delete")));
@@ -124,7 +125,8 @@ export async function openDocument(id: string, chunkId?: string, mark?: string[]
     const ents = d.entities.slice(0, 200).map((e) =>
       h("button", { class: "chip", title: e.entity_type, onclick: () => page.focusEntity(e.id) }, e.name));
     showView(d.document.title,
-      h("p", { class: "quiet" }, d.document.source, d.summary?.language ? ` · ${d.summary.language}` : ""),
+      h("p", { class: "quiet" }, d.document.source, d.summary?.language ? ` · ${d.summary.language}` : "",
+        d.summary?.aliases?.length ? ` · also as ${d.summary.aliases.join(", ")}` : ""),
       h("details", { class: "chunk" }, h("summary", {}, `Full text (${d.document.text.length} characters)`),
         h("div", { class: "chunk-text" }, d.document.text)),
       h("h3", {}, `Chunks (${d.chunks.length})`), ...chunks,

@@ -17,12 +17,13 @@ pub fn index(app: App, paths: &[PathBuf], dry_run: bool) -> Result<()> {
         let plan = engine.dry_run(paths)?;
         if app.json {
             return print_json(&json!({"dry_run": true, "documents_new": plan.documents_new,
-                "documents_replaced": plan.documents_replaced, "documents_unchanged": plan.documents_unchanged, "chunks": plan.chunks,
+                "documents_replaced": plan.documents_replaced, "documents_unchanged": plan.documents_unchanged,
+                "documents_duplicate": plan.documents_duplicate, "chunks": plan.chunks,
                 "extractor": plan.extractor, "llm": plan.llm, "skipped": plan.skipped}));
         }
         println!(
-            "dry run: {} new document(s) ({} unchanged, {} replaced), {} chunks; extractor {}: {} LLM calls ({} already cached), ~{} prompt + ~{} completion tokens",
-            plan.documents_new, plan.documents_unchanged, plan.documents_replaced, plan.chunks, plan.extractor, plan.llm.calls, plan.llm.cached_calls,
+            "dry run: {} new document(s) ({} unchanged, {} replaced, {} same content as an indexed one), {} chunks; extractor {}: {} LLM calls ({} already cached), ~{} prompt + ~{} completion tokens",
+            plan.documents_new, plan.documents_unchanged, plan.documents_replaced, plan.documents_duplicate, plan.chunks, plan.extractor, plan.llm.calls, plan.llm.cached_calls,
             plan.llm.estimated_prompt_tokens, plan.llm.estimated_completion_tokens
         );
         return Ok(());
@@ -63,6 +64,12 @@ fn print_outcome(app: &App, o: &IndexOutcome) -> Result<()> {
         r.documents_new, r.documents_unchanged, r.documents_replaced, o.skipped.len(),
         r.chunks, r.entities_mentioned, r.relations, r.facts
     );
+    if r.documents_duplicate > 0 {
+        println!(
+            "{} document(s) with the same content as an indexed one: not indexed again, kept as other names of it",
+            r.documents_duplicate
+        );
+    }
     if r.entities_merged > 0 {
         println!("entities merged into existing ones by similarity: {}", r.entities_merged);
     }

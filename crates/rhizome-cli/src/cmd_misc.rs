@@ -56,6 +56,9 @@ pub fn documents(app: App, search: Option<&str>, offset: usize, limit: usize) ->
             if d.partial { " (being written: rerun `rhizome index` to finish it)" } else { "" },
             d.source
         );
+        if !d.aliases.is_empty() {
+            println!("      also as: {}", d.aliases.join(", "));
+        }
     }
     Ok(())
 }

@@ -301,6 +301,42 @@ fn adding_files_processes_only_new_ones_and_a_missing_model_is_explained() {
     let r = query(&idx, "When did Google introduce its Knowledge Graph?");
     assert_eq!(r["contexts"][0]["title"], "Knowledge graphs", "{r:#}");
 
+    // The same content under other names is one document with several names: counted by a
+    // dry run, indexed once, listed with its names, cited once, found and deleted by any.
+    let copies = tmp.path().join("copies");
+    std::fs::create_dir_all(&copies).unwrap();
+    for name in ["franklin.txt", "franklin (1).txt", "Franklin copy.txt"] {
+        std::fs::copy(&note, copies.join(name)).unwrap();
+    }
+    let mut c = rz(&idx);
+    c.args(["index", "--dry-run"]).arg(&copies);
+    let plan = json(c);
+    assert_eq!((&plan["documents_new"], &plan["documents_duplicate"]), (&Value::from(0), &Value::from(3)), "{plan}");
+    let mut c = rz(&idx);
+    c.arg("index").arg(&copies);
+    let fourth = json(c);
+    assert_eq!(fourth["report"]["documents_duplicate"], 3, "{fourth}");
+    assert_eq!(fourth["report"]["documents_indexed"], 0, "{fourth}");
+    assert_eq!(stats(&idx)["nodes"]["Document"], 4);
+    let mut c = rz(&idx);
+    c.args(["index"]).arg(&copies);
+    assert_eq!(json(c)["report"]["documents_unchanged"], 3, "the names are known now");
+    let mut c = rz(&idx);
+    c.args(["documents", "--search", "franklin"]);
+    let listed = json(c);
+    let docs = listed["documents"].as_array().unwrap();
+    assert_eq!(docs.len(), 1, "{listed:#}");
+    let names: Vec<&str> = docs[0]["aliases"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(names.len(), 3, "{listed:#}");
+    assert!(names.iter().all(|n| n.contains("copies/")), "{names:?}");
+    let r = query(&idx, "What did Rosalind Franklin photograph?");
+    let cited = r["contexts"].as_array().unwrap().iter().filter(|c| c["text"].as_str().unwrap().contains("Photo 51"));
+    assert_eq!(cited.count(), 1, "one passage, not one per name: {r:#}");
+    let mut c = rz(&idx);
+    c.arg("delete").arg(names[1]);
+    assert_eq!(json(c)["deleted"]["documents"], 1);
+    assert_eq!(stats(&idx)["nodes"]["Document"], 3);
+
     let out =
         rz(&idx).env("RHIZOME_MODELS_DIR", tmp.path().join("no-models")).args(["query", "anything"]).output().unwrap();
     assert!(!out.status.success());

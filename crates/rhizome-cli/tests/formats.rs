@@ -172,4 +172,22 @@ fn the_server_takes_pdf_and_office_uploads() {
     ));
     assert_eq!(r["contexts"][0]["source"], "upload:report_en.pdf", "{r:#}");
     assert_eq!(r["contexts"][0]["pages"]["first"], 2, "{r:#}");
+
+    // The same file uploaded again under other names is indexed once, with every name kept.
+    let pdf = files.iter().find(|(n, _)| n == "report_en.pdf").unwrap().1.clone();
+    let again: Vec<(String, Vec<u8>)> = ["report_en (1).pdf", "Report EN copy.pdf", "report_en.pdf"]
+        .iter()
+        .map(|n| (n.to_string(), pdf.clone()))
+        .collect();
+    let done = s.wait_job(s.upload(&again));
+    assert_eq!(done["errors"], serde_json::json!([]), "{done:#}");
+    let listed = ok_json(s.get("/documents?search=report_en"));
+    let docs = listed["documents"].as_array().unwrap();
+    assert_eq!(docs.len(), 1, "one document for one content: {listed:#}");
+    assert_eq!(
+        docs[0]["aliases"],
+        serde_json::json!(["upload:report_en (1).pdf", "upload:Report EN copy.pdf"]),
+        "{listed:#}"
+    );
+    assert_eq!(ok_json(s.get("/documents"))["total"], 6, "no document was added");
 }

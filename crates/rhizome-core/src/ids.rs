@@ -32,6 +32,12 @@ pub fn document_id(title: &str, text: &str) -> String {
     content_id("doc_", &[title, text])
 }
 
+/// The digest of a document's text alone (not its title or name): the same content under
+/// two names has one digest, so a store indexes it once.
+pub fn text_digest(text: &str) -> String {
+    content_id("txt_", &[text])
+}
+
 pub fn chunk_id(doc_id: &str, ordinal: u32, text: &str) -> String {
     content_id("chk_", &[doc_id, &ordinal.to_string(), text])
 }

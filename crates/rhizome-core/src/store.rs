@@ -126,6 +126,10 @@ pub struct DocumentSummary {
     pub indexed_at: Option<u64>,
     /// Still being written in parts (a large file).
     pub partial: bool,
+    /// The other names the same content arrived under ([`WriteBatch::aliases`]), in the
+    /// order they came.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
 }
 
 /// Everything one ingestion step commits at once. A backend writes a batch atomically:
@@ -154,6 +158,12 @@ pub struct WriteBatch {
     /// last part. Until then [`StoreRead::has_document`] says false and
     /// [`StoreRead::partial_documents`] tells a rerun where to go on.
     pub doc_progress: Vec<(String, Option<u32>)>,
+    /// Other names of stored documents: (document id, a source the same content arrived
+    /// under again). A name is one document's at a time: an alias moves a name from the
+    /// document that had it, and a document written with a source takes that name from
+    /// any document holding it as an alias. An alias of a document that is not stored, or
+    /// that names the document's own source, is not written.
+    pub aliases: Vec<(String, String)>,
 }
 
 /// A chunk whose extraction failed: kept in the index without its graph until a later run
@@ -210,8 +220,16 @@ pub trait StoreRead {
     fn document_count(&self, search: Option<&str>) -> Result<u64>;
     /// Documents written in part: (document id, chunks written, from ordinal 0).
     fn partial_documents(&self) -> Result<Vec<(String, u32)>>;
-    /// A document by id, or by the exact source it was loaded from.
+    /// A document by id, or by the exact source (or alias, [`WriteBatch::aliases`]) it was
+    /// loaded from.
     fn find_document(&self, id_or_source: &str) -> Result<Option<Document>>;
+    /// The complete document whose text has the digest `digest`
+    /// ([`crate::ids::text_digest`]), if any: content that arrives again under another name
+    /// is indexed once.
+    fn document_with_digest(&self, digest: &str) -> Result<Option<String>>;
+    /// Every name a document arrived under: its source, then its aliases in the order they
+    /// came. Empty when there is no such document.
+    fn document_sources(&self, doc_id: &str) -> Result<Vec<String>>;
     /// All documents whose source is `source` or starts with `source#` (entries of a corpus file).
     fn documents_from_source(&self, source: &str) -> Result<Vec<Document>>;
     /// Chunks by id, with their documents, in the order asked (unknown ids are skipped).
@@ -275,7 +293,7 @@ pub trait StoreRead {
     /// Everything `doc_id` supports, as the batch that would write it again: the document,
     /// its chunks (by ordinal), the mentions, relations, facts, SIMILAR_TO edges, claims and
     /// extraction failures it supports (each list in a stable order), its progress when it
-    /// is written in part, and the vectors of its chunks and of the entities and facts it
+    /// is written in part, its aliases in the order they came, and the vectors of its chunks and of the entities and facts it
     /// supports. `None` when there is no such document. Writing the batches of every
     /// document into an empty store of any backend rebuilds the same graph
     /// (`rhizome copy`).
@@ -292,7 +310,7 @@ pub trait StoreWrite: StoreRead + Send {
     /// Write a free-form metadata value.
     fn set_meta(&mut self, key: &str, value: &str) -> Result<()>;
     fn write_batch(&mut self, batch: &WriteBatch) -> Result<()>;
-    /// Remove a document and everything only it supported. An entity keeps the id of the
+    /// Remove a document (with its aliases) and everything only it supported. An entity keeps the id of the
     /// name it was first written under; when the document took every support row with that
     /// name (the entity had absorbed another document's name as an alias), the entity is
     /// re-keyed by the support that remains, as if the document had never been indexed:

@@ -67,6 +67,9 @@ pub struct DryRun {
     pub documents_replaced: usize,
     /// Documents indexed already, as they are.
     pub documents_unchanged: usize,
+    /// Documents whose content is indexed already under another name (their name would
+    /// be kept as another source of it).
+    pub documents_duplicate: usize,
     pub chunks: usize,
     pub extractor: String,
     pub llm: rhizome_llm::ExtractionPlan,
@@ -251,26 +254,9 @@ impl Engine {
     pub fn dry_run(&self, paths: &[PathBuf]) -> Result<DryRun> {
         let (docs, skipped) = load(paths);
         let existing = if self.exists() { Some(self.reader()?) } else { None };
-        // As the run itself sorts them: a document seen already (in this run or in the
-        // index) is unchanged; one whose source is indexed with other content replaces it.
-        let (mut new_docs, mut replaced, mut unchanged) = (Vec::new(), 0, 0);
-        let mut seen = std::collections::HashSet::new();
-        for d in docs {
-            if !seen.insert(d.id.clone()) {
-                unchanged += 1;
-                continue;
-            }
-            if let Some(s) = &existing {
-                if s.has_document(&d.id)? {
-                    unchanged += 1;
-                    continue;
-                }
-                if s.find_document(&d.source)?.is_some_and(|old| old.source == d.source && old.id != d.id) {
-                    replaced += 1;
-                }
-            }
-            new_docs.push(d);
-        }
+        // As the run itself sorts them.
+        let sorted = rhizome_ingest::incoming::sort(existing.as_deref().map(|s| s as &dyn StoreRead), docs)?;
+        let (new_docs, replaced) = (sorted.new, sorted.replaced.len());
         let chunker = TokenChunker { size: self.config.chunk.size, overlap: self.config.chunk.overlap };
         let chunks: Vec<rhizome_core::Chunk> = new_docs.iter().flat_map(|d| chunker.chunk(d)).collect();
         let refs: Vec<&rhizome_core::Chunk> = chunks.iter().collect();
@@ -284,9 +270,10 @@ impl Engine {
             _ => rhizome_llm::ExtractionPlan { chunks: chunks.len() as u64, ..Default::default() },
         };
         Ok(DryRun {
-            documents_new: new_docs.len() - replaced,
+            documents_new: new_docs.len().saturating_sub(replaced),
             documents_replaced: replaced,
-            documents_unchanged: unchanged,
+            documents_unchanged: sorted.unchanged as usize,
+            documents_duplicate: sorted.aliases.len(),
             chunks: chunks.len(),
             extractor: self.config.extract.extractor.clone(),
             llm: plan,

@@ -78,7 +78,8 @@ fn stem(p: &Path) -> String {
 /// Load uploaded files with the loaders `rhizome index` uses, then give each document the
 /// title the file would have had under its uploaded name and the source `upload:NAME`
 /// (`upload:NAME#N` for the entries of a corpus file). Files that cannot be read are
-/// skipped, named by their uploaded name; a document uploaded twice is kept once.
+/// skipped, named by their uploaded name; a document uploaded twice under one name is kept
+/// once (under two names, indexing keeps the second name as an alias).
 pub fn load_uploads(uploads: &[Upload]) -> (Vec<Document>, Vec<Skip>) {
     let loaders = default_loaders();
     let mut docs = Vec::new();
@@ -103,7 +104,7 @@ pub fn load_uploads(uploads: &[Upload]) -> (Vec<Document>, Vec<Skip>) {
                 d.id = ids::document_id(&d.title, &d.text);
             }
             d.source = relabel(&d.source);
-            if seen.insert(d.id.clone()) {
+            if seen.insert((d.id.clone(), d.source.clone())) {
                 docs.push(d);
             }
         }

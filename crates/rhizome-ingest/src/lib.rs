@@ -7,6 +7,7 @@ pub mod extract;
 pub mod import;
 #[cfg(feature = "graphrag-parquet")]
 pub mod import_graphrag;
+pub mod incoming;
 pub mod load;
 mod overlap;
 pub mod pipeline;

@@ -34,7 +34,7 @@ impl Pipeline<'_> {
     pub fn index_documents(&self, store: &mut dyn StoreWrite, docs: Vec<Document>) -> Result<IndexReport> {
         let mut report = IndexReport::default();
         self.retry_failures(store, &mut report)?;
-        let docs = self.only_new(store, docs, &mut report)?;
+        let (docs, aliases) = self.only_new(store, docs, &mut report)?;
         let resume: HashMap<String, u32> = store.partial_documents()?.into_iter().collect();
         let max_docs = self.config.embed.docs_per_batch.max(1);
         let max_chunks = self.config.embed.chunks_per_batch.max(1);
@@ -71,6 +71,7 @@ impl Pipeline<'_> {
             self.write_parts(store, parts, &mut report)?;
         }
         self.progress.finish();
+        self.write_aliases(store, aliases)?;
         self.finish(store, &mut report)?;
         Ok(report)
     }
@@ -102,11 +103,8 @@ impl Pipeline<'_> {
     /// lets the process set it back (see `overlap.rs`), else before it.
     pub fn index_prepared(&self, store: &mut dyn StoreWrite, items: Vec<Prepared>) -> Result<IndexReport> {
         let mut report = IndexReport::default();
-        let ids: HashSet<String> = self
-            .only_new(store, items.iter().map(|p| p.doc.clone()).collect(), &mut report)?
-            .into_iter()
-            .map(|d| d.id)
-            .collect();
+        let (new, aliases) = self.only_new(store, items.iter().map(|p| p.doc.clone()).collect(), &mut report)?;
+        let ids: HashSet<String> = new.into_iter().map(|d| d.id).collect();
         let items: Vec<Prepared> = items.into_iter().filter(|p| ids.contains(&p.doc.id)).collect();
         self.progress.start("indexing", items.len() as u64);
         let per = self.config.embed.import_docs_per_batch.max(1);
@@ -149,6 +147,7 @@ impl Pipeline<'_> {
         }
         result?;
         self.progress.finish();
+        self.write_aliases(store, aliases)?;
         self.finish(store, &mut report)?;
         Ok(report)
     }
@@ -161,30 +160,33 @@ impl Pipeline<'_> {
         }
     }
 
-    /// Drop documents already indexed; replace documents whose source changed content.
+    /// Sort the run's documents ([`crate::incoming`]): delete the documents new versions
+    /// replace, count the unchanged, keep the new names of content indexed already for
+    /// [`Pipeline::write_aliases`], and return the documents to index.
     fn only_new(
         &self,
         store: &mut dyn StoreWrite,
         docs: Vec<Document>,
         report: &mut IndexReport,
-    ) -> Result<Vec<Document>> {
-        let mut seen = HashSet::new();
-        let mut out = Vec::new();
-        for d in docs {
-            report.documents_seen += 1;
-            if !seen.insert(d.id.clone()) || store.has_document(&d.id)? {
-                report.documents_unchanged += 1;
-                continue;
-            }
-            if let Some(old) = store.find_document(&d.source)? {
-                if old.source == d.source && old.id != d.id {
-                    store.delete_document(&old.id, &mut |names| self.embedder.embed(names, EmbedKind::Passage))?;
-                    report.documents_replaced += 1;
-                }
-            }
-            out.push(d);
+    ) -> Result<(Vec<Document>, Vec<(String, String)>)> {
+        report.documents_seen += docs.len() as u64;
+        let sorted = crate::incoming::sort(Some(&*store as &dyn StoreRead), docs)?;
+        for old in &sorted.replaced {
+            store.delete_document(old, &mut |names| self.embedder.embed(names, EmbedKind::Passage))?;
+            report.documents_replaced += 1;
         }
-        Ok(out)
+        report.documents_unchanged += sorted.unchanged;
+        report.documents_duplicate += sorted.aliases.len() as u64;
+        Ok((sorted.new, sorted.aliases))
+    }
+
+    /// Record the new names of content indexed already, once the documents they name are
+    /// written (a name of a document that did not get written is dropped by the store).
+    fn write_aliases(&self, store: &mut dyn StoreWrite, aliases: Vec<(String, String)>) -> Result<()> {
+        if aliases.is_empty() {
+            return Ok(());
+        }
+        store.write_batch(&WriteBatch { aliases, ..Default::default() })
     }
 
     /// Extract `chunks` on all cores, one result per chunk, in order.

@@ -59,6 +59,9 @@ pub struct IndexReport {
     pub documents_new: u64,
     pub documents_unchanged: u64,
     pub documents_replaced: u64,
+    /// Documents whose content is indexed already under another name: not indexed again,
+    /// their name kept as another source of that document.
+    pub documents_duplicate: u64,
     pub chunks: u64,
     pub entities_mentioned: u64,
     pub relations: u64,

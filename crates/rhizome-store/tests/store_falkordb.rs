@@ -49,6 +49,11 @@ fn falkordb_store_keeps_pages_and_chunk_ranges() {
 }
 
 #[test]
+fn falkordb_store_keeps_other_names_of_the_same_content() {
+    aliases_contract(&falkor_opener());
+}
+
+#[test]
 fn falkordb_store_rekeys_an_entity_whose_name_went() {
     rekey_contract(&falkor_opener());
 }

@@ -44,6 +44,11 @@ fn postgres_store_keeps_pages_and_chunk_ranges() {
 }
 
 #[test]
+fn postgres_store_keeps_other_names_of_the_same_content() {
+    aliases_contract(&pg_opener());
+}
+
+#[test]
 fn postgres_store_rekeys_an_entity_whose_name_went() {
     rekey_contract(&pg_opener());
 }

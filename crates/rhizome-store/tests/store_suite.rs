@@ -26,6 +26,11 @@ fn sqlite_store_keeps_pages_and_chunk_ranges() {
 }
 
 #[test]
+fn sqlite_store_keeps_other_names_of_the_same_content() {
+    aliases_contract(&|p: &Path| SqliteStore::open(p, true).unwrap());
+}
+
+#[test]
 fn sqlite_store_rekeys_an_entity_whose_name_went() {
     rekey_contract(&|p: &Path| SqliteStore::open(p, true).unwrap());
 }

@@ -170,6 +170,7 @@ impl FalkorStore {
         if let Some(n) = self.redis(&[b"HGET", &self.key(PARTIAL), doc_id.as_bytes()])?.as_int() {
             b.doc_progress.push((doc_id.to_string(), Some(n.max(0) as u32)));
         }
+        b.aliases = self.aliases_of(doc_id)?.into_iter().map(|n| (doc_id.to_string(), n)).collect();
         let chunk_ids: Vec<String> = b.chunks.iter().map(|c| c.id.clone()).collect();
         let entity_ids: Vec<String> =
             b.mentions.iter().map(|m| m.entity_id.clone()).collect::<BTreeSet<_>>().into_iter().collect();

@@ -2,7 +2,7 @@
 //!
 //! # What lives where
 //! The graph `graph` holds the FalkorDB SDK's schema, so FalkorDB's own browser shows it:
-//! - `(:Document {id, source, title, text, language, indexed_at})`
+//! - `(:Document {id, source, title, text, language, indexed_at, pages, page_unit, digest})`
 //! - `(:Chunk {id, doc_id, ordinal, text, tokens, seq, embedding})-[:PART_OF]->(:Document)`,
 //!   `(:Chunk)-[:NEXT_CHUNK]->(:Chunk)`, `(:Chunk)-[:SIMILAR_TO {score, doc_id}]->(:Chunk)`
 //! - entities `(:__Entity__:TYPE {id, name, entity_type, description, importance, embedding})`
@@ -31,7 +31,8 @@
 //! untyped traversal over the thousands of relation types of an OpenIE import costs
 //! milliseconds per entity), BM25 postings (`bm25:t:TERM`,
 //! `bm25:len`, `bm25:id`, `bm25:terms:SEQ`), `partial`, `failures`, `covariates`,
-//! `communities`, `reports`, `summaries`, `llm` (the LLM cache), `pending` and `lock`.
+//! `communities`, `reports`, `summaries`, `llm` (the LLM cache), `pending`, `lock`, and
+//! the other names of documents (`alias`: name -> document, `da:DOC`: its names in order).
 //!
 //! # Support rule
 //! A support record is a JSON row (the `MentionRecord` / `RelationRecord` / `FactRecord`
@@ -69,6 +70,7 @@
 //! [`lock`]: a `SET NX` key with the holder's pid, host and command, renewed while held,
 //! expiring 30 s after a holder dies.
 
+mod aliases;
 mod conn;
 mod delete;
 mod extra;
@@ -219,6 +221,7 @@ impl FalkorStore {
             s.create_schema()?;
         }
         s.check_schema_version()?;
+        s.backfill_digests()?;
         Ok(s)
     }
 

@@ -89,13 +89,15 @@ impl FalkorStore {
     ) -> Result<Vec<(String, String, String, Option<String>, Option<i64>)>> {
         let rows = self.ro("MATCH (d:Document) RETURN d.id, d.title, d.source, d.language, d.indexed_at")?;
         let needle = search.map(|s| s.to_ascii_lowercase());
+        let aliases = if needle.is_some() { self.all_aliases()? } else { HashMap::new() };
+        let has = |text: &str, n: &str| text.to_ascii_lowercase().contains(n);
         let mut out: Vec<_> = rows
             .into_iter()
             .map(|r| (r[0].str(), r[1].str(), r[2].str(), r[3].opt_str(), r[4].opt_str().map(|_| r[4].int())))
             .filter(|d| {
-                needle
-                    .as_ref()
-                    .is_none_or(|n| d.1.to_ascii_lowercase().contains(n) || d.2.to_ascii_lowercase().contains(n))
+                needle.as_ref().is_none_or(|n| {
+                    has(&d.1, n) || has(&d.2, n) || aliases.get(&d.0).is_some_and(|l| l.iter().any(|a| has(a, n)))
+                })
             })
             .collect();
         out.sort_by(|a, b| (&a.1, &a.0).cmp(&(&b.1, &b.0)));
@@ -221,8 +223,7 @@ impl StoreRead for FalkorStore {
                 .collect(),
         )?;
         let partial = self.set_of(PARTIAL, true)?;
-        Ok(docs
-            .into_iter()
+        docs.into_iter()
             .zip(lists)
             .map(|(d, l)| {
                 let mut ents: Vec<String> = l
@@ -242,9 +243,14 @@ impl StoreRead for FalkorStore {
                     source: d.2,
                     language: d.3,
                     indexed_at: d.4.map(|t| t.max(0) as u64),
+                    aliases: Vec::new(),
                 }
             })
-            .collect())
+            .map(|mut d| {
+                d.aliases = self.aliases_of(&d.id)?;
+                Ok(d)
+            })
+            .collect()
     }
 
     fn document_count(&self, search: Option<&str>) -> Result<u64> {
@@ -261,8 +267,25 @@ impl StoreRead for FalkorStore {
 
     fn find_document(&self, id_or_source: &str) -> Result<Option<Document>> {
         let rows = self.rop(&[("x", id_or_source.into())],
-            "MATCH (d:Document) WHERE d.id = $x OR d.source = $x RETURN d.id, d.source, d.title, d.text, d.pages ORDER BY d.id LIMIT 1")?;
-        Ok(rows.first().map(|r| document(r)))
+            "MATCH (d:Document) WHERE d.id = $x OR d.source = $x RETURN d.id, d.source, d.title, d.text, d.pages ORDER BY d.id")?;
+        // The document of that source before one of that id (as the other backends).
+        let mut docs: Vec<Document> = rows.iter().map(|r| document(r)).collect();
+        docs.sort_by_key(|d| d.source != id_or_source);
+        if let Some(d) = docs.into_iter().next() {
+            return Ok(Some(d));
+        }
+        match self.alias_owner(id_or_source)? {
+            Some(id) => self.find_document(&id),
+            None => Ok(None),
+        }
+    }
+
+    fn document_with_digest(&self, digest: &str) -> Result<Option<String>> {
+        self.with_digest(digest)
+    }
+
+    fn document_sources(&self, doc_id: &str) -> Result<Vec<String>> {
+        self.sources_of(doc_id)
     }
 
     fn documents_from_source(&self, source: &str) -> Result<Vec<Document>> {

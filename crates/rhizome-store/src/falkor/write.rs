@@ -161,15 +161,19 @@ impl FalkorStore {
                     ("at", Lit::Int(now)),
                     ("pages", crate::pages_json(d).map_or(Lit::Null, Lit::Str)),
                     ("unit", d.pages.as_ref().map_or(Lit::Null, |p| s(&p.unit))),
+                    ("digest", super::aliases::digest_lit(&d.text)),
                 ])
             })
             .collect();
         self.unwind(
             &new_docs,
             "UNWIND $rows AS r CREATE (:Document {id: r.id, source: r.source, title: r.title, \
-            text: r.text, language: r.lang, indexed_at: r.at, pages: r.pages, page_unit: r.unit})",
+            text: r.text, language: r.lang, indexed_at: r.at, pages: r.pages, page_unit: r.unit, digest: r.digest})",
             &|i| format!("document {:?}", new_docs.get(i).map(lit_id).unwrap_or_default()),
         )?;
+        let sources: Vec<&str> =
+            b.documents.iter().filter(|d| !existing.contains(&d.id)).map(|d| d.source.as_str()).collect();
+        self.documents_written(&sources)?;
         // Chunks (those not there yet), with PART_OF, NEXT_CHUNK and BM25 postings.
         let cand: Vec<&rhizome_core::Chunk> = b.chunks.iter().filter(|c| !skip.contains(c.doc_id.as_str())).collect();
         let have: HashSet<String> = if cand.is_empty() {
@@ -311,6 +315,7 @@ impl FalkorStore {
             cmds.push(cmd([b"HDEL".to_vec(), self.key(FAILURES), c.clone().into_bytes()]));
         }
         self.pipe(cmds)?;
+        self.write_aliases(&b.aliases)?;
         // SIMILAR_TO between chunks (as given; the document is chunk a's).
         let sim: Vec<Lit> = b
             .similar
@@ -394,7 +399,7 @@ impl StoreWrite for FalkorStore {
     fn delete_document(&mut self, doc_id: &str, embed: EmbedNames<'_>) -> Result<DeleteReport> {
         let rekeys = crate::aggregate::Rekeys::plan(&self.remaining_names(doc_id)?, embed)?;
         self.redis(&[b"SADD", &self.key(PENDING), doc_id.as_bytes()])?;
-        let r = self.delete_records(doc_id, &rekeys);
+        let r = self.delete_records(doc_id, &rekeys).and_then(|r| self.delete_aliases(doc_id).map(|()| r));
         if r.is_ok() {
             self.pipe(vec![
                 cmd([b"SREM".to_vec(), self.key(PENDING), doc_id.as_bytes().to_vec()]),

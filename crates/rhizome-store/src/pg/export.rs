@@ -93,6 +93,7 @@ pub fn document_batch(c: &mut impl GenericClient, doc_id: &str) -> PgResult<Opti
     if let Some(r) = c.query_opt("SELECT chunks_done FROM partial_documents WHERE doc_id = $1", &[&doc_id])? {
         b.doc_progress.push((doc_id.to_string(), Some(r.get::<_, i32>(0) as u32)));
     }
+    b.aliases = super::aliases::of(c, doc_id)?.into_iter().map(|s| (doc_id.to_string(), s)).collect();
     // Chunk vectors in chunk order, then entities and facts by id.
     let chunk_ids: Vec<String> = b.chunks.iter().map(|x| x.id.clone()).collect();
     let entity_ids: Vec<String> =

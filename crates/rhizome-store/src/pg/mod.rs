@@ -14,6 +14,7 @@
 //!
 //! [`WriteBatch`]: rhizome_core::WriteBatch
 
+mod aliases;
 mod communities;
 mod export;
 mod llm_cache;

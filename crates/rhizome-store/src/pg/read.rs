@@ -174,10 +174,12 @@ fn summary_row(r: &Row) -> DocumentSummary {
         chunks: r.get::<_, i64>(5) as u64,
         entities: r.get::<_, i64>(6) as u64,
         partial: r.get(7),
+        aliases: Vec::new(),
     }
 }
 
-const SEARCH: &str = "($1::text IS NULL OR d.title ILIKE $1 ESCAPE '\\' OR d.source ILIKE $1 ESCAPE '\\')";
+const SEARCH: &str = "($1::text IS NULL OR d.title ILIKE $1 ESCAPE '\\' OR d.source ILIKE $1 ESCAPE '\\'
+    OR EXISTS (SELECT 1 FROM document_aliases a WHERE a.doc_id = d.id AND a.source ILIKE $1 ESCAPE '\\'))";
 
 impl StoreRead for PgStore {
     fn stats(&self) -> Result<Stats> {
@@ -214,20 +216,35 @@ impl StoreRead for PgStore {
         let pattern = search.map(crate::like_pattern);
         let (limit, offset) = (limit.min(i64::MAX as usize) as i64, offset.min(i64::MAX as usize) as i64);
         self.q(|c| {
-            Ok(c.query(
-                &format!(
-                    "SELECT d.id, d.title, d.source, d.language, d.indexed_at,
+            let list: Vec<DocumentSummary> = c
+                .query(
+                    &format!(
+                        "SELECT d.id, d.title, d.source, d.language, d.indexed_at,
                        (SELECT count(*) FROM chunks c WHERE c.doc_id = d.id),
                        (SELECT count(DISTINCT s.entity_id) FROM entity_support s WHERE s.doc_id = d.id),
                        EXISTS(SELECT 1 FROM partial_documents p WHERE p.doc_id = d.id)
                      FROM documents d WHERE {SEARCH} ORDER BY d.title, d.id LIMIT $2 OFFSET $3"
-                ),
-                &[&pattern, &limit, &offset],
-            )?
-            .iter()
-            .map(summary_row)
-            .collect())
+                    ),
+                    &[&pattern, &limit, &offset],
+                )?
+                .iter()
+                .map(summary_row)
+                .collect();
+            list.into_iter()
+                .map(|mut d| {
+                    d.aliases = super::aliases::of(c, &d.id)?;
+                    Ok(d)
+                })
+                .collect()
         })
+    }
+
+    fn document_with_digest(&self, digest: &str) -> Result<Option<String>> {
+        self.q(|c| super::aliases::with_digest(c, digest))
+    }
+
+    fn document_sources(&self, doc_id: &str) -> Result<Vec<String>> {
+        self.q(|c| super::aliases::sources(c, doc_id))
     }
 
     fn document_count(&self, search: Option<&str>) -> Result<u64> {
@@ -253,7 +270,8 @@ impl StoreRead for PgStore {
         }
         self.qc(|c| {
             Ok(c.query(
-                "SELECT id, source, title, text, pages FROM documents WHERE id = $1 OR source = $1 ORDER BY id LIMIT 1",
+                "SELECT id, source, title, text, pages FROM documents WHERE id = $1 OR source = $1
+                 OR id = (SELECT doc_id FROM document_aliases WHERE source = $1) ORDER BY source <> $1, id LIMIT 1",
                 &[&id_or_source],
             )?
             .first()

@@ -154,6 +154,15 @@ pub fn ensure(url: &PgUrl, c: &mut postgres::Client, create: bool) -> Result<()>
         // An index made before chunks kept their range and pages.
         c.batch_execute(ADD_PROVENANCE).map_err(e)?;
     }
+    let digests = "SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema()
+                   AND table_name = 'document_aliases'";
+    if c.query_opt(digests, &[]).map_err(e)?.is_none() {
+        // An index made before documents kept their text's digest and other names.
+        let mut tx = c.transaction().map_err(e)?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK]).map_err(e)?;
+        tx.batch_execute(&super::aliases::migration()).map_err(e)?;
+        tx.commit().map_err(e)?;
+    }
     match get_meta(c, "schema_version").map_err(e)? {
         Some(v) if v == SCHEMA_VERSION => Ok(()),
         v => Err(Error::Index {

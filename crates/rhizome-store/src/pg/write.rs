@@ -56,6 +56,8 @@ fn write_batch(c: &mut impl GenericClient, url: &str, batch: &WriteBatch) -> PgR
             .iter()
             .map(|r| r.get(0))
             .collect();
+        let new: Vec<&str> = inserted.iter().map(String::as_str).collect();
+        super::aliases::documents_written(c, &new)?;
         partial = c
             .query("SELECT doc_id FROM partial_documents WHERE doc_id = ANY($1)", &[&doc_ids])?
             .iter()
@@ -260,6 +262,7 @@ fn write_batch(c: &mut impl GenericClient, url: &str, batch: &WriteBatch) -> PgR
     if !batch.resolved_failures.is_empty() {
         c.execute("DELETE FROM extraction_failures WHERE chunk_id = ANY($1)", &[&batch.resolved_failures])?;
     }
+    super::aliases::write(c, &batch.aliases)?;
 
     let distinct = |it: &mut dyn Iterator<Item = &String>| -> Vec<String> {
         it.cloned().collect::<BTreeSet<_>>().into_iter().collect()
@@ -410,6 +413,7 @@ fn delete_document(c: &mut impl GenericClient, doc_id: &str, rekeys: &Rekeys) ->
         "similar_chunks",
         "extraction_failures",
         "covariates",
+        "document_aliases",
     ] {
         c.execute(&format!("DELETE FROM {table} WHERE doc_id = $1"), &[&doc_id])?;
     }

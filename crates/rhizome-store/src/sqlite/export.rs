@@ -118,6 +118,7 @@ pub fn document_batch(conn: &Connection, doc_id: &str) -> Result<Option<WriteBat
     if let Some(n) = partial {
         b.doc_progress.push((doc_id.to_string(), Some(n)));
     }
+    b.aliases = super::aliases::of(conn, doc_id)?.into_iter().map(|s| (doc_id.to_string(), s)).collect();
     let chunk_ids: Vec<String> = b.chunks.iter().map(|c| c.id.clone()).collect();
     let entity_ids: BTreeSet<String> = b.mentions.iter().map(|m| m.entity_id.clone()).collect();
     let fact_ids: BTreeSet<String> = b.facts.iter().map(|f| f.fact.id.clone()).collect();

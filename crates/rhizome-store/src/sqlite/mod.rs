@@ -10,6 +10,7 @@
 //!
 //! [`WriteBatch`]: rhizome_core::WriteBatch
 
+mod aliases;
 mod communities;
 mod export;
 pub mod file_lock;

@@ -7,7 +7,7 @@ use rhizome_core::{
 };
 use rusqlite::{params, OptionalExtension};
 
-use super::{meta, postings, rows, sql, SqliteStore};
+use super::{aliases, meta, postings, rows, sql, SqliteStore};
 use crate::vectors::{decode, VectorMatrix};
 
 fn count(conn: &rusqlite::Connection, q: &str) -> Result<u64> {
@@ -115,12 +115,21 @@ impl StoreRead for SqliteStore {
         self.conn
             .query_row(
                 "SELECT id, source, title, text, pages FROM documents WHERE id = ?1 OR source = ?1
-                 ORDER BY id LIMIT 1",
+                 OR id = (SELECT doc_id FROM document_aliases WHERE source = ?1)
+                 ORDER BY source <> ?1, id LIMIT 1",
                 [id_or_source],
                 rows::document_row,
             )
             .optional()
             .map_err(sql)
+    }
+
+    fn document_with_digest(&self, digest: &str) -> Result<Option<String>> {
+        aliases::with_digest(&self.conn, digest)
+    }
+
+    fn document_sources(&self, doc_id: &str) -> Result<Vec<String>> {
+        aliases::sources(&self.conn, doc_id)
     }
 
     fn documents(
@@ -130,7 +139,7 @@ impl StoreRead for SqliteStore {
         limit: usize,
     ) -> Result<Vec<rhizome_core::DocumentSummary>> {
         let pattern = search.map(crate::like_pattern);
-        rows::list(
+        let mut list = rows::list(
             &self.conn,
             "SELECT d.id, d.title, d.source, d.language, d.indexed_at,
                (SELECT COUNT(*) FROM chunks c WHERE c.doc_id = d.id),
@@ -138,6 +147,7 @@ impl StoreRead for SqliteStore {
                EXISTS(SELECT 1 FROM partial_documents p WHERE p.doc_id = d.id)
              FROM documents d
              WHERE ?1 IS NULL OR d.title LIKE ?1 ESCAPE '\\' OR d.source LIKE ?1 ESCAPE '\\'
+                OR EXISTS(SELECT 1 FROM document_aliases a WHERE a.doc_id = d.id AND a.source LIKE ?1 ESCAPE '\\')
              ORDER BY d.title, d.id LIMIT ?2 OFFSET ?3",
             params![pattern, limit.min(i64::MAX as usize) as i64, offset.min(i64::MAX as usize) as i64],
             |r| {
@@ -150,9 +160,14 @@ impl StoreRead for SqliteStore {
                     chunks: r.get::<_, i64>(5)? as u64,
                     entities: r.get::<_, i64>(6)? as u64,
                     partial: r.get(7)?,
+                    aliases: Vec::new(),
                 })
             },
-        )
+        )?;
+        for d in &mut list {
+            d.aliases = aliases::of(&self.conn, &d.id)?;
+        }
+        Ok(list)
     }
 
     fn document_count(&self, search: Option<&str>) -> Result<u64> {
@@ -160,7 +175,8 @@ impl StoreRead for SqliteStore {
         self.conn
             .query_row(
                 "SELECT COUNT(*) FROM documents d
-                 WHERE ?1 IS NULL OR d.title LIKE ?1 ESCAPE '\\' OR d.source LIKE ?1 ESCAPE '\\'",
+                 WHERE ?1 IS NULL OR d.title LIKE ?1 ESCAPE '\\' OR d.source LIKE ?1 ESCAPE '\\'
+                OR EXISTS(SELECT 1 FROM document_aliases a WHERE a.doc_id = d.id AND a.source LIKE ?1 ESCAPE '\\')",
                 params![pattern],
                 |r| r.get::<_, i64>(0),
             )

@@ -3,9 +3,9 @@
 use rhizome_core::{Error, Result};
 use rusqlite::Connection;
 
-use super::communities;
 use super::meta::{get_meta, set_meta};
 use super::sql;
+use super::{aliases, communities};
 
 pub const SCHEMA_VERSION: &str = "1";
 
@@ -89,6 +89,10 @@ pub fn prepare(conn: &Connection) -> Result<()> {
     add_column(conn, "chunks", "char_end", "INTEGER NOT NULL DEFAULT 0")?;
     add_column(conn, "chunks", "page_first", "INTEGER")?;
     add_column(conn, "chunks", "page_last", "INTEGER")?;
+    // The same content under another name: one document, the other names its aliases.
+    add_column(conn, "documents", "digest", "TEXT")?;
+    conn.execute_batch(aliases::SCHEMA).map_err(sql)?;
+    aliases::prepare(conn)?;
     match get_meta(conn, "schema_version")? {
         None => set_meta(conn, "schema_version", SCHEMA_VERSION),
         Some(v) if v == SCHEMA_VERSION => Ok(()),

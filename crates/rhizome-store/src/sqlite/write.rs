@@ -10,7 +10,7 @@ use rhizome_core::{
 };
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::{meta, postings, rows, sql, SqliteStore};
+use super::{aliases, meta, postings, rows, sql, SqliteStore};
 use crate::aggregate::{descriptions, entity_description, entity_row, relation_row, MentionVote, Rekeys};
 use crate::vectors::encode;
 
@@ -274,6 +274,7 @@ impl StoreWrite for SqliteStore {
                 skip.insert(d.id.as_str());
             }
             if n > 0 {
+                aliases::document_written(&tx, d)?;
                 let lang = rhizome_core::lang::detect_language(&d.text);
                 let now = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
@@ -393,6 +394,7 @@ impl StoreWrite for SqliteStore {
         for chunk_id in &batch.resolved_failures {
             exec(&tx, "DELETE FROM extraction_failures WHERE chunk_id = ?1", [chunk_id]).map_err(sql)?;
         }
+        aliases::write(&tx, &batch.aliases)?;
         let mut created = false;
         for id in entities {
             created |= refresh_entity(&tx, id)? == Refreshed::Created;
@@ -435,9 +437,15 @@ impl StoreWrite for SqliteStore {
         }
         report.chunks = exec(&tx, "DELETE FROM chunks WHERE doc_id = ?1", [doc_id]).map_err(sql)? as u64;
         exec(&tx, "DELETE FROM partial_documents WHERE doc_id = ?1", [doc_id]).map_err(sql)?;
-        for table in
-            ["entity_support", "relation_support", "fact_support", "similar", "extraction_failures", "covariates"]
-        {
+        for table in [
+            "entity_support",
+            "relation_support",
+            "fact_support",
+            "similar",
+            "extraction_failures",
+            "covariates",
+            "document_aliases",
+        ] {
             exec(&tx, &format!("DELETE FROM {table} WHERE doc_id = ?1"), [doc_id]).map_err(sql)?;
         }
         rekey(&tx, &rekeys, &mut relation_ids, &mut fact_ids)?;

@@ -3,11 +3,15 @@
 //! PostgreSQL + pgvector, `store_falkordb.rs`: FalkorDB).
 #![allow(dead_code)]
 
+mod aliases;
+
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 use rhizome_core::ids::{chunk_id, document_id, entity_id, fact_id, relation_id, sentence_id};
 use rhizome_core::*;
+
+pub use aliases::aliases_contract;
 
 pub fn unit(v: &[f32]) -> Vec<f32> {
     let mut v = v.to_vec();
