@@ -23,6 +23,25 @@ fn fixtures(dir: &Path) -> BTreeMap<String, Vec<String>> {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// The share of `reference`'s words found in `text` and of `text`'s words found in
+/// `reference` (as multisets, punctuation around words trimmed).
+fn word_agreement(reference: &str, text: &str) -> (f64, f64) {
+    let bag = |t: &str| {
+        let mut m: BTreeMap<String, i64> = BTreeMap::new();
+        for w in t.split_whitespace() {
+            let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+            if !w.is_empty() {
+                *m.entry(w.to_string()).or_default() += 1;
+            }
+        }
+        m
+    };
+    let (a, b) = (bag(reference), bag(text));
+    let common: i64 = a.iter().map(|(w, n)| (*n).min(b.get(w).copied().unwrap_or(0))).sum();
+    let total = |m: &BTreeMap<String, i64>| m.values().sum::<i64>().max(1) as f64;
+    (common as f64 / total(&a), common as f64 / total(&b))
+}
+
 fn words(s: &str) -> Vec<char> {
     s.split_whitespace().collect::<Vec<_>>().join(" ").chars().collect()
 }
@@ -190,4 +209,78 @@ fn the_server_takes_pdf_and_office_uploads() {
         "{listed:#}"
     );
     assert_eq!(ok_json(s.get("/documents"))["total"], 6, "no document was added");
+}
+
+/// Three real PDFs from Debian's documentation packages (installed by
+/// scripts/install-test-deps): each is indexed with all its pages, and a question about
+/// one page cites that page.
+#[test]
+fn three_debian_manuals_are_indexed_asked_and_cited_by_page() {
+    let tmp = tempfile::tempdir().unwrap();
+    let docs = tmp.path().join("debian");
+    std::fs::create_dir_all(&docs).unwrap();
+    // (package, file as shipped, pages, a question, the page that answers it)
+    let manuals = [
+        ("libtasn1-doc", "/usr/share/doc/libtasn1-doc/libtasn1.pdf", 36, "What does asn1Parser read and generate?", 8),
+        (
+            "shared-mime-info",
+            "/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf",
+            17,
+            "What is the default glob weight value?",
+            4,
+        ),
+        (
+            "debian-faq",
+            "/usr/share/doc/debian/FAQ/debian-faq.en.pdf.gz",
+            73,
+            "Who created the Debian Project, and when?",
+            10,
+        ),
+    ];
+    for (package, shipped, _, _, _) in manuals {
+        let path = Path::new(shipped);
+        assert!(
+            path.is_file(),
+            "{shipped} is missing: install the Debian package {package} (scripts/install-test-deps)"
+        );
+        let name = path.file_name().unwrap().to_string_lossy().trim_end_matches(".gz").to_string();
+        let bytes = if shipped.ends_with(".gz") {
+            let out = Command::new("gzip").arg("-dc").arg(path).output().unwrap();
+            assert!(out.status.success(), "gzip -dc {shipped}");
+            out.stdout
+        } else {
+            std::fs::read(path).unwrap()
+        };
+        std::fs::write(docs.join(name), bytes).unwrap();
+    }
+    let idx = tmp.path().join("idx");
+    let mut c = rz(&idx);
+    c.arg("index").arg(&docs);
+    let r = json(c);
+    assert_eq!(r["report"]["documents_indexed"], 3, "{r:#}");
+    let stored = documents(&idx);
+    for (_, shipped, pages, question, page) in manuals {
+        let name = Path::new(shipped).file_name().unwrap().to_string_lossy().trim_end_matches(".gz").to_string();
+        let (source, text, paging) = stored.iter().find(|(s, _, _)| s.ends_with(&name)).unwrap();
+        // Words as poppler's pdftotext reads them (a word run into its neighbour is lost).
+        let out = Command::new("pdftotext").args(["-q", source, "-"]).output().unwrap();
+        let (recall, precision) = word_agreement(&String::from_utf8_lossy(&out.stdout), text);
+        eprintln!("{name}: words against pdftotext: recall {recall:.3}, precision {precision:.3}");
+        assert!(recall > 0.97 && precision > 0.97, "{name}: recall {recall:.3}, precision {precision:.3}");
+        let paging = paging.as_ref().unwrap_or_else(|| panic!("{name}: no pages kept"));
+        let last = paging["pages"].as_array().unwrap().iter().map(|p| p["number"].as_u64().unwrap()).max();
+        assert_eq!(last, Some(pages), "{name}: the last page");
+        let mut c = rz(&idx);
+        c.args(["query", "--method", "basic", question]);
+        let r = json(c);
+        let top = &r["contexts"][0];
+        assert!(top["source"].as_str().unwrap().ends_with(&name), "{question}: {r:#}");
+        let (first, last) = (top["pages"]["first"].as_u64().unwrap(), top["pages"]["last"].as_u64().unwrap());
+        assert!(first <= page && page <= last, "{question}: cites pp. {first}-{last}, the answer is on p. {page}");
+        let mut c = rz(&idx);
+        c.args(["query", "--method", "basic", question]);
+        let out = String::from_utf8(ok(c).stdout).unwrap();
+        assert!(out.contains(&format!("{name}, p")), "{question}: {out}");
+        eprintln!("{name}: {question} -> pp. {first}-{last}");
+    }
 }

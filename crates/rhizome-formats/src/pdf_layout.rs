@@ -49,8 +49,11 @@ impl Line {
     }
 }
 
-/// A gap between glyphs wider than this many ems is a word space.
-const WORD_GAP: f64 = 0.25;
+/// A gap between glyphs wider than this many ems is a word space. Typesetters that place
+/// words without space characters (TeX, FOP) leave about a quarter to a third of an em,
+/// shrunk further on justified lines; kerning moves glyphs by a few hundredths. Poppler
+/// starts its own word breaks at a tenth.
+const WORD_GAP: f64 = 0.12;
 /// A gap wider than this many ems separates table cells.
 const CELL_GAP: f64 = 2.0;
 /// Header and footer bands: this share of the page height at the top and the bottom.
