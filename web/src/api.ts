@@ -125,6 +125,8 @@ export interface QueryResponse {
 export interface JobView {
   id: number; kind: string; state: "queued" | "running" | "done" | "failed"; done: number; total: number;
   stage: string; errors: { file: string; error: string }[]; outcome: any;
+  /** Where the stage is in a document with pages: `report.pdf: page 120 of 500`. */
+  place?: string;
 }
 export interface MethodParam { key: string; value: any; valid: string }
 export interface MethodInfo { name: string; description: string; params: MethodParam[] }

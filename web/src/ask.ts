@@ -161,7 +161,7 @@ function render(turn: HTMLElement, answer: HTMLElement, r: QueryResponse): void 
   const shown = r.contexts.map((c, i) => ({ c, n: i + 1 })).filter(({ n }) => cited.has(n) || n <= 5);
   turn.append(h("ol", { class: "sources" }, shown.map(({ c, n }) =>
     h("li", { value: n }, h("button", { class: "link", onclick: () => openCitation(r, n) }, c.title || (c.kind === "chunk" ? c.source : c.text.slice(0, 80))),
-      h("span", { class: "quiet" }, c.pages ? ` ${citePages(c.pages)} · ${c.kind}` : ` ${c.kind}`)))));
+      h("span", { class: "quiet" }, c.kind === "chunk" && c.source ? ` ${cite(c)} · ${c.kind}` : ` ${c.kind}`)))));
   const edges = pathEdges(r);
   (window as any).rhizomeUi.lastPaths = edges;
   if (edges.length) turn.append(h("figure", { class: "paths-figure" }, drawPaths(edges),

@@ -177,7 +177,8 @@ async function uploadOne(f: File): Promise<void> {
       last = v;
       bar.max = Math.max(1, v.total);
       bar.value = v.done;
-      state.textContent = v.state === "running" ? `${v.stage} ${v.done}/${v.total}` : v.state;
+      // Indexing counts bytes of text; a document with pages says which page it is on.
+      state.textContent = v.state !== "running" ? v.state : v.place ? `${v.stage} · ${v.place}` : `${v.stage} ${v.done}/${v.total}`;
       clear(errors, v.errors.map((e) => h("li", {}, (e.file ? e.file + ": " : "") + e.error)));
       if (v.state === "done" || v.state === "failed") break;
     }

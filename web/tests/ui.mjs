@@ -1,6 +1,7 @@
 // Drives the web UI in headless Chromium (Debian's) against a running `rhizome serve`.
 //   node tests/ui.mjs SCENARIO BASE_URL OUT_DIR [KEY]
-// Scenarios: en, zh, vi (upload, ask, cite, explore, delete) and bench (2,000 nodes: time
+// Scenarios: en, zh, vi (upload, ask, cite, explore, delete), pdf (a PDF and a Word file:
+// the page cited, the document opened at it; their folder as the argument after KEY) and bench (2,000 nodes: time
 // to first render, frames per second while dragging). Prints one JSON line of results;
 // exits non-zero on the first failed check. Screenshots go to OUT_DIR.
 import { chromium } from "playwright-core";
@@ -216,6 +217,28 @@ try {
     const sources = await after.turn.locator(".sources").innerText();
     check(!sources.includes("copenhagen-physics") && !after.answer.includes("Mottelson"), "the deleted document left the answers: " + sources);
     result.after_delete = after.answer;
+  } else if (scenario === "pdf") {
+    // A PDF and a Word document made by tests/fixtures/documents.py (their folder follows
+    // the key): the answer cites the PDF's page, and its document opens at that page.
+    const dir = process.argv[6];
+    await open();
+    await upload([join(dir, "report_en.pdf"), join(dir, "notes.docx")]);
+    await waitDocuments(2);
+    const { turn } = await ask("When was the Halvorsen Bridge completed?", "basic");
+    result.citation = await openCitation(turn, "Harbour Report");
+    result.cited_source = await page.locator("[data-testid=cited-source]").innerText();
+    await shot("citation");
+    await page.getByRole("button", { name: /^Open the document at / }).click();
+    const opened = page.locator("#view-body details.chunk[open]").filter({ has: page.locator("mark") });
+    await opened.first().waitFor();
+    result.opened_at = await opened.first().locator("summary").innerText();
+    await opened.first().locator("mark").first().scrollIntoViewIfNeeded();
+    await shot("document-at-page");
+    await page.click("#view-close");
+    const word = await ask("Where does the ferry Nordlys sail every morning?", "basic");
+    const sources = await word.turn.locator(".sources").innerText();
+    check(sources.includes("notes.docx"), "the Word document is cited: " + sources);
+    result.word_citation = sources;
   } else if (scenario === "zh") {
     await open();
     await upload(files(join(DATA, "zh_openai")));

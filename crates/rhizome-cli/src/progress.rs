@@ -28,6 +28,8 @@ enum Mode {
 #[derive(Default)]
 struct Line {
     stage: String,
+    /// Where the stage is (`report.pdf: page 120 of 500`), when it says.
+    place: String,
     total: u64,
     pos: u64,
     bytes: bool,
@@ -41,7 +43,8 @@ impl Line {
         let secs = self.started.map_or(0.0, |t| t.elapsed().as_secs_f64());
         if self.bytes {
             let mb = |b: u64| b as f64 / 1e6;
-            format!("{}: {:.1}/{:.1} MB ({pct:.0}%, {secs:.0} s)", self.stage, mb(self.pos), mb(self.total))
+            let place = if self.place.is_empty() { String::new() } else { format!(", {}", self.place) };
+            format!("{}: {:.1}/{:.1} MB ({pct:.0}%, {secs:.0} s{place})", self.stage, mb(self.pos), mb(self.total))
         } else {
             format!("{}: {}/{} ({pct:.0}%, {secs:.0} s)", self.stage, self.pos, self.total)
         }
@@ -90,6 +93,23 @@ impl Bars {
 impl Progress for Bars {
     fn start(&self, stage: &str, total: u64) {
         self.begin(stage, total, false);
+    }
+    fn at(&self, place: &str) {
+        match self.mode {
+            Mode::Off => {}
+            Mode::Lines => {
+                if let Ok(mut l) = self.line.lock() {
+                    l.place = place.to_string();
+                }
+            }
+            Mode::Bars => {
+                if let Ok(slot) = self.bar.lock() {
+                    if let Some(b) = slot.as_ref() {
+                        b.set_message(place.to_string());
+                    }
+                }
+            }
+        }
     }
     fn start_bytes(&self, stage: &str, total: u64) {
         self.begin(stage, total, true);

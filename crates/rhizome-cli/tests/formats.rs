@@ -14,13 +14,8 @@ use serde_json::Value;
 use support::server::{files_of, ok_json, start};
 use support::{json, ok, rz};
 
-/// Writes the fixtures into `dir`; returns file name -> the source text of each page.
 fn fixtures(dir: &Path) -> BTreeMap<String, Vec<String>> {
-    let python = rhizome_testdb::python::venv("fixtures", rhizome_testdb::python::FIXTURE_PINS);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/documents.py");
-    let out = Command::new(python).arg(script).arg(dir).output().unwrap();
-    assert!(out.status.success(), "documents.py failed: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
+    support::document_fixtures(dir)
 }
 
 /// The share of `reference`'s words found in `text` and of `text`'s words found in

@@ -6,7 +6,7 @@
 mod support;
 
 use std::path::Path;
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use support::*;
@@ -262,18 +262,36 @@ fn killed_inside_a_large_file_resumes_to_the_clean_run() {
     }
     let file = tmp.path().join("big.txt");
     std::fs::write(&file, &text).unwrap();
+    kill_inside_and_resume(tmp.path(), &file);
+}
+
+/// A long PDF (made by tests/fixtures/documents.py) is written in parts like any large
+/// file: killed inside, the same command finishes it as a clean run would have.
+#[test]
+fn killed_inside_a_long_pdf_resumes_to_the_clean_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let python = rhizome_testdb::python::venv("fixtures", rhizome_testdb::python::FIXTURE_PINS);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/documents.py");
+    let out = Command::new(python).arg(script).args(["--long", "40"]).arg(tmp.path()).output().unwrap();
+    assert!(out.status.success(), "documents.py --long: {}", String::from_utf8_lossy(&out.stderr));
+    kill_inside_and_resume(tmp.path(), &tmp.path().join("long.pdf"));
+}
+
+/// Index `file` cleanly, then again killed once at least 32 chunks are written, then
+/// finish the killed run: the two indexes are the same.
+fn kill_inside_and_resume(tmp: &Path, file: &Path) {
     let parts = ["--set", "embed.chunks_per_batch=16"];
-    let clean = tmp.path().join("clean");
+    let clean = tmp.join("clean");
     let mut c = rz(&clean);
-    c.args(parts).arg("index").arg(&file);
+    c.args(parts).arg("index").arg(file);
     ok(c);
     let want = dump(&clean);
     let chunks = want["chunks"].len();
     assert!(chunks > 64, "the file makes {chunks} chunks: enough parts to kill inside");
 
-    let killed = tmp.path().join("killed");
+    let killed = tmp.join("killed");
     let mut child =
-        rz(&killed).args(parts).arg("index").arg(&file).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        rz(&killed).args(parts).arg("index").arg(file).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(300);
     let mut seen = 0;
     while Instant::now() < deadline {
@@ -297,7 +315,7 @@ fn killed_inside_a_large_file_resumes_to_the_clean_run() {
     c.args(["query", "Who founded the city?"]);
     ok(c);
     let mut c = rz(&killed);
-    c.args(parts).arg("index").arg(&file);
+    c.args(parts).arg("index").arg(file);
     let r = json(c);
     assert_eq!(r["report"]["documents_indexed"], 1, "{r}");
     assert_same_index(&killed, &clean, "resumed run differs from the clean run");

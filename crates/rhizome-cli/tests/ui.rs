@@ -82,6 +82,18 @@ fn english_documents_with_an_api_key() {
 }
 
 #[test]
+fn a_pdf_and_a_word_document_cited_and_opened_at_the_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = dir.path().join("docs");
+    support::document_fixtures(&docs);
+    let s = start(&dir.path().join("index"), &[], &[]);
+    let v = browser_page("pdf", &s, "", &[docs.to_str().unwrap()]);
+    assert!(v["cited_source"].as_str().unwrap().contains("report_en.pdf, p. 2"), "{v:#}");
+    assert!(v["opened_at"].as_str().unwrap().ends_with("p. 2"), "{v:#}");
+    assert!(v["word_citation"].as_str().unwrap().contains("notes.docx"), "{v:#}");
+}
+
+#[test]
 fn chinese_documents() {
     let dir = tempfile::tempdir().unwrap();
     let s = start(&dir.path().join("index"), &[], &[]);

@@ -94,6 +94,9 @@ impl Pipeline<'_> {
         }
         self.write_prepared_parts(store, prepared, &progress, &earlier, true, report)?;
         self.progress.advance(parts.iter().map(|p| p.advance).sum());
+        if let Some(place) = parts.last().and_then(Part::place) {
+            self.progress.at(&place);
+        }
         Ok(())
     }
 
@@ -362,4 +365,44 @@ struct Part<'d> {
     end: usize,
     /// Progress units (bytes of text) this part accounts for.
     advance: u64,
+}
+
+impl Part<'_> {
+    /// The last page this part wrote, of how many: `report.pdf: page 120 of 500`.
+    fn place(&self) -> Option<String> {
+        let pages = self.doc.pages.as_ref()?;
+        let last = self.chunks.get(self.end.checked_sub(1)?)?.pages?.last;
+        let name = self.doc.source.rsplit(['/', '\\']).next().unwrap_or(&self.doc.source);
+        Some(format!("{name}: {} {last} of {}", pages.unit, pages.pages.len()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rhizome_core::{PageRange, PageSpan, Pagination};
+
+    use super::*;
+
+    #[test]
+    fn a_part_of_a_paged_document_says_its_last_page() {
+        let mut doc = Document::new("/docs/long report.pdf", "Long", "one two three");
+        let span = |number, start, end| PageSpan { number, label: None, start, end };
+        doc.pages = Some(Pagination { unit: "page".into(), pages: vec![span(1, 0, 4), span(2, 4, 8), span(3, 8, 13)] });
+        let chunk = |ordinal: u32, page: u32| Chunk {
+            id: format!("c{ordinal}"),
+            doc_id: doc.id.clone(),
+            ordinal,
+            text: String::new(),
+            tokens: 1,
+            start: 0,
+            end: 0,
+            pages: Some(PageRange { first: page, last: page }),
+        };
+        let chunks = std::sync::Arc::new(vec![chunk(0, 1), chunk(1, 2), chunk(2, 3)]);
+        let part = Part { doc: &doc, chunks: chunks.clone(), from: 0, end: 2, advance: 0 };
+        assert_eq!(part.place().as_deref(), Some("long report.pdf: page 2 of 3"));
+        doc.pages = None;
+        let plain = Part { doc: &doc, chunks, from: 0, end: 2, advance: 0 };
+        assert_eq!(plain.place(), None, "a document without pages says nothing");
+    }
 }

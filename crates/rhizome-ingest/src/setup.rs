@@ -22,6 +22,9 @@ pub trait Progress: Sync {
     }
     /// A warning for the user (skipped file, dropped record).
     fn warn(&self, msg: &str);
+    /// Where the stage is, in words a user reads (`report.pdf: page 120 of 500`), for
+    /// documents with pages.
+    fn at(&self, _place: &str) {}
 }
 
 /// Progress that shows nothing but keeps warnings on stderr.

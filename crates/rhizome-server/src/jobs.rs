@@ -51,6 +51,10 @@ pub struct JobView {
     pub total: u64,
     /// The pipeline stage running (`indexing`, `synonymy`, ...).
     pub stage: String,
+    /// Where the stage is in a document with pages (`report.pdf: page 120 of 500`);
+    /// empty otherwise.
+    #[serde(default)]
+    pub place: String,
     pub errors: Vec<JobError>,
     /// What the job did when done (`report`, `skipped`, `stats`, ... for an upload;
     /// `deleted`, ... for a deletion); for a failed job, null.
@@ -106,6 +110,7 @@ impl Jobs {
             done: 0,
             total: 0,
             stage: "queued".into(),
+            place: String::new(),
             errors: vec![],
             outcome: None,
             resumed,
@@ -173,7 +178,11 @@ impl Progress for JobProgress<'_> {
             v.stage = stage.to_string();
             v.total = total;
             v.done = 0;
+            v.place.clear();
         });
+    }
+    fn at(&self, place: &str) {
+        self.0.send_modify(|v| v.place = place.to_string());
     }
     fn advance(&self, n: u64) {
         self.0.send_modify(|v| v.done += n);

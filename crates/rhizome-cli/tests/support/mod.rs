@@ -22,6 +22,17 @@ pub fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/docs").canonicalize().unwrap()
 }
 
+/// Writes the document fixtures (tests/fixtures/documents.py: PDFs, Office files, an
+/// e-book, mail, scans, made by the test venv's pinned libraries) into `dir`; returns file
+/// name -> the source text of each page.
+pub fn document_fixtures(dir: &Path) -> BTreeMap<String, Vec<String>> {
+    let python = rhizome_testdb::python::venv("fixtures", rhizome_testdb::python::FIXTURE_PINS);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/documents.py");
+    let out = Command::new(python).arg(script).arg(dir).output().unwrap();
+    assert!(out.status.success(), "documents.py failed: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// The binary on `index`, with the small model (the model is not the point of these tests).
 pub fn rz(index: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_rhizome"));
