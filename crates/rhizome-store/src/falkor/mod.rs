@@ -73,6 +73,7 @@
 mod aliases;
 mod conn;
 mod delete;
+mod documents;
 mod extra;
 mod graph;
 mod keys;

@@ -1,0 +1,85 @@
+//! Listing documents: by title then id, searched in titles, sources and aliases, with
+//! their chunk and entity counts.
+
+use std::collections::HashMap;
+
+use rhizome_core::{DocumentSummary, Result};
+
+use super::keys::PARTIAL;
+use super::read::ids_lit;
+use super::support::Row;
+use super::FalkorStore;
+
+impl FalkorStore {
+    /// All documents (id, title, source, language, indexed_at), by title then id.
+    pub(super) fn all_documents(
+        &self,
+        search: Option<&str>,
+    ) -> Result<Vec<(String, String, String, Option<String>, Option<i64>)>> {
+        let rows = self.ro("MATCH (d:Document) RETURN d.id, d.title, d.source, d.language, d.indexed_at")?;
+        let needle = search.map(|s| s.to_ascii_lowercase());
+        let aliases = if needle.is_some() { self.all_aliases()? } else { HashMap::new() };
+        let has = |text: &str, n: &str| text.to_ascii_lowercase().contains(n);
+        let mut out: Vec<_> = rows
+            .into_iter()
+            .map(|r| (r[0].str(), r[1].str(), r[2].str(), r[3].opt_str(), r[4].opt_str().map(|_| r[4].int())))
+            .filter(|d| {
+                needle.as_ref().is_none_or(|n| {
+                    has(&d.1, n) || has(&d.2, n) || aliases.get(&d.0).is_some_and(|l| l.iter().any(|a| has(a, n)))
+                })
+            })
+            .collect();
+        out.sort_by(|a, b| (&a.1, &a.0).cmp(&(&b.1, &b.0)));
+        Ok(out)
+    }
+
+    /// [`rhizome_core::StoreRead::documents`].
+    pub(super) fn document_page(
+        &self,
+        search: Option<&str>,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<DocumentSummary>> {
+        let docs: Vec<_> = self.all_documents(search)?.into_iter().skip(offset).take(limit).collect();
+        let ids: Vec<String> = docs.iter().map(|d| d.0.clone()).collect();
+        let chunks: HashMap<String, u64> = self
+            .rop(&[("ids", ids_lit(&ids))], "UNWIND $ids AS id MATCH (c:Chunk {doc_id: id}) RETURN id, count(c)")?
+            .into_iter()
+            .map(|r| (r[0].str(), r[1].int().max(0) as u64))
+            .collect();
+        let lists = self.pipe(
+            ids.iter()
+                .map(|d| vec![b"LRANGE".to_vec(), self.key(&format!("dm:{d}")), b"0".to_vec(), b"-1".to_vec()])
+                .collect(),
+        )?;
+        let partial = self.set_of(PARTIAL, true)?;
+        docs.into_iter()
+            .zip(lists)
+            .map(|(d, l)| {
+                let mut ents: Vec<String> = l
+                    .into_array()
+                    .iter()
+                    .filter_map(|x| serde_json::from_str::<Row<rhizome_core::MentionRecord>>(&x.as_str()?).ok())
+                    .map(|r| r.rec.entity_id)
+                    .collect();
+                ents.sort();
+                ents.dedup();
+                DocumentSummary {
+                    chunks: chunks.get(&d.0).copied().unwrap_or(0),
+                    entities: ents.len() as u64,
+                    partial: partial.contains(&d.0),
+                    id: d.0,
+                    title: d.1,
+                    source: d.2,
+                    language: d.3,
+                    indexed_at: d.4.map(|t| t.max(0) as u64),
+                    aliases: Vec::new(),
+                }
+            })
+            .map(|mut d| {
+                d.aliases = self.aliases_of(&d.id)?;
+                Ok(d)
+            })
+            .collect()
+    }
+}
