@@ -16,6 +16,7 @@
 
 mod aliases;
 mod communities;
+mod delete;
 mod export;
 mod llm_cache;
 pub mod lock;
