@@ -12,6 +12,7 @@
 
 mod aliases;
 mod communities;
+mod delete;
 mod export;
 pub mod file_lock;
 mod graph_read;
