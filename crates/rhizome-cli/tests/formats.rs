@@ -206,6 +206,11 @@ fn the_server_takes_pdf_and_office_uploads() {
     assert_eq!(ok_json(s.get("/documents"))["total"], 6, "no document was added");
 }
 
+/// The name a shipped manual is saved under: its file name without `.gz`.
+fn saved_name(shipped: &str) -> String {
+    Path::new(shipped).file_name().unwrap().to_string_lossy().trim_end_matches(".gz").to_string()
+}
+
 /// Three real PDFs from Debian's documentation packages (installed by
 /// scripts/install-test-deps): each is indexed with all its pages, and a question about
 /// one page cites that page.
@@ -238,7 +243,7 @@ fn three_debian_manuals_are_indexed_asked_and_cited_by_page() {
             path.is_file(),
             "{shipped} is missing: install the Debian package {package} (scripts/install-test-deps)"
         );
-        let name = path.file_name().unwrap().to_string_lossy().trim_end_matches(".gz").to_string();
+        let name = saved_name(shipped);
         let bytes = if shipped.ends_with(".gz") {
             let out = Command::new("gzip").arg("-dc").arg(path).output().unwrap();
             assert!(out.status.success(), "gzip -dc {shipped}");
@@ -255,7 +260,7 @@ fn three_debian_manuals_are_indexed_asked_and_cited_by_page() {
     assert_eq!(r["report"]["documents_indexed"], 3, "{r:#}");
     let stored = documents(&idx);
     for (_, shipped, pages, question, page) in manuals {
-        let name = Path::new(shipped).file_name().unwrap().to_string_lossy().trim_end_matches(".gz").to_string();
+        let name = saved_name(shipped);
         let (source, text, paging) = stored.iter().find(|(s, _, _)| s.ends_with(&name)).unwrap();
         // Words as poppler's pdftotext reads them (a word run into its neighbour is lost).
         let out = Command::new("pdftotext").args(["-q", source, "-"]).output().unwrap();
