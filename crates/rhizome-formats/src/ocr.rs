@@ -9,10 +9,13 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::pdf_layout::is_cjk;
 use crate::{nfc, Extracted, Limits, PageUnit, ReadError, Result};
 
-/// The languages OCR reads, in Tesseract's names, when their data is installed.
-const LANGUAGES: [&str; 3] = ["eng", "vie", "chi_sim"];
+/// The languages OCR reads, in Tesseract's names, when their data is installed. Vietnamese
+/// comes first: its model reads English letters as well, while English first drops
+/// Vietnamese diacritics ("Hải" read as "Hai").
+const LANGUAGES: [&str; 3] = ["vie", "eng", "chi_sim"];
 
 /// Reads an image file's text by OCR: one page (a multi-page TIFF's frames are pages too,
 /// numbered by Tesseract's output, separated by form feeds).
@@ -187,7 +190,8 @@ fn run(cmd: &mut Command, seconds: u64) -> Result<Vec<u8>> {
 }
 
 /// OCR text tidied: lines trimmed, a word broken by a hyphen at a line end joined, runs of
-/// blank lines kept as one paragraph break, NFC.
+/// blank lines kept as one paragraph break, the spaces Tesseract puts between Chinese
+/// characters dropped, NFC.
 fn clean(text: &str) -> String {
     let mut out = String::new();
     let mut blank = false;
@@ -206,7 +210,29 @@ fn clean(text: &str) -> String {
         blank = false;
         out.push_str(line);
     }
-    nfc(&out)
+    nfc(&join_cjk(&out))
+}
+
+/// `text` without the spaces (not line breaks) that stand between two CJK characters.
+fn join_cjk(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == ' ' {
+            let end = chars[i..].iter().position(|&d| d != ' ').map_or(chars.len(), |k| i + k);
+            let before = out.chars().next_back().is_some_and(is_cjk);
+            if !(before && chars.get(end).copied().is_some_and(is_cjk)) {
+                out.extend(&chars[i..end]);
+            }
+            i = end;
+            continue;
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
 }
 
 /// Width and height from a PNG, JPEG or TIFF header, without decoding the image.
@@ -320,5 +346,9 @@ mod tests {
     #[test]
     fn ocr_text_is_tidied() {
         assert_eq!(clean("  The infor-\nmation was\nread.\n\n\nNext  \n"), "The information was read.\n\nNext");
+        assert_eq!(
+            clean("青岛 港 的 老 码头 ，\n后 来 in 1952 重新 修建 。"),
+            "青岛港的老码头，后来 in 1952 重新修建。"
+        );
     }
 }
