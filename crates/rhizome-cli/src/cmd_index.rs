@@ -56,7 +56,7 @@ fn print_outcome(app: &App, o: &IndexOutcome) -> Result<()> {
     if app.json {
         return print_json(&json!({"report": o.report, "skipped": o.skipped, "stats": o.stats,
             "llm_usage": o.llm_usage, "failed_chunks_pending": o.failed_chunks_pending,
-            "communities": o.communities, "warnings": o.warnings}));
+            "described": o.described, "communities": o.communities, "warnings": o.warnings}));
     }
     let r = &o.report;
     println!(
@@ -85,6 +85,9 @@ fn print_outcome(app: &App, o: &IndexOutcome) -> Result<()> {
     }
     if let Some(n) = r.synonym_edges {
         println!("synonymy edges rebuilt: {n}");
+    }
+    if let Some(d) = o.described.as_ref().filter(|d| d.described > 0) {
+        println!("{}", crate::cmd_documents::summary(d));
     }
     if let Some(c) = &o.communities {
         println!("{}", crate::cmd_communities::summary(c));

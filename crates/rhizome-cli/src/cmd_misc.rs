@@ -30,39 +30,6 @@ pub fn stats(app: App) -> Result<()> {
     Ok(())
 }
 
-pub fn documents(app: App, search: Option<&str>, offset: usize, limit: usize) -> Result<()> {
-    let page = app.engine()?.documents(search, offset, limit)?;
-    if app.json {
-        return print_json(&page);
-    }
-    println!(
-        "{} document(s) in {}{}",
-        page.total,
-        app.store,
-        if page.documents.len() < page.total as usize {
-            format!(", showing {} from {}", page.documents.len(), offset)
-        } else {
-            String::new()
-        }
-    );
-    for d in &page.documents {
-        println!(
-            "{}  {:<3} {:>5} chunks {:>6} entities  {}{}\n      {}",
-            d.id,
-            d.language.as_deref().unwrap_or("-"),
-            d.chunks,
-            d.entities,
-            d.title,
-            if d.partial { " (being written: rerun `rhizome index` to finish it)" } else { "" },
-            d.source
-        );
-        if !d.aliases.is_empty() {
-            println!("      also as: {}", d.aliases.join(", "));
-        }
-    }
-    Ok(())
-}
-
 pub fn delete(app: App, doc: &str) -> Result<()> {
     let o = app.engine()?.delete(doc, &CANCEL)?;
     if app.json {

@@ -10,7 +10,8 @@ use rhizome_core::Config;
 
 use crate::app::{shown, App};
 use crate::{
-    cmd_analyze, cmd_communities, cmd_copy, cmd_eval, cmd_index, cmd_misc, cmd_query, cmd_serve, Cli, Command,
+    cmd_analyze, cmd_communities, cmd_copy, cmd_documents, cmd_eval, cmd_index, cmd_misc, cmd_query, cmd_serve, Cli,
+    Command,
 };
 
 pub fn run(cli: Cli) -> Result<()> {
@@ -18,7 +19,7 @@ pub fn run(cli: Cli) -> Result<()> {
     let file = cli.config.clone().or_else(|| default_file.exists().then(|| default_file.to_path_buf()));
     // Flags come last: they override file, environment and --set, and are checked with them.
     let flags = flag_settings(&cli);
-    let sections = rhizome_retrieve::settings();
+    let sections = rhizome_engine::settings();
     let (config, warnings) =
         Config::load_with_sections(&sections, file.as_deref(), std::env::vars(), &cli.sets, &flags)?;
     for w in &warnings {
@@ -51,7 +52,8 @@ fn dispatch(app: App, command: Command) -> Result<()> {
         Command::Delete { doc } => cmd_misc::delete(app, &doc),
         Command::Copy { from, to } => cmd_copy::copy(app, from.as_deref(), &to),
         Command::Export { format, out } => cmd_copy::export(app, &format, &out),
-        Command::Documents { search, offset, limit } => cmd_misc::documents(app, search.as_deref(), offset, limit),
+        Command::Documents { search, offset, limit } => cmd_documents::documents(app, search.as_deref(), offset, limit),
+        Command::Describe { force } => cmd_documents::describe(app, force),
         Command::Models { what } => cmd_misc::models(app, what),
         Command::Config => {
             print!("{}", app.config.to_toml());

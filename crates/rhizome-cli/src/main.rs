@@ -4,6 +4,7 @@ mod app;
 mod cmd_analyze;
 mod cmd_communities;
 mod cmd_copy;
+mod cmd_documents;
 mod cmd_eval;
 mod cmd_index;
 mod cmd_misc;
@@ -122,7 +123,8 @@ pub enum Command {
     },
     /// Nodes per label and edges per type.
     Stats,
-    /// List the indexed documents: id, title, language, chunks, entities, source.
+    /// List the indexed documents: id, title, language, chunks, entities, source, and what
+    /// is known of each (type, pages, size, author, dates, hashtags, summary).
     Documents {
         /// Only documents whose title or source contains this.
         #[arg(long)]
@@ -131,6 +133,14 @@ pub enum Command {
         offset: usize,
         #[arg(long, default_value_t = 1000)]
         limit: usize,
+    },
+    /// Describe the documents not described yet: a summary, a type (`describe.types`) and
+    /// hashtags, with the configured LLM (one cached call per document), else extractive.
+    /// `rhizome index` does this at its end unless describe.enabled = false.
+    Describe {
+        /// Describe every document again (after changing `describe.types` or the LLM).
+        #[arg(long)]
+        force: bool,
     },
     /// Remove a document (by id or source path) and everything only it supported.
     Delete { doc: String },

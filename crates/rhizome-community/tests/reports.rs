@@ -26,6 +26,7 @@ fn write_graph(s: &mut SqliteStore, title: &str, groups: &[Vec<String>], bridges
         title: title.into(),
         text,
         pages: None,
+        meta: Default::default(),
     };
     let mut b = WriteBatch::default();
     let names: Vec<&String> = groups.iter().flatten().collect();

@@ -19,13 +19,96 @@ pub struct Document {
     /// a document without pages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pages: Option<Pagination>,
+    /// What is known about it besides its text: from its file, and from describing it.
+    #[serde(default, skip_serializing_if = "DocumentMeta::is_empty")]
+    pub meta: DocumentMeta,
+}
+
+/// What is known about a document besides its text. The loader fills what its file says
+/// (media type, size, author, dates); describing the document after indexing fills the
+/// summary, the type and the hashtags. Every field may be missing: an index written
+/// before metadata was kept has none, and a corpus entry has no file of its own.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct DocumentMeta {
+    /// Media type (MIME) of the file it was read from: `application/pdf`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media_type: Option<String>,
+    /// Size of that file in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+    /// Author, from the file's metadata (PDF Info, DOCX core properties, EPUB, mail sender).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+    /// When the file says it was created, `YYYY-MM-DD` (or a full RFC 3339 time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created: Option<String>,
+    /// When it was last modified, as `created` (the file's modification time when its
+    /// contents do not say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modified: Option<String>,
+    /// A few sentences saying what the document is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// Its type, one name of the configured list (`describe.types`): `report`, `manual`...
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub doc_type: Option<String>,
+    /// A handful of keyphrases, most telling first, as words of the document's language.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hashtags: Vec<String>,
+    /// How summary, type and hashtags were made: `extractive` (no LLM) or `llm`; None:
+    /// not described yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub described_by: Option<String>,
+}
+
+/// `secs` since the Unix epoch as an RFC 3339 time in UTC: `2024-03-01T09:30:00Z`.
+pub fn utc_time(secs: i64) -> String {
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Gregorian, proleptic).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+impl DocumentMeta {
+    /// True when nothing is known.
+    pub fn is_empty(&self) -> bool {
+        self == &DocumentMeta::default()
+    }
+
+    /// The file-side fields of `self` with the description of `described` (summary,
+    /// type, hashtags and how they were made).
+    pub fn with_description(&self, described: &DocumentMeta) -> DocumentMeta {
+        DocumentMeta {
+            summary: described.summary.clone(),
+            doc_type: described.doc_type.clone(),
+            hashtags: described.hashtags.clone(),
+            described_by: described.described_by.clone(),
+            ..self.clone()
+        }
+    }
 }
 
 impl Document {
     /// A document of `text` from `source`, its id made from title and text, without pages.
     pub fn new(source: impl Into<String>, title: impl Into<String>, text: impl Into<String>) -> Self {
         let (title, text) = (title.into(), text.into());
-        Document { id: crate::ids::document_id(&title, &text), source: source.into(), title, text, pages: None }
+        Document {
+            id: crate::ids::document_id(&title, &text),
+            source: source.into(),
+            title,
+            text,
+            pages: None,
+            meta: DocumentMeta::default(),
+        }
     }
 
     /// The first and last page that characters `start..end` of the text (end exclusive)
@@ -215,3 +298,16 @@ impl Fact {
 pub const NODE_LABELS: [&str; 4] = ["Document", "Chunk", "Entity", "Fact"];
 /// Edge types of the graph.
 pub const EDGE_TYPES: [&str; 6] = ["PART_OF", "NEXT_CHUNK", "MENTIONED_IN", "RELATED", "SYNONYM", "SIMILAR_TO"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_times_are_rfc3339() {
+        assert_eq!(utc_time(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc_time(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(utc_time(1_709_285_400), "2024-03-01T09:30:00Z");
+        assert_eq!(utc_time(-1), "1969-12-31T23:59:59Z");
+    }
+}

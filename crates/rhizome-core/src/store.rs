@@ -13,7 +13,7 @@ use std::sync::atomic::AtomicBool;
 use serde::{Deserialize, Serialize};
 
 use crate::community::{Community, CommunityReport, Covariate, CovariateRecord};
-use crate::model::{Chunk, Document, Entity, Fact, Relation};
+use crate::model::{Chunk, Document, DocumentMeta, Entity, Fact, Relation};
 use crate::Result;
 
 /// Which set of vectors a search runs over.
@@ -130,6 +130,12 @@ pub struct DocumentSummary {
     /// order they came.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aliases: Vec<String>,
+    /// Its pages (slides, sheets, chapters), for a paged document.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pages: Option<u32>,
+    /// What is known about it besides its text (summary, type, hashtags, file metadata).
+    #[serde(default, skip_serializing_if = "DocumentMeta::is_empty")]
+    pub meta: DocumentMeta,
 }
 
 /// Everything one ingestion step commits at once. A backend writes a batch atomically:
@@ -321,6 +327,10 @@ pub trait StoreWrite: StoreRead + Send {
     /// Store a summary of an entity's descriptions; the entity's description becomes the
     /// summary for as long as its descriptions keep this fingerprint.
     fn set_entity_summary(&mut self, entity_id: &str, fingerprint: &str, summary: &str) -> Result<()>;
+    /// Replace the metadata of documents, `(document id, metadata)`, in one write; ids of
+    /// no document are passed over. Returns how many documents it changed. Does not change
+    /// the graph version: nothing retrieval reads changes.
+    fn set_document_meta(&mut self, metas: &[(String, DocumentMeta)]) -> Result<u64>;
     /// Recompute SYNONYM edges: each entity to its `top_k` nearest entities with cosine
     /// >= `threshold`. Returns the number of edges. Stops early when `cancel` is set.
     fn rebuild_synonyms(&mut self, top_k: usize, threshold: f32, cancel: &AtomicBool) -> Result<u64>;

@@ -53,6 +53,8 @@ pub struct IndexOutcome {
     pub llm_usage: Option<BTreeMap<String, StageUsage>>,
     /// Chunks whose extraction failed and waits for the next run.
     pub failed_chunks_pending: Vec<rhizome_core::ExtractionFailure>,
+    /// Documents described (summary, type, hashtags); None with `describe.enabled` off.
+    pub described: Option<rhizome_ingest::describe::DescribeReport>,
     pub communities: Option<CommunityOutcome>,
     /// Warnings for the user (records an importer dropped).
     pub warnings: Vec<String>,
@@ -225,6 +227,14 @@ impl Engine {
             (None, None) => IndexReport::default(),
         };
         store.set_meta("extractor", &extractor_name)?;
+        let t_describe = std::time::Instant::now();
+        let described = if self.config.section::<rhizome_ingest::describe::DescribeConfig>().enabled {
+            let d = self.describe_in(store.as_mut(), embedder.as_ref(), llm.as_deref(), false, progress, cancel)?;
+            report.timings_ms.insert("describe".into(), t_describe.elapsed().as_secs_f64() * 1e3);
+            Some(d)
+        } else {
+            None
+        };
         let communities = if self.config.communities.enabled {
             let t = std::time::Instant::now();
             let o = self.refresh_communities(store.as_mut(), embedder.as_ref(), llm.as_deref(), false, cancel)?;
@@ -244,6 +254,7 @@ impl Engine {
             stats: store.stats()?,
             llm_usage,
             failed_chunks_pending: store.extraction_failures()?,
+            described,
             communities,
             warnings,
         })

@@ -11,6 +11,7 @@
 
 mod browse;
 mod copy;
+mod describe;
 mod documents;
 mod embedder;
 mod eval;
@@ -40,6 +41,7 @@ pub use index::{DeleteOutcome, DryRun, IndexInput, IndexOutcome, Skip};
 pub use methods::{MethodInfo, MethodParam};
 pub use query::{query_sections, QueryOutcome, QueryRequest, MAX_QUESTION_BYTES};
 pub use rhizome_community::CommunityOutcome;
+pub use rhizome_ingest::describe::DescribeReport;
 pub use rhizome_ingest::load::{Format, MediaKind};
 pub use rhizome_ingest::pipeline::{IndexReport, NoProgress, Progress};
 pub use rhizome_retrieve::Method;
@@ -77,14 +79,31 @@ pub struct Engine {
     share: share::QueryShare,
 }
 
+/// Every config section defined above core, each once: ingestion's steps' (`[describe]`),
+/// then the retrieval methods', in the registry's order. What a configuration must hold
+/// for every part to run with its settings ([`Config::load_with_sections`]).
+pub fn settings() -> Vec<&'static rhizome_core::config::SectionKind> {
+    let mut out = rhizome_ingest::settings();
+    out.extend(rhizome_retrieve::settings());
+    out
+}
+
+/// Every prompt defined above rhizome-llm, `(name, text)`: ingestion's steps', then
+/// retrieval's. The LLM's prompt set takes them in.
+pub fn prompts() -> Vec<(&'static str, &'static str)> {
+    let mut out = rhizome_ingest::prompts();
+    out.extend(rhizome_retrieve::prompts());
+    out
+}
+
 impl Engine {
     /// The engine for the index at `url` (a directory for the embedded index). Nothing is
     /// opened or loaded yet: an index that does not exist is created by the first write.
-    /// `config` gets every method's settings section it lacks, at its defaults.
+    /// `config` gets every section of [`settings`] it lacks, at its defaults.
     pub fn open(url: &str, config: Config, write: WriteOptions) -> Result<Engine> {
         Ok(Engine {
             url: StoreUrl::parse(url)?,
-            config: rhizome_retrieve::with_method_settings(config),
+            config: config.with_sections(&settings()),
             write,
             embedder: Mutex::new(None),
             llm: Mutex::new(None),

@@ -114,7 +114,7 @@ fn retry_limited(config: &Config, base: Arc<dyn ChatProvider>) -> Limited<Retry<
 
 fn prompts(config: &Config) -> Result<Arc<Prompts>> {
     let dir = Some(Path::new(&config.llm.prompts_dir)).filter(|p| !p.as_os_str().is_empty());
-    Ok(Arc::new(Prompts::load_with(dir, &rhizome_retrieve::prompts())?))
+    Ok(Arc::new(Prompts::load_with(dir, &crate::prompts())?))
 }
 
 /// The full stack for `config`, caching in `cache`. None when no LLM is configured.

@@ -98,7 +98,12 @@ pub fn load_uploads(uploads: &[Upload]) -> (Vec<Document>, Vec<Skip>) {
             skipped.push(Skip { path: relabel(&s.path), reason: s.reason.replace(&saved, &label) });
         }
         let saved_stem = stem(&u.path);
+        // The saved file's time is when it was uploaded, not when the document was written.
+        let saved_time = std::fs::metadata(&u.path).ok().and_then(|m| rhizome_ingest::load::modified_time(&m));
         for mut d in out.documents {
+            if d.meta.modified.is_some() && d.meta.modified == saved_time {
+                d.meta.modified = None;
+            }
             if d.title == saved_stem {
                 d.title = nfc(&stem(Path::new(base))).into_owned();
                 d.id = ids::document_id(&d.title, &d.text);
@@ -120,7 +125,14 @@ pub fn text_document(title: &str, text: &str, source: &str, field: &str) -> Resu
         return Err(Error::bad_input(field, "the text is empty"));
     }
     let title = nfc(title.trim()).into_owned();
-    Ok(Document { id: ids::document_id(&title, &text), source: source.to_string(), title, text, pages: None })
+    Ok(Document {
+        id: ids::document_id(&title, &text),
+        source: source.to_string(),
+        title,
+        text,
+        pages: None,
+        meta: Default::default(),
+    })
 }
 
 #[cfg(test)]

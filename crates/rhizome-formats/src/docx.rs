@@ -34,13 +34,10 @@ pub fn read_docx(bytes: &[u8], limits: &Limits) -> Result<Extracted> {
         None => Styles::default(),
     };
     let body = body_text(&document, &main, &styles, limits)?;
-    let (title, author) = match zip.read_text("docProps/core.xml")? {
-        Some(core) => xml::dublin_core(&core),
-        None => (None, None),
-    };
+    let props = zip.read_text("docProps/core.xml")?.map(|core| xml::dublin_core(&core)).unwrap_or_default();
     let text = text::tidy(&body);
     text::check_len(&text, limits)?;
-    Ok(Extracted { title, author, text, ..Default::default() })
+    Ok(Extracted { text, ..props.extracted(crate::PageUnit::None) })
 }
 
 /// Paragraph styles that mean a heading or a list item.

@@ -64,5 +64,6 @@ pub fn read_eml(bytes: &[u8], limits: &Limits) -> Result<Extracted> {
         }
         attachments.push(Attachment { name: name.to_string(), bytes });
     }
-    Ok(Extracted { title: subject, author: from, text: full, attachments, ..Default::default() })
+    let created = message.date().map(|d| d.to_rfc3339()).and_then(|d| text::iso_date(&d));
+    Ok(Extracted { title: subject, author: from, created, text: full, attachments, ..Default::default() })
 }

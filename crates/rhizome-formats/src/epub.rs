@@ -29,8 +29,7 @@ pub fn read_epub(bytes: &[u8], limits: &Limits) -> Result<Extracted> {
             return Err(ReadError::Encrypted("DRM-protected e-book".into()));
         }
     }
-    let (title, author) = xml::dublin_core(&opf);
-    let mut out = Extracted { title, author, unit: PageUnit::Chapter, ..Default::default() };
+    let mut out = xml::dublin_core(&opf).extracted(PageUnit::Chapter);
     let mut number = 0u32;
     for path in &spine {
         let Some(chapter) = zip.read_text(path)? else {

@@ -113,6 +113,10 @@ pub struct Extracted {
     /// From the file's metadata (PDF Info, DOCX core properties, EPUB OPF, mail subject).
     pub title: Option<String>,
     pub author: Option<String>,
+    /// When the file says it was created and last modified, ISO 8601 (`2024-03-01` or
+    /// `2024-03-01T09:30:00Z`).
+    pub created: Option<String>,
+    pub modified: Option<String>,
     /// The text in reading order, NFC.
     pub text: String,
     /// What a page is; [`PageUnit::None`] with no pages.

@@ -100,6 +100,8 @@ pub fn fill_scanned_pages(bytes: &[u8], mut x: Extracted, limits: &Limits) -> Re
     let mut out = Extracted {
         title: x.title.take(),
         author: x.author.take(),
+        created: x.created.take(),
+        modified: x.modified.take(),
         unit: x.unit,
         attachments: std::mem::take(&mut x.attachments),
         ..Default::default()

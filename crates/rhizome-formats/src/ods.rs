@@ -27,11 +27,8 @@ pub fn read_ods(bytes: &[u8], limits: &Limits) -> Result<Extracted> {
     let Some(content) = zip.read_text("content.xml")? else {
         return Err(ReadError::damaged("no content.xml: not an OpenDocument file"));
     };
-    let (title, author) = match zip.read_text("meta.xml")? {
-        Some(meta) => xml::dublin_core(&meta),
-        None => (None, None),
-    };
-    let mut out = Extracted { title, author, unit: PageUnit::Sheet, ..Default::default() };
+    let props = zip.read_text("meta.xml")?.map(|meta| xml::dublin_core(&meta)).unwrap_or_default();
+    let mut out = props.extracted(PageUnit::Sheet);
     let mut r = xml::reader(&content);
     let mut sheet: Option<(String, Table)> = None;
     let mut depth = 0usize; // tables open (a table inside a cell is read as the cell's text)

@@ -66,6 +66,8 @@ fn read_pdf_here(bytes: &[u8], limits: &Limits) -> Result<Extracted> {
     let mut out = Extracted {
         title: info(&doc, b"Title"),
         author: info(&doc, b"Author"),
+        created: info(&doc, b"CreationDate").and_then(|d| pdf_date(&d)),
+        modified: info(&doc, b"ModDate").and_then(|d| pdf_date(&d)),
         unit: PageUnit::Page,
         ..Default::default()
     };
@@ -194,6 +196,20 @@ fn info(doc: &Document, key: &[u8]) -> Option<String> {
     let Object::String(bytes, _) = value else { return None };
     let s = text::tidy(&pdf_text_string(bytes));
     (!s.is_empty()).then_some(s)
+}
+
+/// A PDF date (`D:YYYYMMDDHHmmSSOHH'mm'`, every part after the year optional) in ISO
+/// 8601: `2024-03-01` or `2024-03-01T09:30:00` (the zone is left out: dates are compared
+/// by day).
+fn pdf_date(s: &str) -> Option<String> {
+    let d: String = s.trim().trim_start_matches("D:").chars().take_while(char::is_ascii_digit).collect();
+    let part = |a: usize, b: usize, default: &str| d.get(a..b).unwrap_or(default).to_string();
+    if d.len() < 4 {
+        return None;
+    }
+    let date = format!("{}-{}-{}", &d[..4], part(4, 6, "01"), part(6, 8, "01"));
+    let out = if d.len() >= 12 { format!("{date}T{}:{}:{}", &d[8..10], &d[10..12], part(12, 14, "00")) } else { date };
+    crate::text::iso_date(&out)
 }
 
 /// A PDF text string: UTF-16BE with a byte order mark, UTF-8 with one (PDF 2.0), or
@@ -335,4 +351,17 @@ fn check_inflated(doc: &Document, limits: &Limits) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pdf_dates_become_iso() {
+        assert_eq!(pdf_date("D:20240301093000+01'00'").as_deref(), Some("2024-03-01T09:30:00"));
+        assert_eq!(pdf_date("D:2024").as_deref(), Some("2024-01-01"));
+        assert_eq!(pdf_date("D:20241399"), None);
+        assert_eq!(pdf_date("yesterday"), None);
+    }
 }

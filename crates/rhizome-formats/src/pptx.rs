@@ -27,11 +27,8 @@ pub fn read_pptx(bytes: &[u8], limits: &Limits) -> Result<Extracted> {
         .map(|r| r.target.clone())
         .collect();
     text::check_pages(slides.len(), limits)?;
-    let (title, author) = match zip.read_text("docProps/core.xml")? {
-        Some(core) => xml::dublin_core(&core),
-        None => (None, None),
-    };
-    let mut out = Extracted { title, author, unit: PageUnit::Slide, ..Default::default() };
+    let props = zip.read_text("docProps/core.xml")?.map(|core| xml::dublin_core(&core)).unwrap_or_default();
+    let mut out = props.extracted(PageUnit::Slide);
     for (i, path) in slides.iter().enumerate() {
         let number = u32::try_from(i + 1).unwrap_or(u32::MAX);
         let Some(slide) = zip.read_text(path)? else {

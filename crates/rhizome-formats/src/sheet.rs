@@ -16,10 +16,7 @@ pub use crate::ods::read_ods;
 pub fn read_xlsx(bytes: &[u8], limits: &Limits) -> Result<Extracted> {
     check_not_ole(bytes)?;
     let mut zip = Zip::open(bytes, limits)?;
-    let (title, author) = match zip.read_text("docProps/core.xml")? {
-        Some(core) => xml::dublin_core(&core),
-        None => (None, None),
-    };
+    let props = zip.read_text("docProps/core.xml")?.map(|core| xml::dublin_core(&core)).unwrap_or_default();
     // calamine has no budget of its own: prove every part fits ours first.
     zip.check_all()?;
     let damaged = |e: calamine::XlsxError| match e {
@@ -29,7 +26,7 @@ pub fn read_xlsx(bytes: &[u8], limits: &Limits) -> Result<Extracted> {
     let mut book: Xlsx<_> = Xlsx::new(Cursor::new(bytes)).map_err(damaged)?;
     let names = book.sheet_names();
     text::check_pages(names.len(), limits)?;
-    let mut out = Extracted { title, author, unit: PageUnit::Sheet, ..Default::default() };
+    let mut out = props.extracted(PageUnit::Sheet);
     for (i, name) in names.iter().enumerate() {
         let mut cells = book.worksheet_cells_reader(name).map_err(damaged)?;
         let mut table = Table::default();

@@ -37,6 +37,22 @@ pub(crate) fn tidy(s: &str) -> String {
 }
 
 /// Fails once `text` holds more than [`Limits::max_text`] characters.
+/// `s` when it is an ISO 8601 date or time (`YYYY-MM-DD` with a real month and day,
+/// anything after it kept up to 40 characters), else None.
+pub(crate) fn iso_date(s: &str) -> Option<String> {
+    let s = s.trim();
+    let b = s.as_bytes();
+    let digits = |r: std::ops::Range<usize>| b.get(r.clone()).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+    if !(digits(0..4) && b.get(4) == Some(&b'-') && digits(5..7) && b.get(7) == Some(&b'-') && digits(8..10)) {
+        return None;
+    }
+    let (month, day): (u32, u32) = (s[5..7].parse().ok()?, s[8..10].parse().ok()?);
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || (b.len() > 10 && b[10] != b'T' && b[10] != b' ') {
+        return None;
+    }
+    Some(s.chars().take(40).collect())
+}
+
 pub(crate) fn check_len(text: &str, limits: &Limits) -> Result<()> {
     // Bytes bound characters from above: count only when the bytes could be too many.
     if text.len() > limits.max_text && text.chars().count() > limits.max_text {
@@ -70,6 +86,15 @@ pub(crate) fn check_pages(count: usize, limits: &Limits) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dates_are_iso_or_none() {
+        assert_eq!(iso_date(" 2024-03-01T09:30:00Z ").as_deref(), Some("2024-03-01T09:30:00Z"));
+        assert_eq!(iso_date("2024-03-01").as_deref(), Some("2024-03-01"));
+        for bad in ["2024-13-01", "2024-03-00", "03/01/2024", "2024-3-1", "2024-03-01x", ""] {
+            assert_eq!(iso_date(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn tidies_spaces_and_blank_lines() {

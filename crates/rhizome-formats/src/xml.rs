@@ -181,21 +181,60 @@ fn unescape_url(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// The first `dc:title` and `dc:creator` of a metadata part (OOXML `docProps/core.xml`,
-/// EPUB OPF), tidied; empty ones are `None`.
-pub(crate) fn dublin_core(xml: &str) -> (Option<String>, Option<String>) {
+/// What a metadata part says of its document: title, author, and when it was created
+/// and last modified (ISO 8601, as written).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Props {
+    pub title: Option<String>,
+    pub author: Option<String>,
+    pub created: Option<String>,
+    pub modified: Option<String>,
+}
+
+impl Props {
+    /// An empty [`Extracted`] of pages in `unit`, with these properties.
+    pub fn extracted(self, unit: crate::PageUnit) -> crate::Extracted {
+        crate::Extracted {
+            title: self.title,
+            author: self.author,
+            created: self.created,
+            modified: self.modified,
+            unit,
+            ..Default::default()
+        }
+    }
+}
+
+/// The first title, creator and dates of a metadata part (OOXML `docProps/core.xml`:
+/// `dc:title`, `dc:creator`, `dcterms:created`, `dcterms:modified`; OpenDocument
+/// `meta.xml`: `meta:creation-date` and `dc:date`; EPUB OPF: `dc:date`), tidied; empty
+/// ones and dates that do not start `YYYY-MM-DD` are `None`.
+pub(crate) fn dublin_core(xml: &str) -> Props {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Field {
+        Title,
+        Creator,
+        Created,
+        Modified,
+    }
     let mut r = reader(xml);
-    let (mut title, mut author) = (None::<String>, None::<String>);
-    let mut field: Option<bool> = None; // Some(true) in title, Some(false) in creator
+    let mut p = Props::default();
+    let mut field: Option<Field> = None;
     let mut buf = String::new();
     while let Ok(ev) = r.read_event() {
         match ev {
             Event::Start(e) => {
                 let n = e.name().into_inner();
                 let is_dc = n.starts_with(b"dc:") || n == b"title" || n == b"creator";
-                field = match local(n) {
-                    b"title" if is_dc && title.is_none() => Some(true),
-                    b"creator" if is_dc && author.is_none() => Some(false),
+                field = match (n, local(n)) {
+                    (_, b"title") if is_dc && p.title.is_none() => Some(Field::Title),
+                    (_, b"creator") if is_dc && p.author.is_none() => Some(Field::Creator),
+                    (b"dcterms:created" | b"meta:creation-date", _) if p.created.is_none() => Some(Field::Created),
+                    (b"dcterms:modified", _) if p.modified.is_none() => Some(Field::Modified),
+                    // OpenDocument's dc:date is when it was last saved; EPUB's is when it
+                    // was published.
+                    (b"dc:date", _) if xml.contains("urn:oasis:names:tc:opendocument") => Some(Field::Modified),
+                    (b"dc:date", _) if p.created.is_none() => Some(Field::Created),
                     _ => None,
                 };
                 buf.clear();
@@ -205,16 +244,19 @@ pub(crate) fn dublin_core(xml: &str) -> (Option<String>, Option<String>) {
             Event::End(_) => {
                 let v = crate::text::tidy(&buf).replace('\n', " ");
                 match field.take() {
-                    Some(true) if !v.is_empty() => title = Some(v),
-                    Some(false) if !v.is_empty() => author = Some(v),
-                    _ => {}
+                    _ if v.is_empty() => {}
+                    Some(Field::Title) => p.title = Some(v),
+                    Some(Field::Creator) => p.author = Some(v),
+                    Some(Field::Created) => p.created = crate::text::iso_date(&v),
+                    Some(Field::Modified) => p.modified = crate::text::iso_date(&v),
+                    None => {}
                 }
             }
             Event::Eof => break,
             _ => {}
         }
     }
-    (title, author)
+    p
 }
 
 #[cfg(test)]
@@ -234,6 +276,7 @@ mod tests {
     fn reads_dublin_core() {
         let xml = r#"<cp:coreProperties xmlns:dc="x"><dc:title>A &amp; B</dc:title>
             <dc:creator>Nguyễn  Văn A</dc:creator></cp:coreProperties>"#;
-        assert_eq!(dublin_core(xml), (Some("A & B".into()), Some("Nguyễn Văn A".into())));
+        let p = dublin_core(xml);
+        assert_eq!((p.title.as_deref(), p.author.as_deref()), (Some("A & B"), Some("Nguyễn Văn A")));
     }
 }

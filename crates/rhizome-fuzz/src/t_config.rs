@@ -94,7 +94,7 @@ fn config(input: &[u8]) -> Result<(), String> {
     // The file as bytes too: a config that is not UTF-8 must be refused, not panic.
     let _ = Config::load(Some(&files::write("raw", "toml", input)), Vec::new(), &[]);
     // With every method's section, as the CLI loads it.
-    let sections = rhizome_retrieve::settings();
+    let sections = rhizome_engine::settings();
     let Ok((config, _warnings)) = Config::load_with_sections(&sections, Some(&raw), env, &overrides, &[]) else {
         return Ok(());
     };

@@ -65,6 +65,7 @@ fn start() -> Result<Servers, String> {
             title: t.to_string(),
             text: x.to_string(),
             pages: None,
+            meta: Default::default(),
         })
         .collect();
     let doc_ids = docs.iter().map(|d| d.id.clone()).collect();

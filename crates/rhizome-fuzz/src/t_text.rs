@@ -123,6 +123,7 @@ fn chunk(input: &[u8]) -> Result<(), String> {
         title: "fuzz".into(),
         text: n.clone(),
         pages: None,
+        meta: Default::default(),
     };
     for c in chunker.chunk(&doc) {
         if !n.contains(c.text.as_str()) || c.text.is_empty() {

@@ -58,6 +58,7 @@ pub fn hipporag_openie(path: &Path) -> Result<Imported> {
             title,
             text: text.clone(),
             pages: None,
+            meta: Default::default(),
         };
         let chunk = Chunk {
             id: chunk_id(&doc.id, 0, &text),
@@ -266,7 +267,8 @@ pub fn edges_csv_text(text: String, src: &str, title: &str) -> Result<Imported> 
         return Err(Error::bad_input(&src, "no edges found; expected lines of source,relation,target"));
     }
     let title = title.to_string();
-    let doc = Document { id: document_id(&title, &text), source: src, title, text, pages: None };
+    let doc =
+        Document { id: document_id(&title, &text), source: src, title, text, pages: None, meta: Default::default() };
     out.items.push(Prepared { doc, chunks: vec![], extractions: vec![], doc_extraction: ex, failures: vec![] });
     Ok(out)
 }

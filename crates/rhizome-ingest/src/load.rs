@@ -22,7 +22,8 @@ mod markdown;
 
 pub use files::{unit_name, FileLoader, MAX_FILE_BYTES};
 pub use formats::{
-    document_formats, extension_list, format_of, format_of_extension, unsupported_reason, Format, MediaKind, FORMATS,
+    document_formats, extension_list, format_of, format_of_extension, media_type_of_extension, unsupported_reason,
+    Format, MediaKind, FORMATS,
 };
 
 pub use html::{decode_entities, html_to_text};
@@ -92,11 +93,33 @@ impl Loader for Registered {
         format_of(path).is_some_and(|f| f.loader.is_some())
     }
     fn load(&self, path: &Path) -> Result<Vec<Document>> {
-        match format_of(path).and_then(|f| f.loader) {
-            Some(loader) => loader.load(path),
-            None => Err(bad(path, unsupported_reason(extension(path).as_deref()))),
+        let Some((format, loader)) = format_of(path).and_then(|f| Some((f, f.loader?))) else {
+            return Err(bad(path, unsupported_reason(extension(path).as_deref())));
+        };
+        let mut docs = loader.load(path)?;
+        if !format.kind.is_corpus() {
+            // The file's own document (not its attachments) is described by the file.
+            let own = path.display().to_string();
+            let file = fs::metadata(path).ok();
+            for d in docs.iter_mut().filter(|d| d.source == own) {
+                let m = &mut d.meta;
+                if m.media_type.is_none() {
+                    m.media_type = extension(path).and_then(|e| media_type_of_extension(&e)).map(str::to_string);
+                }
+                m.size_bytes = m.size_bytes.or(file.as_ref().map(fs::Metadata::len));
+                if m.modified.is_none() {
+                    m.modified = file.as_ref().and_then(modified_time);
+                }
+            }
         }
+        Ok(docs)
     }
+}
+
+/// A file's modification time, RFC 3339 in UTC.
+pub fn modified_time(m: &fs::Metadata) -> Option<String> {
+    let t = m.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
+    Some(rhizome_core::utc_time(t.as_secs() as i64))
 }
 
 /// Lowercased extension of `path`, if any.
@@ -164,6 +187,7 @@ fn single_doc(path: &Path, title: String, text: String) -> Result<Vec<Document>>
         title,
         text,
         pages: None,
+        meta: Default::default(),
     }])
 }
 

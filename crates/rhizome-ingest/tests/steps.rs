@@ -42,6 +42,7 @@ fn doc(title: &str, text: &str) -> Document {
         title: title.into(),
         text: text.into(),
         pages: None,
+        meta: Default::default(),
     }
 }
 

@@ -440,6 +440,7 @@ fn small_index(dir: &std::path::Path) -> SqliteStore {
             title: title.into(),
             text: text.into(),
             pages: None,
+            meta: Default::default(),
         };
         let c = Chunk {
             id: chunk_id(&doc.id, 0, text),

@@ -56,6 +56,7 @@ fn stored_sentence_vectors_are_read_not_embedded() {
         title: "Tower".into(),
         text: text.clone(),
         pages: None,
+        meta: Default::default(),
     };
     let chunk = Chunk {
         id: chunk_id(&doc.id, 0, &text),

@@ -70,6 +70,7 @@ fn store(dir: &std::path::Path, with_reports: bool) -> SqliteStore {
             title: title.into(),
             text: text.into(),
             pages: None,
+            meta: Default::default(),
         };
         let c = Chunk {
             id: chunk_id(&doc.id, 0, text),

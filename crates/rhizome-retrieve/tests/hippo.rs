@@ -160,6 +160,7 @@ fn passage(title: &str, text: &str, cos: f32, ents: &[&str], facts: &[(&str, &st
         title: title.into(),
         text: text.into(),
         pages: None,
+        meta: Default::default(),
     };
     let chunk = Chunk {
         id: chunk_id(&doc.id, 0, text),

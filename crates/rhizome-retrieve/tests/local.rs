@@ -67,6 +67,7 @@ fn store(dir: &std::path::Path) -> SqliteStore {
             title: title.into(),
             text: body,
             pages: None,
+            meta: Default::default(),
         };
         let mut b = WriteBatch::default();
         for (i, (text, ents, rels)) in chunks.iter().enumerate() {

@@ -81,6 +81,7 @@ fn store(dir: &std::path::Path) -> SqliteStore {
             title: title.to_string(),
             text: body,
             pages: None,
+            meta: Default::default(),
         };
         let mut cs = Vec::new();
         for (i, t) in texts.iter().enumerate() {

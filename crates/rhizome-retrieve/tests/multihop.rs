@@ -37,6 +37,7 @@ fn store(dir: &std::path::Path) -> SqliteStore {
         title: "edges".into(),
         text,
         pages: None,
+        meta: Default::default(),
     };
     let mut b = WriteBatch::default();
     let mut names: Vec<&str> = EDGES.iter().flat_map(|e| [e.0, e.2]).collect();
@@ -83,6 +84,7 @@ fn store(dir: &std::path::Path) -> SqliteStore {
         title: "Niels Bohr".into(),
         text: text.into(),
         pages: None,
+        meta: Default::default(),
     };
     let c = Chunk {
         id: chunk_id(&doc.id, 0, text),

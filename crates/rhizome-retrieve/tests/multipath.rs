@@ -82,6 +82,7 @@ fn store(dir: &std::path::Path) -> SqliteStore {
             title: title.to_string(),
             text: text.to_string(),
             pages: None,
+            meta: Default::default(),
         };
         let c = Chunk {
             id: chunk_id(&doc.id, 0, text),

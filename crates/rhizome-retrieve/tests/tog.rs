@@ -28,6 +28,7 @@ fn store(dir: &std::path::Path, edges: &[(String, String, String)], extra_entiti
         title: "edges".into(),
         text,
         pages: None,
+        meta: Default::default(),
     };
     let mut b = WriteBatch::default();
     let mut names: Vec<&str> = edges.iter().flat_map(|e| [e.0.as_str(), e.2.as_str()]).collect();
@@ -76,6 +77,7 @@ fn store(dir: &std::path::Path, edges: &[(String, String, String)], extra_entiti
             title: "Ada Lovelace".into(),
             text: text.into(),
             pages: None,
+            meta: Default::default(),
         };
         let c = Chunk {
             id: chunk_id(&doc.id, 0, text),

@@ -45,6 +45,22 @@ pub(crate) fn pages_json(d: &rhizome_core::Document) -> Option<String> {
     d.pages.as_ref().and_then(|p| serde_json::to_string(p).ok())
 }
 
+/// A document's metadata as stored (JSON of its [`rhizome_core::DocumentMeta`]); None
+/// when nothing is known.
+pub(crate) fn meta_json(m: &rhizome_core::DocumentMeta) -> Option<String> {
+    (!m.is_empty()).then(|| serde_json::to_string(m).ok()).flatten()
+}
+
+/// The metadata stored by [`meta_json`]; empty when absent or unreadable.
+pub(crate) fn meta_from_json(s: Option<String>) -> rhizome_core::DocumentMeta {
+    s.and_then(|s| serde_json::from_str(&s).ok()).unwrap_or_default()
+}
+
+/// How many pages a stored [`pages_json`] lists; None without pages.
+pub(crate) fn page_count(s: Option<String>) -> Option<u32> {
+    pages_from_json(s).map(|p| p.pages.len() as u32)
+}
+
 /// The pages stored by [`pages_json`]; None when absent or unreadable.
 pub(crate) fn pages_from_json(s: Option<String>) -> Option<rhizome_core::Pagination> {
     s.and_then(|s| serde_json::from_str(&s).ok())

@@ -13,6 +13,7 @@ fn doc(i: usize) -> WriteBatch {
         title: format!("d{i}"),
         text: text.clone(),
         pages: None,
+        meta: Default::default(),
     };
     let c = Chunk {
         id: chunk_id(&d.id, 0, &text),

@@ -54,6 +54,11 @@ fn falkordb_store_keeps_other_names_of_the_same_content() {
 }
 
 #[test]
+fn falkordb_store_keeps_what_is_known_of_a_document() {
+    meta_contract(&falkor_opener());
+}
+
+#[test]
 fn falkordb_store_rekeys_an_entity_whose_name_went() {
     rekey_contract(&falkor_opener());
 }

@@ -49,6 +49,11 @@ fn postgres_store_keeps_other_names_of_the_same_content() {
 }
 
 #[test]
+fn postgres_store_keeps_what_is_known_of_a_document() {
+    meta_contract(&pg_opener());
+}
+
+#[test]
 fn postgres_store_rekeys_an_entity_whose_name_went() {
     rekey_contract(&pg_opener());
 }

@@ -31,6 +31,11 @@ fn sqlite_store_keeps_other_names_of_the_same_content() {
 }
 
 #[test]
+fn sqlite_store_keeps_what_is_known_of_a_document() {
+    meta_contract(&|p: &Path| SqliteStore::open(p, true).unwrap());
+}
+
+#[test]
 fn sqlite_store_rekeys_an_entity_whose_name_went() {
     rekey_contract(&|p: &Path| SqliteStore::open(p, true).unwrap());
 }

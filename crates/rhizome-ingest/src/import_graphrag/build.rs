@@ -80,6 +80,7 @@ pub fn documents(t: &Tables) -> Built {
             title: d.title.clone(),
             text: d.text.clone(),
             pages: None,
+            meta: Default::default(),
         };
         let chunks: Vec<Chunk> = per_doc[di]
             .iter()

@@ -45,6 +45,7 @@ pub(super) fn parse(path: &Path, text: &str, jsonl: bool) -> Result<Parsed> {
                     title,
                     text,
                     pages: None,
+                    meta: Default::default(),
                 });
             }
             _ => out.empty.push(n),

@@ -67,7 +67,9 @@ fn read_into(
         rhizome_formats::read(ext, bytes, &limits).ok_or_else(|| bad(format!("unsupported file type .{ext}")))?;
     let mut x = read.map_err(|e| bad(e.to_string()))?;
     let attachments = std::mem::take(&mut x.attachments);
-    let doc = document(source, name_stem, x).ok_or_else(|| bad("no text in it".into()))?;
+    let mut doc = document(source, name_stem, x).ok_or_else(|| bad("no text in it".into()))?;
+    doc.meta.media_type = super::media_type_of_extension(ext).map(str::to_string);
+    doc.meta.size_bytes = Some(bytes.len() as u64);
     out.0.push(doc);
     for a in attachments {
         let at = format!("{source}#{}", a.name);
@@ -87,7 +89,11 @@ fn read_into(
         let result = if format.kind.is_read_by_formats() {
             read_into(&at, &a_stem, &a_ext, &a.bytes, depth + 1, out)
         } else {
-            text_attachment(&at, &a_stem, &a.bytes).map(|d| out.0.push(d))
+            text_attachment(&at, &a_stem, &a.bytes).map(|mut d| {
+                d.meta.media_type = super::media_type_of_extension(&a_ext).map(str::to_string);
+                d.meta.size_bytes = Some(a.bytes.len() as u64);
+                out.0.push(d)
+            })
         };
         if let Err(e) = result {
             out.1.push(Skipped { path: at, reason: super::error_reason(&e) });
@@ -137,6 +143,9 @@ fn document(source: &str, name_stem: &str, x: Extracted) -> Option<Document> {
     }
     let title = x.title.filter(|t| !t.trim().is_empty()).unwrap_or_else(|| name_stem.to_string());
     let mut doc = Document::new(source, to_nfc(title.trim().to_string()), nfc_text);
+    doc.meta.author = x.author.map(to_nfc);
+    doc.meta.created = x.created;
+    doc.meta.modified = x.modified;
     if x.unit != PageUnit::None && !spans.is_empty() {
         doc.pages = Some(Pagination { unit: unit_name(x.unit).to_string(), pages: spans });
     }

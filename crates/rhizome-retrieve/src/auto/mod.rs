@@ -170,6 +170,7 @@ mod tests {
             title: "d".into(),
             text: text.into(),
             pages: None,
+            meta: Default::default(),
         };
         let c = Chunk {
             id: chunk_id(&doc.id, 0, text),

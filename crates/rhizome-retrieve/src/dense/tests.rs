@@ -40,6 +40,7 @@ fn store(dir: &std::path::Path, texts: &[&str]) -> rhizome_store::SqliteStore {
             title: format!("d{i}"),
             text: text.to_string(),
             pages: None,
+            meta: Default::default(),
         };
         let c = Chunk {
             id: chunk_id(&doc.id, 0, text),

@@ -53,6 +53,11 @@ impl FalkorStore {
                 .collect(),
         )?;
         let partial = self.set_of(PARTIAL, true)?;
+        let mut described: HashMap<String, (Option<String>, Option<String>)> = self
+            .rop(&[("ids", ids_lit(&ids))], "UNWIND $ids AS id MATCH (d:Document {id: id}) RETURN id, d.pages, d.meta")?
+            .into_iter()
+            .map(|r| (r[0].str(), (r[1].opt_str(), r[2].opt_str())))
+            .collect();
         docs.into_iter()
             .zip(lists)
             .map(|(d, l)| {
@@ -64,7 +69,10 @@ impl FalkorStore {
                     .collect();
                 ents.sort();
                 ents.dedup();
+                let (pages, meta) = described.remove(&d.0).unwrap_or_default();
                 DocumentSummary {
+                    pages: crate::page_count(pages),
+                    meta: crate::meta_from_json(meta),
                     chunks: chunks.get(&d.0).copied().unwrap_or(0),
                     entities: ents.len() as u64,
                     partial: partial.contains(&d.0),

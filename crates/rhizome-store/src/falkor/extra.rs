@@ -105,7 +105,7 @@ impl FalkorStore {
     pub(crate) fn document_batch_impl(&self, doc_id: &str) -> Result<Option<WriteBatch>> {
         let d = self.rop(
             &[("d", doc_id.into())],
-            "MATCH (d:Document {id: $d}) RETURN d.id, d.source, d.title, d.text, d.pages",
+            "MATCH (d:Document {id: $d}) RETURN d.id, d.source, d.title, d.text, d.pages, d.meta",
         )?;
         let Some(d) = d.first() else { return Ok(None) };
         let doc = document(d);

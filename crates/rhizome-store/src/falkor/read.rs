@@ -83,7 +83,7 @@ impl FalkorStore {
     }
 }
 
-/// A document from `id, source, title, text, pages`.
+/// A document from `id, source, title, text, pages, meta`.
 pub(super) fn document(r: &[Cell]) -> Document {
     Document {
         id: r[0].str(),
@@ -91,6 +91,7 @@ pub(super) fn document(r: &[Cell]) -> Document {
         title: r[2].str(),
         text: r[3].str(),
         pages: crate::pages_from_json(r[4].opt_str()),
+        meta: crate::meta_from_json(r.get(5).and_then(Cell::opt_str)),
     }
 }
 
@@ -205,7 +206,7 @@ impl StoreRead for FalkorStore {
 
     fn find_document(&self, id_or_source: &str) -> Result<Option<Document>> {
         let rows = self.rop(&[("x", id_or_source.into())],
-            "MATCH (d:Document) WHERE d.id = $x OR d.source = $x RETURN d.id, d.source, d.title, d.text, d.pages ORDER BY d.id")?;
+            "MATCH (d:Document) WHERE d.id = $x OR d.source = $x RETURN d.id, d.source, d.title, d.text, d.pages, d.meta ORDER BY d.id")?;
         // The document of that source before one of that id (as the other backends).
         let mut docs: Vec<Document> = rows.iter().map(|r| document(r)).collect();
         docs.sort_by_key(|d| d.source != id_or_source);
@@ -230,7 +231,7 @@ impl StoreRead for FalkorStore {
         let prefix = format!("{source}#");
         let rows = self.rop(
             &[("s", source.into()), ("p", Lit::Str(prefix))],
-            "MATCH (d:Document) WHERE d.source = $s OR d.source STARTS WITH $p RETURN d.id, d.source, d.title, d.text, d.pages",
+            "MATCH (d:Document) WHERE d.source = $s OR d.source STARTS WITH $p RETURN d.id, d.source, d.title, d.text, d.pages, d.meta",
         )?;
         let mut docs: Vec<Document> = rows.iter().map(|r| document(r)).collect();
         docs.sort_by(|a, b| (&a.source, &a.id).cmp(&(&b.source, &b.id)));

@@ -162,13 +162,15 @@ impl FalkorStore {
                     ("pages", crate::pages_json(d).map_or(Lit::Null, Lit::Str)),
                     ("unit", d.pages.as_ref().map_or(Lit::Null, |p| s(&p.unit))),
                     ("digest", super::aliases::digest_lit(&d.text)),
+                    ("meta", crate::meta_json(&d.meta).map_or(Lit::Null, Lit::Str)),
                 ])
             })
             .collect();
         self.unwind(
             &new_docs,
             "UNWIND $rows AS r CREATE (:Document {id: r.id, source: r.source, title: r.title, \
-            text: r.text, language: r.lang, indexed_at: r.at, pages: r.pages, page_unit: r.unit, digest: r.digest})",
+            text: r.text, language: r.lang, indexed_at: r.at, pages: r.pages, page_unit: r.unit, digest: r.digest, \
+            meta: r.meta})",
             &|i| format!("document {:?}", new_docs.get(i).map(lit_id).unwrap_or_default()),
         )?;
         let sources: Vec<&str> =
@@ -418,6 +420,23 @@ impl StoreWrite for FalkorStore {
         self.refresh(&one, &BTreeSet::new(), &BTreeSet::new(), &BTreeSet::new(), &HashMap::new())?;
         self.invalidate();
         Ok(())
+    }
+
+    fn set_document_meta(&mut self, metas: &[(String, rhizome_core::DocumentMeta)]) -> Result<u64> {
+        let mut n = 0;
+        for part in metas.chunks(500) {
+            let rows: Vec<Lit> = part
+                .iter()
+                .map(|(id, m)| Lit::Map(vec![("id", s(id)), ("meta", crate::meta_json(m).map_or(Lit::Null, Lit::Str))]))
+                .collect();
+            n += self
+                .qp(
+                    &[("rows", Lit::List(rows))],
+                    "UNWIND $rows AS r MATCH (d:Document {id: r.id}) SET d.meta = r.meta RETURN d.id",
+                )?
+                .len() as u64;
+        }
+        Ok(n)
     }
 
     fn rebuild_synonyms(&mut self, top_k: usize, threshold: f32, cancel: &AtomicBool) -> Result<u64> {

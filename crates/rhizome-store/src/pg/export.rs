@@ -17,7 +17,9 @@ fn vectors_of(c: &mut impl GenericClient, kind: VectorKind, ids: &[String]) -> P
 }
 
 pub fn document_batch(c: &mut impl GenericClient, doc_id: &str) -> PgResult<Option<WriteBatch>> {
-    let Some(d) = c.query_opt("SELECT id, source, title, text, pages FROM documents WHERE id = $1", &[&doc_id])? else {
+    let Some(d) =
+        c.query_opt("SELECT id, source, title, text, pages, meta FROM documents WHERE id = $1", &[&doc_id])?
+    else {
         return Ok(None);
     };
     let doc = document_row(&d);

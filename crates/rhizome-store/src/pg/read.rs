@@ -175,6 +175,8 @@ fn summary_row(r: &Row) -> DocumentSummary {
         entities: r.get::<_, i64>(6) as u64,
         partial: r.get(7),
         aliases: Vec::new(),
+        pages: crate::page_count(r.get(8)),
+        meta: crate::meta_from_json(r.get(9)),
     }
 }
 
@@ -222,7 +224,7 @@ impl StoreRead for PgStore {
                         "SELECT d.id, d.title, d.source, d.language, d.indexed_at,
                        (SELECT count(*) FROM chunks c WHERE c.doc_id = d.id),
                        (SELECT count(DISTINCT s.entity_id) FROM entity_support s WHERE s.doc_id = d.id),
-                       EXISTS(SELECT 1 FROM partial_documents p WHERE p.doc_id = d.id)
+                       EXISTS(SELECT 1 FROM partial_documents p WHERE p.doc_id = d.id), d.pages, d.meta
                      FROM documents d WHERE {SEARCH} ORDER BY d.title, d.id LIMIT $2 OFFSET $3"
                     ),
                     &[&pattern, &limit, &offset],
@@ -270,7 +272,7 @@ impl StoreRead for PgStore {
         }
         self.qc(|c| {
             Ok(c.query(
-                "SELECT id, source, title, text, pages FROM documents WHERE id = $1 OR source = $1
+                "SELECT id, source, title, text, pages, meta FROM documents WHERE id = $1 OR source = $1
                  OR id = (SELECT doc_id FROM document_aliases WHERE source = $1) ORDER BY source <> $1, id LIMIT 1",
                 &[&id_or_source],
             )?
@@ -283,7 +285,7 @@ impl StoreRead for PgStore {
         let prefix = format!("{source}#");
         self.q(|c| {
             Ok(c.query(
-                "SELECT id, source, title, text, pages FROM documents
+                "SELECT id, source, title, text, pages, meta FROM documents
                  WHERE source = $1 OR left(source, length($2)) = $2 ORDER BY source, id",
                 &[&source, &prefix],
             )?

@@ -35,7 +35,7 @@ pub fn copy_in<T>(
 /// Temporary tables a write stages rows in before set-based upserts.
 pub const STAGING: &str = r#"
 CREATE TEMP TABLE IF NOT EXISTS st_documents(seq INT, id TEXT COLLATE "C", source TEXT, title TEXT,
-    text TEXT, language TEXT, indexed_at BIGINT, pages TEXT) ON COMMIT DELETE ROWS;
+    text TEXT, language TEXT, indexed_at BIGINT, pages TEXT, meta TEXT) ON COMMIT DELETE ROWS;
 CREATE TEMP TABLE IF NOT EXISTS st_chunks(seq INT, id TEXT COLLATE "C", doc_id TEXT, ordinal INT,
     text TEXT, tokens INT, char_start INT, char_end INT, page_first INT, page_last INT) ON COMMIT DELETE ROWS;
 CREATE TEMP TABLE IF NOT EXISTS st_similar(a TEXT COLLATE "C", b TEXT COLLATE "C", score FLOAT8)

@@ -4,7 +4,7 @@
 use postgres::Row;
 use rhizome_core::{Chunk, Covariate, Document, Entity, ExtractionFailure, Fact, Relation};
 
-/// A document from `id, source, title, text, pages`.
+/// A document from `id, source, title, text, pages, meta`.
 pub(super) fn document_row(r: &Row) -> Document {
     Document {
         id: r.get(0),
@@ -12,6 +12,7 @@ pub(super) fn document_row(r: &Row) -> Document {
         title: r.get(2),
         text: r.get(3),
         pages: crate::pages_from_json(r.get(4)),
+        meta: crate::meta_from_json(r.get(5)),
     }
 }
 

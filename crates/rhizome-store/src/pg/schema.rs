@@ -16,7 +16,7 @@ pub(crate) const SCHEMA_LOCK: i64 = 0x7268_697a_6f6d_6501;
 const SCHEMA: &str = r#"
 CREATE TABLE IF NOT EXISTS meta(key T PRIMARY KEY, value T NOT NULL);
 CREATE TABLE IF NOT EXISTS documents(id T PRIMARY KEY, source T NOT NULL, title T NOT NULL,
-    text T NOT NULL, language T, indexed_at BIGINT, pages T);
+    text T NOT NULL, language T, indexed_at BIGINT, pages T, meta T);
 CREATE INDEX IF NOT EXISTS documents_source ON documents(source);
 CREATE INDEX IF NOT EXISTS documents_title ON documents(title, id);
 CREATE TABLE IF NOT EXISTS chunks(rowid BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -153,6 +153,12 @@ pub fn ensure(url: &PgUrl, c: &mut postgres::Client, create: bool) -> Result<()>
     if c.query_opt(provenance, &[]).map_err(e)?.is_none() {
         // An index made before chunks kept their range and pages.
         c.batch_execute(ADD_PROVENANCE).map_err(e)?;
+    }
+    let meta = "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()
+                AND table_name = 'documents' AND column_name = 'meta'";
+    if c.query_opt(meta, &[]).map_err(e)?.is_none() {
+        // An index made before documents kept what is known of them besides their text.
+        c.batch_execute(r#"ALTER TABLE documents ADD COLUMN IF NOT EXISTS meta TEXT COLLATE "C";"#).map_err(e)?;
     }
     let digests = "SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema()
                    AND table_name = 'document_aliases'";

@@ -31,25 +31,27 @@ fn write_batch(c: &mut impl GenericClient, url: &str, batch: &WriteBatch) -> PgR
     let mut inserted: HashSet<String> = HashSet::new();
     let mut partial: HashSet<String> = HashSet::new();
     if !batch.documents.is_empty() {
-        let docs: Vec<(i32, &rhizome_core::Document, &'static str, i64, Option<String>)> = batch
+        type DocRow<'a> = (i32, &'a rhizome_core::Document, &'static str, i64, Option<String>, Option<String>);
+        let docs: Vec<DocRow> = batch
             .documents
             .iter()
             .enumerate()
             .map(|(i, d)| {
-                (i as i32, d, rhizome_core::lang::detect_language(&d.text).code(), now(), crate::pages_json(d))
+                let lang = rhizome_core::lang::detect_language(&d.text).code();
+                (i as i32, d, lang, now(), crate::pages_json(d), crate::meta_json(&d.meta))
             })
             .collect();
         copy_in(
             c,
-            "st_documents(seq, id, source, title, text, language, indexed_at, pages)",
-            &[I4, T, T, T, T, T, Type::INT8, T],
+            "st_documents(seq, id, source, title, text, language, indexed_at, pages, meta)",
+            &[I4, T, T, T, T, T, Type::INT8, T, T],
             &docs,
-            |(i, d, lang, t, pages), w| w(&[i, &d.id, &d.source, &d.title, &d.text, lang, t, pages]),
+            |(i, d, lang, t, pages, meta), w| w(&[i, &d.id, &d.source, &d.title, &d.text, lang, t, pages, meta]),
         )?;
         inserted = c
             .query(
-                "INSERT INTO documents(id, source, title, text, language, indexed_at, pages)
-                 SELECT id, source, title, text, language, indexed_at, pages FROM st_documents ORDER BY seq
+                "INSERT INTO documents(id, source, title, text, language, indexed_at, pages, meta)
+                 SELECT id, source, title, text, language, indexed_at, pages, meta FROM st_documents ORDER BY seq
                  ON CONFLICT (id) DO NOTHING RETURNING id",
                 &[],
             )?
@@ -383,6 +385,18 @@ impl StoreWrite for PgStore {
             )?;
             refresh::entities(tx, &[entity_id.to_string()])?;
             schema::bump(tx, false).map(drop)
+        })
+    }
+
+    fn set_document_meta(&mut self, metas: &[(String, rhizome_core::DocumentMeta)]) -> Result<u64> {
+        let ids: Vec<&str> = metas.iter().map(|(id, _)| id.as_str()).collect();
+        let values: Vec<Option<String>> = metas.iter().map(|(_, m)| crate::meta_json(m)).collect();
+        self.in_tx(|tx| {
+            Ok(tx.execute(
+                "UPDATE documents d SET meta = m.meta FROM unnest($1::text[], $2::text[]) AS m(id, meta)
+                 WHERE d.id = m.id",
+                &[&ids, &values],
+            )?)
         })
     }
 

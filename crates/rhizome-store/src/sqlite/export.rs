@@ -50,7 +50,7 @@ fn push_sentence_vectors(conn: &Connection, batch: &mut WriteBatch, chunk_ids: &
 /// See [`rhizome_core::StoreRead::document_batch`].
 pub fn document_batch(conn: &Connection, doc_id: &str) -> Result<Option<WriteBatch>> {
     let doc: Option<Document> = conn
-        .query_row("SELECT id, source, title, text, pages FROM documents WHERE id = ?1", [doc_id], document_row)
+        .query_row("SELECT id, source, title, text, pages, meta FROM documents WHERE id = ?1", [doc_id], document_row)
         .optional()
         .map_err(sql)?;
     let Some(doc) = doc else { return Ok(None) };

@@ -114,7 +114,7 @@ impl StoreRead for SqliteStore {
     fn find_document(&self, id_or_source: &str) -> Result<Option<Document>> {
         self.conn
             .query_row(
-                "SELECT id, source, title, text, pages FROM documents WHERE id = ?1 OR source = ?1
+                "SELECT id, source, title, text, pages, meta FROM documents WHERE id = ?1 OR source = ?1
                  OR id = (SELECT doc_id FROM document_aliases WHERE source = ?1)
                  ORDER BY source <> ?1, id LIMIT 1",
                 [id_or_source],
@@ -144,7 +144,7 @@ impl StoreRead for SqliteStore {
             "SELECT d.id, d.title, d.source, d.language, d.indexed_at,
                (SELECT COUNT(*) FROM chunks c WHERE c.doc_id = d.id),
                (SELECT COUNT(DISTINCT s.entity_id) FROM entity_support s WHERE s.doc_id = d.id),
-               EXISTS(SELECT 1 FROM partial_documents p WHERE p.doc_id = d.id)
+               EXISTS(SELECT 1 FROM partial_documents p WHERE p.doc_id = d.id), d.pages, d.meta
              FROM documents d
              WHERE ?1 IS NULL OR d.title LIKE ?1 ESCAPE '\\' OR d.source LIKE ?1 ESCAPE '\\'
                 OR EXISTS(SELECT 1 FROM document_aliases a WHERE a.doc_id = d.id AND a.source LIKE ?1 ESCAPE '\\')
@@ -161,6 +161,8 @@ impl StoreRead for SqliteStore {
                     entities: r.get::<_, i64>(6)? as u64,
                     partial: r.get(7)?,
                     aliases: Vec::new(),
+                    pages: crate::page_count(r.get(8)?),
+                    meta: crate::meta_from_json(r.get(9)?),
                 })
             },
         )?;
@@ -188,7 +190,7 @@ impl StoreRead for SqliteStore {
         let prefix = format!("{source}#");
         rows::list(
             &self.conn,
-            "SELECT id, source, title, text, pages FROM documents
+            "SELECT id, source, title, text, pages, meta FROM documents
              WHERE source = ?1 OR substr(source, 1, length(?2)) = ?2 ORDER BY source, id",
             params![source, prefix],
             rows::document_row,

@@ -9,7 +9,7 @@ use rusqlite::{Connection, OptionalExtension, Params, Row, Statement};
 
 use super::sql;
 
-/// A document from `id, source, title, text, pages`.
+/// A document from `id, source, title, text, pages, meta`.
 pub(super) fn document_row(r: &Row) -> rusqlite::Result<Document> {
     Ok(Document {
         id: r.get(0)?,
@@ -17,6 +17,7 @@ pub(super) fn document_row(r: &Row) -> rusqlite::Result<Document> {
         title: r.get(2)?,
         text: r.get(3)?,
         pages: crate::pages_from_json(r.get(4)?),
+        meta: crate::meta_from_json(r.get(5)?),
     })
 }
 

@@ -91,6 +91,8 @@ pub fn prepare(conn: &Connection) -> Result<()> {
     add_column(conn, "chunks", "page_last", "INTEGER")?;
     // The same content under another name: one document, the other names its aliases.
     add_column(conn, "documents", "digest", "TEXT")?;
+    // What is known about a document besides its text (JSON `DocumentMeta`).
+    add_column(conn, "documents", "meta", "TEXT")?;
     conn.execute_batch(aliases::SCHEMA).map_err(sql)?;
     aliases::prepare(conn)?;
     match get_meta(conn, "schema_version")? {

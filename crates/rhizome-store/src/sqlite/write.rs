@@ -191,8 +191,9 @@ impl StoreWrite for SqliteStore {
         for d in &batch.documents {
             let n = tx
                 .execute(
-                    "INSERT OR IGNORE INTO documents(id, source, title, text, pages) VALUES (?1, ?2, ?3, ?4, ?5)",
-                    params![d.id, d.source, d.title, d.text, crate::pages_json(d)],
+                    "INSERT OR IGNORE INTO documents(id, source, title, text, pages, meta)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    params![d.id, d.source, d.title, d.text, crate::pages_json(d), crate::meta_json(&d.meta)],
                 )
                 .map_err(sql)?;
             // Already there: skip it, unless it is a document written in parts whose
@@ -377,6 +378,17 @@ impl StoreWrite for SqliteStore {
         refresh_entity(&tx, entity_id)?;
         tx.commit().map_err(sql)?;
         Ok(())
+    }
+
+    fn set_document_meta(&mut self, metas: &[(String, rhizome_core::DocumentMeta)]) -> Result<u64> {
+        let tx = self.conn.transaction().map_err(sql)?;
+        let mut n = 0;
+        for (id, meta) in metas {
+            n += exec(&tx, "UPDATE documents SET meta = ?2 WHERE id = ?1", params![id, crate::meta_json(meta)])
+                .map_err(sql)? as u64;
+        }
+        tx.commit().map_err(sql)?;
+        Ok(n)
     }
 
     fn set_synonyms(&mut self, edges: &[(String, String, f32)]) -> Result<()> {

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 mod aliases;
+mod meta;
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -12,6 +13,7 @@ use rhizome_core::ids::{chunk_id, document_id, entity_id, fact_id, relation_id, 
 use rhizome_core::*;
 
 pub use aliases::aliases_contract;
+pub use meta::meta_contract;
 
 pub fn unit(v: &[f32]) -> Vec<f32> {
     let mut v = v.to_vec();
@@ -29,6 +31,7 @@ pub fn batch(title: &str, texts: &[&str], ents: &[&str]) -> WriteBatch {
         title: title.into(),
         text: body,
         pages: None,
+        meta: Default::default(),
     };
     let mut b = WriteBatch::default();
     for (i, t) in texts.iter().enumerate() {
