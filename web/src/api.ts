@@ -99,6 +99,14 @@ export interface DocumentSummary {
   indexed_at?: number; partial: boolean;
   /** Other names the same content arrived under. */
   aliases?: string[];
+  /** Pages (slides, sheets) of a paged document. */
+  pages?: number;
+  meta?: DocumentMeta;
+}
+/** What is known of a document besides its text: from its file, and from describing it. */
+export interface DocumentMeta {
+  media_type?: string; size_bytes?: number; author?: string; created?: string; modified?: string;
+  summary?: string; type?: string; hashtags?: string[]; described_by?: string;
 }
 export interface GraphNode { id: string; name: string; entity_type: string; degree: number; community?: string }
 export interface GraphEdge { id: string; source: string; target: string; kind: string; rel_type: string; weight: number }

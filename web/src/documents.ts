@@ -46,7 +46,8 @@ export function mountDocuments(panel: HTMLElement, hooks: PageHooks): void {
     h("div", { class: "upload-area" }, picker, drop, uploads),
     h("div", { class: "toolbar" }, search, count),
     h("div", { class: "table-wrap" }, h("table", { class: "docs" },
-      h("thead", {}, h("tr", {}, ...["Title", "Language", "Chunks", "Entities", "Indexed", ""].map((c) => h("th", { scope: "col" }, c)))),
+      h("thead", {}, h("tr", {}, ...["Title", "Type", "Tags", "Language", "Pages", "Chunks", "Entities", "Indexed", ""]
+        .map((c) => h("th", { scope: "col" }, c)))),
       list)),
     pager);
   showFormats(picker, formats);
@@ -90,12 +91,38 @@ export async function refreshDocuments(): Promise<void> {
 
 function row(d: DocumentSummary): HTMLTableRowElement {
   return h("tr", { "data-doc": d.id },
-    h("td", {}, h("button", { class: "link", title: d.source, onclick: () => openDocument(d.id) }, d.title || d.source),
+    h("td", {}, h("button", { class: "link", title: d.meta?.summary ? `${d.source}\n\n${d.meta.summary}` : d.source,
+      onclick: () => openDocument(d.id) }, d.title || d.source),
       d.partial ? h("span", { class: "badge warn" }, "partial") : null,
       d.aliases?.length ? h("span", { class: "badge", title: d.aliases.join("\n") }, `+${d.aliases.length} ${d.aliases.length === 1 ? "name" : "names"}`) : null),
-    h("td", {}, d.language || ""), h("td", { class: "num" }, String(d.chunks)), h("td", { class: "num" }, String(d.entities)),
+    h("td", { class: "doc-type" }, d.meta?.type || ""),
+    h("td", { class: "doc-tags" }, ...(d.meta?.hashtags || []).slice(0, 3).map((t) => h("span", { class: "tag" }, t))),
+    h("td", {}, d.language || ""), h("td", { class: "num" }, d.pages ? String(d.pages) : ""),
+    h("td", { class: "num" }, String(d.chunks)), h("td", { class: "num" }, String(d.entities)),
     h("td", {}, fmtDate(d.indexed_at)),
     h("td", {}, h("button", { class: "danger small", "aria-label": `Delete ${d.title}`, onclick: () => remove(d) }, "Delete")));
+}
+
+/** What is known of a document: its summary, type and tags, then what its file says. */
+function aboutPanel(d: DocumentSummary): HTMLElement {
+  const m = d.meta || {};
+  const day = (t?: string) => (t ? t.slice(0, 10) : "");
+  const size = (b?: number) => (b === undefined ? "" : b >= 1 << 20 ? `${(b / (1 << 20)).toFixed(1)} MB`
+    : b >= 1024 ? `${(b / 1024).toFixed(1)} KB` : `${b} bytes`);
+  const rows: [string, string | HTMLElement][] = [
+    ["Type", m.type || ""],
+    ["Tags", m.hashtags?.length ? h("span", { class: "doc-tags" }, ...m.hashtags.map((t) => h("span", { class: "tag" }, t))) : ""],
+    ["Author", m.author || ""],
+    ["Created", day(m.created)],
+    ["Modified", day(m.modified)],
+    ["Pages", d.pages ? String(d.pages) : ""],
+    ["Size", size(m.size_bytes)],
+    ["Format", m.media_type || ""],
+  ];
+  return h("section", { class: "doc-about", "aria-label": "About this document" },
+    m.summary ? h("p", { class: "doc-summary" }, m.summary,
+      m.described_by ? h("span", { class: "quiet" }, m.described_by === "llm" ? " (summary by the LLM)" : " (extractive summary)") : null) : null,
+    h("dl", {}, ...rows.filter(([, v]) => v !== "").flatMap(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])));
 }
 
 async function remove(d: DocumentSummary): Promise<void> {
@@ -127,6 +154,7 @@ export async function openDocument(id: string, chunkId?: string, mark?: string[]
     showView(d.document.title,
       h("p", { class: "quiet" }, d.document.source, d.summary?.language ? ` · ${d.summary.language}` : "",
         d.summary?.aliases?.length ? ` · also as ${d.summary.aliases.join(", ")}` : ""),
+      d.summary ? aboutPanel(d.summary) : null,
       h("details", { class: "chunk" }, h("summary", {}, `Full text (${d.document.text.length} characters)`),
         h("div", { class: "chunk-text" }, d.document.text)),
       h("h3", {}, `Chunks (${d.chunks.length})`), ...chunks,

@@ -1,8 +1,9 @@
 // Drives the web UI in headless Chromium (Debian's) against a running `rhizome serve`.
 //   node tests/ui.mjs SCENARIO BASE_URL OUT_DIR [KEY]
-// Scenarios: en, zh, vi (upload, ask, cite, explore, delete), pdf (a PDF and a Word file:
-// the page cited, the document opened at it; their folder as the argument after KEY) and bench (2,000 nodes: time
-// to first render, frames per second while dragging). Prints one JSON line of results;
+// Scenarios: en, zh, vi (upload, ask, cite, explore, delete), pdf (a PDF and a Word file
+// described in the list and in their view, the page cited, the document opened at it;
+// their folder as the argument after KEY) and bench (2,000 nodes: time to first render,
+// frames per second while dragging). Prints one JSON line of results;
 // exits non-zero on the first failed check. Screenshots go to OUT_DIR.
 import { chromium } from "playwright-core";
 import { mkdirSync, readdirSync } from "node:fs";
@@ -224,6 +225,17 @@ try {
     await open();
     await upload([join(dir, "report_en.pdf"), join(dir, "notes.docx")]);
     await waitDocuments(2);
+    // Each document is described: its type and tags in the list, its summary in its view.
+    const row = page.locator("tr[data-doc]").filter({ hasText: "Harbour Report" });
+    result.listed_type = await row.locator(".doc-type").innerText();
+    result.listed_tags = await row.locator("td.doc-tags").innerText();
+    check(result.listed_type !== "" && result.listed_tags !== "", "the list shows a type and tags: " + (await row.innerText()));
+    await row.locator("button.link").click();
+    const about = page.locator(".doc-about");
+    await about.waitFor();
+    result.about = await about.innerText();
+    await shot("document-about");
+    await page.click("#view-close");
     const { turn } = await ask("When was the Halvorsen Bridge completed?", "basic");
     result.citation = await openCitation(turn, "Harbour Report");
     result.cited_source = await page.locator("[data-testid=cited-source]").innerText();

@@ -77,9 +77,12 @@ fn llm_extraction_survives_failures_and_never_pays_twice() {
     let com = &first["communities"];
     let report_calls = com["reports_llm"].as_u64().unwrap() + com["llm_failures"].as_u64().unwrap();
     assert_eq!(report_calls, com["communities"].as_u64().unwrap(), "{first}");
+    // One description per document (this responder's replies are extraction JSON, not
+    // descriptions: extractive ones stand in, and count as failures).
+    assert_eq!(first["described"], serde_json::json!({"described": 3, "by_llm": 0, "llm_failures": 3}), "{first}");
     // 3 chunks + 4 faulted attempts (the truncated and chatty answers are parsed, not
-    // retried), then the reports.
-    assert_eq!(calls_after_first as u64, 3 + 4 + report_calls, "requests seen");
+    // retried), then the 3 descriptions and the reports.
+    assert_eq!(calls_after_first as u64, 3 + 4 + 3 + report_calls, "requests seen");
     // The extractor's importance judgements (0.5 from this responder) are stored and reach
     // the community reports' material.
     let reports: Vec<String> = server
@@ -215,6 +218,87 @@ fn entities_described_in_several_chunks_get_one_llm_summary() {
     let r = run_json(c);
     assert_eq!(r["report"]["entities_summarized"], 1, "{r}");
     assert_eq!(r["llm_usage"]["summarize"]["calls"], 1, "{r}");
-    let summary_req = server.requests().last().unwrap().to_string();
-    assert!(summary_req.contains("Seen in a text of"), "both descriptions are given: {summary_req}");
+    let summary_req = server.requests().into_iter().find(|r| r.to_string().contains("Combined description")).unwrap();
+    assert!(summary_req.to_string().contains("Seen in a text of"), "both descriptions are given: {summary_req}");
+}
+
+/// The describing prompt's user message starts so.
+const DESCRIBE: &str = "Describe the document below";
+
+#[test]
+fn documents_are_described_by_the_llm_once_and_unreadable_replies_are_counted() {
+    let server = MockOpenAi::with_responder(Box::new(|req: &Value| {
+        let text = rhizome_llm_testing::last_user_text(req);
+        if !text.contains(DESCRIBE) {
+            return rhizome_llm_testing::extraction_reply(&text);
+        }
+        let reply = if text.contains("knowledge graph") {
+            return "I would rather not describe this document.".into();
+        } else if text.contains("rhizome") {
+            // A type not in the list and hashtags written as hashtags.
+            serde_json::json!({"summary": "Rhizomes are stems that grow underground.", "type": "botany",
+                "hashtags": ["#rhizome", "Ginger"]})
+        } else if text.contains("OpenAI") || text.contains("AI") {
+            serde_json::json!({"summary": "这篇文章介绍人工智能领域的投资。", "type": "article",
+                "hashtags": ["人工智能", "OpenAI"]})
+        } else {
+            serde_json::json!({"summary": "Niels Bohr founded an institute in Copenhagen in 1921.", "type": "Article",
+                "hashtags": ["Niels Bohr", "Copenhagen"]})
+        };
+        format!("Here is the entry:\n```json\n{reply}\n```")
+    }))
+    .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let idx = tmp.path().join("idx");
+    let mut c = rz(&idx, &server);
+    c.arg("index").arg(docs());
+    let r = run_json(c);
+    assert_eq!(r["described"], serde_json::json!({"described": 3, "by_llm": 2, "llm_failures": 1}), "{r:#}");
+    assert_eq!(r["llm_usage"]["describe"]["calls"], 3, "one call per document: {r:#}");
+    let describe_calls = || server.requests().iter().filter(|q| q.to_string().contains(DESCRIBE)).count();
+    assert_eq!(describe_calls(), 3);
+
+    let mut c = rz(&idx, &server);
+    c.arg("documents");
+    let listed = run_json(c);
+    let meta = |file: &str| {
+        let d = listed["documents"].as_array().unwrap().iter().find(|d| d["source"].as_str().unwrap().ends_with(file));
+        d.unwrap_or_else(|| panic!("{file}: {listed:#}"))["meta"].clone()
+    };
+    let bohr = meta("copenhagen-physics.txt");
+    assert_eq!(bohr["summary"], "Niels Bohr founded an institute in Copenhagen in 1921.");
+    assert_eq!((bohr["type"].as_str(), bohr["described_by"].as_str()), (Some("article"), Some("llm")), "{bohr:#}");
+    assert_eq!(bohr["hashtags"], serde_json::json!(["Niels Bohr", "Copenhagen"]));
+    let plants = meta("rhizome-plants.md");
+    assert_eq!(plants["hashtags"], serde_json::json!(["rhizome", "Ginger"]), "{plants:#}");
+    assert!(
+        plants["type"].is_string() && plants["type"] != "botany",
+        "a type outside the list is not taken: {plants:#}"
+    );
+    let graphs = meta("knowledge-graphs.html");
+    assert_eq!(graphs["described_by"], "extractive", "an unreadable reply: described without the LLM: {graphs:#}");
+    assert!(graphs["summary"].as_str().unwrap().contains("knowledge graph"), "{graphs:#}");
+
+    // Described once: indexing again asks nothing; describing everything again is answered
+    // from the cache.
+    let mut c = rz(&idx, &server);
+    c.arg("index").arg(docs());
+    assert_eq!(run_json(c)["described"]["described"], 0);
+    let mut c = rz(&idx, &server);
+    c.args(["describe", "--force"]);
+    assert_eq!(run_json(c)["by_llm"], 2);
+    assert_eq!(describe_calls(), 3, "every reply came from the cache");
+
+    // Chinese documents: the LLM's Chinese summary and hashtags are kept as written.
+    let zh = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/zh_openai");
+    let zidx = tmp.path().join("zh");
+    let mut c = rz(&zidx, &server);
+    c.arg("index").arg(&zh);
+    assert_eq!(run_json(c)["described"]["by_llm"], 3);
+    let mut c = rz(&zidx, &server);
+    c.arg("documents");
+    for d in run_json(c)["documents"].as_array().unwrap() {
+        assert_eq!(d["meta"]["summary"], "这篇文章介绍人工智能领域的投资。", "{d:#}");
+        assert_eq!(d["meta"]["hashtags"], serde_json::json!(["人工智能", "OpenAI"]), "{d:#}");
+    }
 }

@@ -1,6 +1,7 @@
 //! Chinese, Vietnamese and English through the `rhizome` binary with default settings:
 //! language per document in the index report, Chinese names as entities, Chinese and
-//! Vietnamese (typed without diacritics) questions finding their documents.
+//! Vietnamese (typed without diacritics) questions finding their documents, and each
+//! document described (summary, type, hashtags that are words of its language).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -62,6 +63,8 @@ fn chinese_question_and_entities() {
     for want in ["OpenAI", "Microsoft", "Sam Altman"] {
         assert!(names.iter().any(|n| n == want), "{want} is not an Entity node: {names:?}");
     }
+    let tags = assert_described(&idx, 3);
+    assert!(tags.iter().any(|t| t.chars().any(rhizome_core::lang::is_han)), "Chinese hashtags: {tags:?}");
 
     // e5 pools a vector for every sentence of every chunk while embedding it: the
     // extractive answer reads them instead of embedding sentences per query.
@@ -134,6 +137,82 @@ fn vietnamese_question_without_diacritics_and_languages_per_document() {
     for want in ["Aage Bohr", "Đan Mạch", "北京大学"] {
         assert!(names.iter().any(|n| n == want), "{want} is not an Entity node: {names:?}");
     }
+    let tags = assert_described(&idx, 5);
+    for want in ["Đan Mạch", "Việt Nam", "综合性大学"] {
+        assert!(tags.iter().any(|t| t == want), "{want} is not a hashtag: {tags:?}");
+    }
+}
+
+#[test]
+fn the_example_documents_are_described_offline() {
+    let tmp = tempfile::tempdir().unwrap();
+    let idx = tmp.path().join("idx");
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/docs");
+    let report = rz(&idx, &["index", examples.to_str().unwrap()]);
+    assert_eq!(report["described"]["described"], 3, "{report:#}");
+    let tags = assert_described(&idx, 3);
+    assert!(tags.iter().any(|t| t == "Aage Bohr" || t == "Niels Bohr Institute"), "{tags:?}");
+    // Described once: indexing again describes nothing; `describe --force` all again.
+    let again = rz(&idx, &["index", examples.to_str().unwrap()]);
+    assert_eq!(again["described"]["described"], 0, "{again:#}");
+    assert_eq!(rz(&idx, &["describe", "--force"])["described"], 3);
+}
+
+/// `rhizome documents --json` lists `n` documents, each with a summary made of its own
+/// sentences, a type of the default list, file facts, and hashtags that are whole words
+/// of its text (a Vietnamese tag starts and ends at syllable boundaries, a Chinese one at
+/// the boundaries of the words jieba cuts the text into). Returns every hashtag.
+fn assert_described(index: &Path, n: usize) -> Vec<String> {
+    const TYPES: [&str; 10] =
+        ["report", "contract", "article", "manual", "paper", "email", "slides", "spreadsheet", "book", "other"];
+    let listed = rz(index, &["documents"]);
+    let docs = listed["documents"].as_array().unwrap();
+    assert_eq!(docs.len(), n, "{listed:#}");
+    let store = SqliteStore::open(index, false).unwrap();
+    let mut all = Vec::new();
+    for d in docs {
+        let m = &d["meta"];
+        let text = store.find_document(d["id"].as_str().unwrap()).unwrap().unwrap().text;
+        let summary = m["summary"].as_str().unwrap_or_else(|| panic!("no summary: {d:#}"));
+        let first = rhizome_core::text::sentences(summary)[0].1;
+        assert!(text.contains(first.trim_end_matches(['.', '。'])), "an extractive summary quotes the text: {d:#}");
+        assert!(TYPES.contains(&m["type"].as_str().unwrap_or("")), "{d:#}");
+        assert_eq!(m["described_by"], "extractive", "{d:#}");
+        assert!(m["media_type"].as_str().is_some_and(|t| t.starts_with("text/")), "{d:#}");
+        assert!(m["size_bytes"].as_u64().unwrap() > 0 && m["modified"].is_string(), "{d:#}");
+        let tags: Vec<String> =
+            m["hashtags"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect();
+        assert!(!tags.is_empty(), "{d:#}");
+        for t in &tags {
+            assert!(is_whole_word(&text, t), "hashtag {t:?} is not a word of {text:?}");
+        }
+        all.extend(tags);
+    }
+    all
+}
+
+/// Whether `tag` stands in `text` as whole words: nothing alphanumeric right before or
+/// after it, and, next to Chinese, on the boundaries of the words jieba cuts the text into.
+fn is_whole_word(text: &str, tag: &str) -> bool {
+    let cuts: Vec<usize> = {
+        let mut at = 0;
+        let mut v = vec![0];
+        for w in rhizome_core::text::zh::segment(text) {
+            at += w.len();
+            v.push(at);
+        }
+        v
+    };
+    text.match_indices(tag).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + tag.len()..].chars().next();
+        let han = |c: Option<char>| c.is_some_and(rhizome_core::lang::is_han);
+        let alnum = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() && !rhizome_core::lang::is_han(c));
+        let ends_ok = !alnum(before) && !alnum(after);
+        let first_han = han(tag.chars().next()) || han(before);
+        let last_han = han(tag.chars().next_back()) || han(after);
+        ends_ok && (!first_han || cuts.contains(&i)) && (!last_han || cuts.contains(&(i + tag.len())))
+    })
 }
 
 /// Decomposed (NFD) `s`: base letters followed by combining marks.

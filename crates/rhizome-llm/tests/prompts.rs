@@ -11,9 +11,11 @@ use rhizome_core::llm::{ChatMessage, Role};
 use rhizome_llm::parse::{default_schema, parse_extraction, DEFAULT_ENTITY_TYPES};
 use rhizome_llm::prompt::{PromptSource, Prompts, INSUFFICIENT_EVIDENCE};
 
-/// Every built-in prompt: this crate's and the retrieval methods'.
+/// Every built-in prompt: this crate's, ingestion's steps' and the retrieval methods'.
 fn all() -> Prompts {
-    Prompts::builtin_with(&rhizome_retrieve::prompts())
+    let mut more = rhizome_ingest::prompts();
+    more.extend(rhizome_retrieve::prompts());
+    Prompts::builtin_with(&more)
 }
 
 const TEXT: &str = "Ada Lovelace published the first algorithm for Charles Babbage's Analytical \
@@ -92,6 +94,13 @@ fn inputs(name: &str) -> Vec<(&'static str, String)> {
             ("question", "Who published the first algorithm for the Analytical Engine?".to_string()),
             ("answers", "----- Finding 1 (score 90) -----\nQuestion: When did Ada Lovelace publish her notes?\nAnswer: In 1843.".to_string()),
             ("response_type", "multiple paragraphs".to_string()),
+        ],
+        "describe_document" => vec![
+            ("types", "  - report: a report\n  - manual: a manual".to_string()),
+            ("hashtags", "5".to_string()),
+            ("title", "Notes on the Analytical Engine".to_string()),
+            ("source", "notes.txt".to_string()),
+            ("text", TEXT.to_string()),
         ],
         other => panic!("no fixed inputs for prompt {other}"),
     }
@@ -206,6 +215,7 @@ fn placeholders_are_as_documented() {
             "summarize_entity",
             "answer",
             "community_report",
+            "describe_document",
             "query_entities",
             "analyze_query",
             "rewrite_followup",

@@ -392,11 +392,11 @@ impl StoreWrite for PgStore {
         let ids: Vec<&str> = metas.iter().map(|(id, _)| id.as_str()).collect();
         let values: Vec<Option<String>> = metas.iter().map(|(_, m)| crate::meta_json(m)).collect();
         self.in_tx(|tx| {
-            Ok(tx.execute(
+            tx.execute(
                 "UPDATE documents d SET meta = m.meta FROM unnest($1::text[], $2::text[]) AS m(id, meta)
                  WHERE d.id = m.id",
                 &[&ids, &values],
-            )?)
+            )
         })
     }
 
