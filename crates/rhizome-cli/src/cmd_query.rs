@@ -13,10 +13,11 @@ pub fn parse_method(m: &str) -> Result<Method> {
     m.parse::<Method>().map_err(anyhow::Error::msg)
 }
 
-pub fn query(app: App, question: &str, method: &str, history: Option<&Path>) -> Result<()> {
+pub fn query(app: App, question: &str, method: &str, history: Option<&Path>, filter: &[String]) -> Result<()> {
     let method = parse_method(method)?;
     let engine = app.engine()?;
     let mut req = QueryRequest::new(question, method);
+    req.filter = rhizome_core::DocFilter::parse(filter)?;
     if let Some(h) = history {
         req.history = crate::cmd_analyze::read_history(h)?;
     }

@@ -40,8 +40,8 @@ fn dispatch(app: App, command: Command) -> Result<()> {
         Command::Index { paths, extractor: _, dry_run } => cmd_index::index(app, &paths, dry_run),
         Command::Import { what } => cmd_index::import(app, what),
         // Questions in NFC, as documents are indexed (`rhizome_core::text::nfc`).
-        Command::Query { question, method, history, .. } => {
-            cmd_query::query(app, &question, &method, history.as_deref())
+        Command::Query { question, method, history, filter, .. } => {
+            cmd_query::query(app, &question, &method, history.as_deref(), &filter)
         }
         Command::Analyze { question, history } => cmd_analyze::analyze(app, &question, history.as_deref()),
         Command::Eval { questions, method, k, answers, limit } => {

@@ -86,6 +86,11 @@ pub enum Command {
         /// first rewritten as a self-contained one.
         #[arg(long, value_name = "FILE")]
         history: Option<PathBuf>,
+        /// Ask only some documents: type=T, tag=T, source=GLOB, after=YYYY-MM-DD,
+        /// before=YYYY-MM-DD, lang=L. Repeat it: values of one key are alternatives,
+        /// different keys must all hold.
+        #[arg(long = "filter", value_name = "KEY=VALUE")]
+        filter: Vec<String>,
         #[command(flatten)]
         multihop: method_flags::MultihopFlags,
     },

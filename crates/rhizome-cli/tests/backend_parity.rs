@@ -8,6 +8,9 @@
 //! - PostgreSQL: two processes indexing the two halves of a corpus at once end with the
 //!   stats of one process indexing all of it, and a server on the same database answers
 //!   from the new documents without a restart.
+//! - Filters (type, tag, source, language, dates) hold for every method on every backend:
+//!   a filtered question is answered from matching documents only; a filter that matches
+//!   nothing is refused.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -177,4 +180,113 @@ fn two_indexers_on_one_postgres_database_and_a_server_that_sees_their_documents(
     assert!(sources.iter().any(|s| s.ends_with("0029.txt")), "{title}: {sources:?}");
     let st = support::server::ok_json(server.get("/stats"));
     assert_eq!(st["nodes"]["Document"], 30, "{st:#}");
+}
+
+/// Every method asked through the server on each backend, under each kind of filter:
+/// every passage it cites comes from a matching document, and some method cites one.
+#[test]
+fn filters_hold_for_every_method_on_every_backend() {
+    let tmp = tempfile::tempdir().unwrap();
+    let docs = tmp.path().join("docs");
+    support::document_fixtures(&docs);
+    for f in ["copenhagen-physics.txt", "rhizome-plants.md"] {
+        std::fs::copy(examples().join(f), docs.join(f)).unwrap();
+    }
+    // An old file: its modification time is its date.
+    let old = docs.join("rhizome-plants.md");
+    let touched = Command::new("touch").args(["-d", "2019-05-01T12:00:00Z"]).arg(&old).status().unwrap();
+    assert!(touched.success());
+    let lite = tmp.path().join("lite");
+    let mut c = rz(&lite);
+    c.arg("index").arg(&docs);
+    ok(c);
+    let mut c = rz(&lite);
+    c.arg("documents");
+    let listed = json(c)["documents"].as_array().unwrap().clone();
+    let name = |d: &Value| d["source"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+    let with = |pred: &dyn Fn(&Value) -> bool| -> Vec<String> { listed.iter().filter(|d| pred(d)).map(name).collect() };
+    let bohr = listed.iter().find(|d| name(d) == "copenhagen-physics.txt").unwrap();
+    let tag = bohr["meta"]["hashtags"][0].as_str().unwrap().to_string();
+    let tag_lc = tag.to_lowercase();
+    let cases: Vec<(String, Vec<String>)> = vec![
+        ("source=*.pdf".into(), with(&|d| name(d).ends_with(".pdf"))),
+        ("lang=vi".into(), with(&|d| d["language"] == "vi")),
+        ("type=email".into(), with(&|d| d["meta"]["type"] == "email")),
+        (
+            format!("tag={tag}"),
+            with(&|d| {
+                d["meta"]["hashtags"]
+                    .as_array()
+                    .is_some_and(|t| t.iter().any(|x| x.as_str().unwrap().to_lowercase() == tag_lc))
+            }),
+        ),
+        // Dated by what the file says it was created (python-pptx's template says 2013),
+        // else its modification time.
+        (
+            "before=2020-01-01".into(),
+            with(&|d| {
+                let m = &d["meta"];
+                let date = m["created"].as_str().or(m["modified"].as_str()).unwrap_or("9999");
+                date < "2020-01-01"
+            }),
+        ),
+    ];
+    for (f, want) in &cases {
+        assert!(!want.is_empty() && want.len() < listed.len(), "{f} should pick some documents: {want:?}");
+    }
+    assert!(cases[4].1.contains(&"rhizome-plants.md".to_string()), "{:?}", cases[4]);
+    let pg = rhizome_testdb::postgres::fresh_database("filters");
+    let fk = rhizome_testdb::falkordb::fresh_graph("filters");
+    for to in [&pg, &fk] {
+        let mut c = rz(&lite);
+        c.args(["copy", "--to", to]);
+        ok(c);
+    }
+    let methods = [
+        "basic",
+        "dense",
+        "local",
+        "hippo",
+        "multihop",
+        "multipath",
+        "chunk-only",
+        "entity-only",
+        "hybrid",
+        "graph-enhanced",
+        "global",
+        "drift",
+        "tog",
+        "auto",
+    ];
+    let question = "When was the bridge completed, who won the Nobel Prize, and how do rhizomes grow?";
+    for store in [lite.display().to_string(), pg, fk] {
+        let s = support::server::start(&lite, &["--store", &store], &[]);
+        for (filter, want) in &cases {
+            let mut cited = 0;
+            for method in methods {
+                let body = json!({"question": question, "method": method, "filter": [filter]});
+                let r = support::server::ok_json(s.post_json("/query", &body));
+                for c in r["contexts"].as_array().unwrap().iter().filter(|c| c["kind"] == "chunk") {
+                    let file = c["source"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+                    assert!(want.contains(&file), "{method} on {store} with {filter} cites {file}; matching: {want:?}");
+                    cited += 1;
+                }
+            }
+            assert!(cited > 0, "no method cited a passage with {filter} on {store}");
+        }
+        // Without the filter the same question reaches other documents.
+        let r = support::server::ok_json(s.post_json("/query", &json!({"question": question, "method": "basic"})));
+        let files: Vec<String> = r["contexts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["source"].as_str().unwrap().rsplit('/').next().unwrap().to_string())
+            .collect();
+        assert!(files.iter().any(|f| !cases[0].1.contains(f)), "{files:?}");
+        // A filter that matches nothing is refused, naming it.
+        let r =
+            s.post_json("/query", &json!({"question": question, "filter": ["type=contract", "lang=zh", "tag=none"]}));
+        let e = support::server::expect(r, 400).to_string();
+        assert!(e.contains("no indexed document matches") && e.contains("type=contract"), "{e}");
+    }
 }

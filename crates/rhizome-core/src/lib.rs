@@ -12,6 +12,7 @@ pub mod config_sensemaking;
 mod config_tests;
 pub mod embed;
 pub mod error;
+pub mod filter;
 pub mod graph;
 pub mod ids;
 pub mod lang;
@@ -26,6 +27,7 @@ pub use community::{Community, CommunityReport, Covariate, CovariateRecord, Find
 pub use config::Config;
 pub use embed::{dot, l2_normalize, EmbedKind, Embedder, SpanVectors};
 pub use error::{Error, Result};
+pub use filter::DocFilter;
 pub use graph::{ChunkRow, EntityRow, FactRow, GraphData, RelationRow};
 pub use model::*;
 pub use steps::{Chunker, Extractor, Loader, Summarizer};

@@ -20,6 +20,7 @@ mod index;
 pub mod llm;
 mod methods;
 mod query;
+mod scope;
 mod share;
 mod upload;
 
@@ -77,6 +78,8 @@ pub struct Engine {
     readers: Mutex<Vec<(Reader, (u64, u64))>>,
     /// Queries in flight, and the cores they share.
     share: share::QueryShare,
+    /// The documents filters matched, and their scopes.
+    scopes: scope::ScopeCache,
 }
 
 /// Every config section defined above core, each once: ingestion's steps' (`[describe]`),
@@ -110,6 +113,7 @@ impl Engine {
             graph: GraphCache::new(),
             readers: Mutex::new(Vec::new()),
             share: share::QueryShare::default(),
+            scopes: scope::ScopeCache::default(),
         })
     }
 

@@ -5,11 +5,14 @@
 use std::collections::BTreeMap;
 
 use rhizome_core::llm::{ChatMessage, PromptLlm, TokenSink};
-use rhizome_core::{Config, Embedder, Error, Result, StoreRead};
+use rhizome_core::{Config, DocFilter, Embedder, Error, Result, StoreRead};
 use rhizome_llm::answer::{generate_answer, Evidence};
 use rhizome_llm::BlockingLlm;
 use rhizome_retrieve::analyze::{analyze as run_analysis, standalone_question, QueryAnalysis};
-use rhizome_retrieve::{extractive_answer, retriever, AnswerKind, Context, Method, QueryEnv, INSUFFICIENT_EVIDENCE};
+use rhizome_retrieve::scope::ScopedStore;
+use rhizome_retrieve::{
+    extractive_answer, retriever, AnswerKind, Context, GraphCache, Method, QueryEnv, INSUFFICIENT_EVIDENCE,
+};
 use serde::Serialize;
 
 use crate::Engine;
@@ -26,11 +29,21 @@ pub struct QueryRequest {
     /// Settings for this question only (`section.key`, value), e.g. the method's
     /// parameters (`hippo.damping`, `multihop.max_hops`), checked like every setting.
     pub settings: Vec<(String, String)>,
+    /// The documents the question may draw on (empty: all). Every method retrieves only
+    /// chunks, entities and facts those documents support.
+    pub filter: DocFilter,
 }
 
 impl QueryRequest {
     pub fn new(question: &str, method: Method) -> Self {
-        QueryRequest { question: question.into(), method, top_k: None, history: Vec::new(), settings: Vec::new() }
+        QueryRequest {
+            question: question.into(),
+            method,
+            top_k: None,
+            history: Vec::new(),
+            settings: Vec::new(),
+            filter: DocFilter::default(),
+        }
     }
 }
 
@@ -81,7 +94,7 @@ impl Engine {
     ) -> Result<T> {
         let store = self.reader()?;
         let embedder = self.embedder(&*store)?;
-        self.with_env_embedder(&*store, embedder.as_ref(), base, top_k, f)
+        self.with_env_embedder(&*store, embedder.as_ref(), base, top_k, self.graph(), f)
     }
 
     fn with_env_embedder<T>(
@@ -90,6 +103,7 @@ impl Engine {
         embedder: &dyn Embedder,
         base: &Config,
         top_k: Option<usize>,
+        graph: &GraphCache,
         f: impl FnOnce(&QueryEnv) -> Result<T>,
     ) -> Result<T> {
         let mut config = base.calibrated(embedder.cosine_scale());
@@ -97,13 +111,7 @@ impl Engine {
             config.retrieval.top_k = k;
         }
         let llm = self.prompt_llm(&config)?;
-        let env = QueryEnv {
-            store,
-            embedder,
-            config: &config,
-            llm: llm.as_ref().map(|p| p as &dyn PromptLlm),
-            graph: self.graph(),
-        };
+        let env = QueryEnv { store, embedder, config: &config, llm: llm.as_ref().map(|p| p as &dyn PromptLlm), graph };
         f(&env)
     }
 
@@ -156,12 +164,31 @@ impl Engine {
         let store = self.reader()?;
         let shared = self.embedder(&*store)?;
         let embedder = rhizome_embed::MemoEmbedder::new(shared, 8);
-        let mut r = self.with_env_embedder(&*store, &embedder, &base, req.top_k, |env| {
+        // A filtered question sees the index through the scope of its documents.
+        let t = std::time::Instant::now();
+        let scope = if req.filter.is_empty() { None } else { Some(self.scope(&*store, &req.filter)?) };
+        let scoped = scope.as_ref().map(|s| ScopedStore { inner: &*store, scope: s });
+        let (view, graph): (&dyn StoreRead, &GraphCache) = match (&scoped, &scope) {
+            (Some(v), Some(s)) => (v, &s.graph),
+            _ => (&*store, self.graph()),
+        };
+        let scoping_ms = t.elapsed().as_secs_f64() * 1e3;
+        let mut r = self.with_env_embedder(view, &embedder, &base, req.top_k, graph, |env| {
             let t = std::time::Instant::now();
             let mut r = retriever(method).retrieve(env, &question)?;
             r.timings_ms.insert("retrieve".into(), t.elapsed().as_secs_f64() * 1e3);
             Ok(r)
         })?;
+        if let Some(s) = &scope {
+            r.timings_ms.insert("filter".into(), scoping_ms);
+            r.notes.push(format!(
+                "filter {}: {} document(s), {} chunks, {} entities",
+                req.filter.describe(),
+                s.docs.len(),
+                s.chunks.len(),
+                s.entities.len()
+            ));
+        }
         let t = std::time::Instant::now();
         let own_answer = r.answer.take();
         // A method may say how many of its contexts go to the answer (hippo: qa_top_k).

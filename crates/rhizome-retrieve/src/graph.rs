@@ -162,6 +162,12 @@ impl GraphCache {
         Self::default()
     }
 
+    /// A cache holding `graph` as the graph at `version` (a scope's graph: it is rebuilt
+    /// with its scope, never from the store).
+    pub fn holding(version: u64, graph: Arc<Graph>) -> Self {
+        GraphCache { slot: Mutex::new(Some((version, graph))), building: Mutex::new(()) }
+    }
+
     fn current(&self, version: u64) -> Option<Arc<Graph>> {
         let slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
         slot.as_ref().filter(|(v, _)| *v == version).map(|(_, g)| g.clone())

@@ -21,6 +21,7 @@ mod multipath;
 mod paths;
 pub mod ppr;
 mod query_entities;
+pub mod scope;
 mod tog;
 
 use std::collections::BTreeMap;

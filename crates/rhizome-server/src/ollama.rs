@@ -34,6 +34,9 @@ pub struct OlChatRequest {
     pub messages: Vec<OlMessage>,
     /// Default true: one JSON object per line as the answer is written.
     pub stream: Option<bool>,
+    /// Rhizome's own: ask only some documents (`["type=contract", "source=*.pdf"]`), as
+    /// `/query`'s `filter`.
+    pub filter: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -128,7 +131,8 @@ fn ndjson<T: Serialize>(v: &T) -> Bytes {
 pub async fn chat(State(state): State<AppState>, AnyJson(body): AnyJson<OlChatRequest>) -> ApiResult<Response> {
     let model = body.model.clone().unwrap_or_else(|| "rhizome".into());
     let msgs = chat::messages(body.messages.iter().map(|m| (m.role.as_str(), &m.content)))?;
-    let req = chat::request(&state.engine, &model, msgs)?;
+    let mut req = chat::request(&state.engine, &model, msgs)?;
+    req.filter = rhizome_core::DocFilter::parse(body.filter.as_deref().unwrap_or_default())?;
     if !state.engine.exists() {
         return Err(ApiError::empty_index());
     }

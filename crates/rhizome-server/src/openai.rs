@@ -35,6 +35,10 @@ pub struct ChatCompletionRequest {
     pub messages: Vec<OaMessage>,
     #[serde(default)]
     pub stream: bool,
+    /// Rhizome's own: ask only some documents (`["type=contract", "source=*.pdf"]`), as
+    /// `/query`'s `filter`.
+    #[serde(default)]
+    pub filter: Option<Vec<String>>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -106,11 +110,12 @@ pub async fn completions(
     AnyJson(body): AnyJson<ChatCompletionRequest>,
 ) -> ApiResult<Response> {
     let model = body.model.clone().unwrap_or_else(|| "rhizome".into());
-    let req = chat::request(
+    let mut req = chat::request(
         &state.engine,
         &model,
         chat::messages(body.messages.iter().map(|m| (m.role.as_str(), &m.content)))?,
     )?;
+    req.filter = rhizome_core::DocFilter::parse(body.filter.as_deref().unwrap_or_default())?;
     if !state.engine.exists() {
         return Err(ApiError::empty_index());
     }

@@ -80,6 +80,7 @@ pub fn request(engine: &Engine, body: QueryBody) -> ApiResult<QueryRequest> {
         return Err(ApiError::bad("top_k", "must be at least 1", "ask for 1 or more contexts"));
     }
     req.settings = settings(body.params)?;
+    req.filter = rhizome_core::DocFilter::parse(&body.filter.unwrap_or_default())?;
     for (i, m) in body.history.unwrap_or_default().into_iter().enumerate() {
         req.history.push(ChatMessage { role: role(&m.role, &format!("history[{i}].role"))?, content: m.content });
     }

@@ -141,6 +141,10 @@ pub struct QueryBody {
     pub params: Option<serde_json::Map<String, Value>>,
     /// Earlier messages, oldest first: a follow-up is rewritten as a self-contained question.
     pub history: Option<Vec<HistoryMessage>>,
+    /// Ask only some documents: `["type=contract", "tag=bridge", "source=*.pdf",
+    /// "after=2024-01-01"]`; values of one key are alternatives, different keys must all
+    /// hold. A filter that matches no document is refused (400), never widened.
+    pub filter: Option<Vec<String>>,
     /// Answer as server-sent events: `token` events as the answer is written, then one
     /// `done` event with the whole response.
     pub stream: Option<bool>,

@@ -39,6 +39,10 @@ pub fn prompts() -> Vec<(&'static str, &'static str)> {
     vec![(PROMPT, include_str!("describe_document.txt"))]
 }
 
+/// The store meta key set to the time of the last description written: what a document
+/// says of itself changes without the graph changing, and caches of it ask this.
+pub const DESCRIBED_AT: &str = "documents_described_at";
+
 /// Documents described together: read, described (their LLM calls run at once) and
 /// written in one store write.
 const BATCH: usize = 32;
@@ -104,6 +108,8 @@ impl Describer<'_> {
                 .map(|(b, d)| (b.documents[0].id.clone(), b.documents[0].meta.with_description(&d)))
                 .collect();
             store.set_document_meta(&metas)?;
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+            store.set_meta(DESCRIBED_AT, &now.as_nanos().to_string())?;
             report.described += metas.len() as u64;
             self.progress.advance(ids.len() as u64);
         }

@@ -1,0 +1,218 @@
+//! [`ScopedStore`]: the index as a question in a [`Scope`] sees it. Reads of chunks,
+//! entities, facts, relations, communities, reports and claims leave out what is out of
+//! scope; searches rank within the scope (exactly, over the scope's own vectors, when it
+//! is small; else over the whole index, asking for more until `k` in scope are found).
+//! Everything else (counts, documents, metadata) is the index's own.
+
+use std::collections::HashSet;
+
+use rhizome_core::community::{Community, CommunityReport, Covariate};
+use rhizome_core::{
+    dot, ChunkWithDoc, Document, DocumentSummary, Entity, ExtractionFailure, Fact, GraphData, Relation, Result, Scored,
+    Stats, StoreRead, SummaryTask, VectorKind, WriteBatch,
+};
+
+use super::Scope;
+
+/// A scope this small or smaller is searched exactly, over its own vectors.
+const EXACT_UP_TO: usize = 4096;
+
+/// The index seen through a [`Scope`].
+pub struct ScopedStore<'a> {
+    pub inner: &'a dyn StoreRead,
+    pub scope: &'a Scope,
+}
+
+impl ScopedStore<'_> {
+    /// The ids of `kind` in scope (None: a kind the scope does not decide).
+    fn allowed(&self, kind: VectorKind) -> Result<Option<&HashSet<String>>> {
+        Ok(match kind {
+            VectorKind::Chunk => Some(&self.scope.chunks),
+            VectorKind::Entity => Some(&self.scope.entities),
+            VectorKind::Fact => Some(&self.scope.facts),
+            VectorKind::Report => Some(self.scope.communities(self.inner)?),
+            VectorKind::Sentence => None,
+        })
+    }
+
+    /// The best `k` of a ranking that `search(n)` gives `n` at a time, in scope only:
+    /// asks for more while fewer than `k` are in scope and the ranking had more to give.
+    fn within(
+        &self,
+        allowed: &HashSet<String>,
+        k: usize,
+        total: usize,
+        search: &dyn Fn(usize) -> Result<Vec<Scored>>,
+    ) -> Result<Vec<Scored>> {
+        let mut n = (k * 4).max(64);
+        loop {
+            let got = search(n)?;
+            let short = got.len() < n;
+            let kept: Vec<Scored> = got.into_iter().filter(|s| allowed.contains(&s.id)).take(k).collect();
+            if kept.len() >= k || short || n >= total {
+                return Ok(kept);
+            }
+            n = n.saturating_mul(4).min(total.max(1));
+        }
+    }
+
+    /// The best `k` of the scope's own vectors of `kind` for `query`, by cosine.
+    fn exact(&self, kind: VectorKind, allowed: &HashSet<String>, query: &[f32], k: usize) -> Result<Vec<Scored>> {
+        let mut ids: Vec<String> = allowed.iter().cloned().collect();
+        ids.sort();
+        let mut scored: Vec<Scored> =
+            self.inner.vectors(kind, &ids)?.into_iter().map(|(id, v)| Scored { score: dot(query, &v), id }).collect();
+        scored.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+        scored.truncate(k);
+        Ok(scored)
+    }
+
+    fn count(&self, kind: VectorKind) -> Result<usize> {
+        let s = self.inner.stats()?;
+        let label = match kind {
+            VectorKind::Chunk => "Chunk",
+            VectorKind::Entity => "Entity",
+            VectorKind::Fact => "Fact",
+            VectorKind::Report => "CommunityReport",
+            VectorKind::Sentence => return Ok(usize::MAX),
+        };
+        Ok(s.nodes.get(label).copied().unwrap_or(0) as usize)
+    }
+}
+
+impl StoreRead for ScopedStore<'_> {
+    fn stats(&self) -> Result<Stats> {
+        self.inner.stats()
+    }
+    fn embedding_model(&self) -> Result<Option<String>> {
+        self.inner.embedding_model()
+    }
+    fn meta(&self, key: &str) -> Result<Option<String>> {
+        self.inner.meta(key)
+    }
+    fn has_document(&self, doc_id: &str) -> Result<bool> {
+        self.inner.has_document(doc_id)
+    }
+    fn documents(&self, search: Option<&str>, offset: usize, limit: usize) -> Result<Vec<DocumentSummary>> {
+        self.inner.documents(search, offset, limit)
+    }
+    fn document_count(&self, search: Option<&str>) -> Result<u64> {
+        self.inner.document_count(search)
+    }
+    fn partial_documents(&self) -> Result<Vec<(String, u32)>> {
+        self.inner.partial_documents()
+    }
+    fn find_document(&self, id_or_source: &str) -> Result<Option<Document>> {
+        self.inner.find_document(id_or_source)
+    }
+    fn document_with_digest(&self, digest: &str) -> Result<Option<String>> {
+        self.inner.document_with_digest(digest)
+    }
+    fn document_sources(&self, doc_id: &str) -> Result<Vec<String>> {
+        self.inner.document_sources(doc_id)
+    }
+    fn documents_from_source(&self, source: &str) -> Result<Vec<Document>> {
+        self.inner.documents_from_source(source)
+    }
+    fn chunks(&self, ids: &[String]) -> Result<Vec<ChunkWithDoc>> {
+        let ids: Vec<String> = ids.iter().filter(|i| self.scope.chunks.contains(*i)).cloned().collect();
+        self.inner.chunks(&ids)
+    }
+    fn entities(&self, ids: &[String]) -> Result<Vec<Entity>> {
+        let ids: Vec<String> = ids.iter().filter(|i| self.scope.entities.contains(*i)).cloned().collect();
+        self.inner.entities(&ids)
+    }
+    fn facts(&self, ids: &[String]) -> Result<Vec<Fact>> {
+        let ids: Vec<String> = ids.iter().filter(|i| self.scope.facts.contains(*i)).cloned().collect();
+        self.inner.facts(&ids)
+    }
+    fn relations_of(&self, entity_ids: &[String]) -> Result<Vec<Relation>> {
+        let e = &self.scope.entities;
+        let ids: Vec<String> = entity_ids.iter().filter(|i| e.contains(*i)).cloned().collect();
+        Ok(self
+            .inner
+            .relations_of(&ids)?
+            .into_iter()
+            .filter(|r| e.contains(&r.source_id) && e.contains(&r.target_id))
+            .collect())
+    }
+    fn bm25(&self, query: &str, k: usize) -> Result<Vec<Scored>> {
+        let total = self.count(VectorKind::Chunk)?;
+        self.within(&self.scope.chunks, k, total, &|n| self.inner.bm25(query, n))
+    }
+    fn vector_search(&self, kind: VectorKind, query: &[f32], k: usize) -> Result<Vec<Scored>> {
+        let Some(allowed) = self.allowed(kind)? else { return self.inner.vector_search(kind, query, k) };
+        if allowed.len() <= EXACT_UP_TO {
+            return self.exact(kind, allowed, query, k);
+        }
+        let total = self.count(kind)?;
+        self.within(allowed, k, total, &|n| self.inner.vector_search(kind, query, n))
+    }
+    fn vectors(&self, kind: VectorKind, ids: &[String]) -> Result<Vec<(String, Vec<f32>)>> {
+        self.inner.vectors(kind, ids)
+    }
+    fn missing_vectors(&self, kind: VectorKind, ids: &[String]) -> Result<Vec<String>> {
+        self.inner.missing_vectors(kind, ids)
+    }
+    fn synonyms_dirty(&self) -> Result<bool> {
+        self.inner.synonyms_dirty()
+    }
+    fn summary_tasks(&self, min_descriptions: usize) -> Result<Vec<SummaryTask>> {
+        self.inner.summary_tasks(min_descriptions)
+    }
+    fn extraction_failures(&self) -> Result<Vec<ExtractionFailure>> {
+        self.inner.extraction_failures()
+    }
+    fn graph_data(&self) -> Result<GraphData> {
+        let g = self.scope.graph.get(self)?;
+        Ok(super::restricted(&g, &self.scope.docs))
+    }
+    fn graph_version(&self) -> Result<u64> {
+        Ok(self.scope.version)
+    }
+    fn freshness(&self) -> Result<(u64, u64)> {
+        Ok((self.scope.version, self.inner.freshness()?.1))
+    }
+    fn communities(&self) -> Result<Vec<Community>> {
+        let ok = self.scope.communities(self.inner)?;
+        Ok(self.inner.communities()?.into_iter().filter(|c| ok.contains(&c.id)).collect())
+    }
+    fn communities_version(&self) -> Result<Option<u64>> {
+        self.inner.communities_version()
+    }
+    fn reports_version(&self) -> Result<Option<u64>> {
+        self.inner.reports_version()
+    }
+    fn community_reports(&self) -> Result<Vec<CommunityReport>> {
+        let ok = self.scope.communities(self.inner)?;
+        Ok(self.inner.community_reports()?.into_iter().filter(|r| ok.contains(&r.community_id)).collect())
+    }
+    fn communities_of(&self, entity_ids: &[String]) -> Result<Vec<Community>> {
+        let ids: Vec<String> = entity_ids.iter().filter(|i| self.scope.entities.contains(*i)).cloned().collect();
+        self.inner.communities_of(&ids)
+    }
+    fn community_reports_of(&self, community_ids: &[String]) -> Result<Vec<CommunityReport>> {
+        let ok = self.scope.communities(self.inner)?;
+        let ids: Vec<String> = community_ids.iter().filter(|i| ok.contains(*i)).cloned().collect();
+        self.inner.community_reports_of(&ids)
+    }
+    fn community_report_count(&self) -> Result<u64> {
+        Ok(self.community_reports()?.len() as u64)
+    }
+    fn covariates_of(&self, entity_ids: &[String]) -> Result<Vec<Covariate>> {
+        let e = &self.scope.entities;
+        let ids: Vec<String> = entity_ids.iter().filter(|i| e.contains(*i)).cloned().collect();
+        Ok(self
+            .inner
+            .covariates_of(&ids)?
+            .into_iter()
+            .filter(|c| e.contains(&c.subject_id) && c.object_id.as_ref().is_none_or(|o| e.contains(o)))
+            .collect())
+    }
+    fn document_batch(&self, doc_id: &str) -> Result<Option<WriteBatch>> {
+        self.inner.document_batch(doc_id)
+    }
+    fn entity_summaries(&self) -> Result<Vec<(String, String, String)>> {
+        self.inner.entity_summaries()
+    }
+}
