@@ -15,6 +15,7 @@ let paramBox: HTMLElement;
 let question: HTMLTextAreaElement;
 let turns: HTMLElement;
 let askButton: HTMLButtonElement;
+let filterInput: HTMLInputElement;
 
 export async function mountAsk(panel: HTMLElement): Promise<void> {
   methodSelect = h("select", { id: "method", "aria-label": "Method", onchange: showParams });
@@ -24,12 +25,17 @@ export async function mountAsk(panel: HTMLElement): Promise<void> {
     "aria-label": "Question",
     onkeydown: (e: KeyboardEvent) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); ask(); } } });
   askButton = h("button", { class: "primary", id: "ask", onclick: () => ask() }, "Ask");
+  filterInput = h("input", { type: "text", id: "filter", class: "filter",
+    placeholder: "type=report tag=\"Halvorsen Bridge\" source=*.pdf after=2024-01-01 lang=vi",
+    "aria-label": "Only documents matching (KEY=VALUE, separated by spaces)",
+    title: "Keys: type, tag, source (glob), after, before (YYYY-MM-DD), lang. One key's values are alternatives; different keys must all hold." });
   turns = h("div", { id: "turns", class: "turns", "aria-live": "polite" });
   clear(panel,
     h("div", { class: "ask-box" },
       h("div", { class: "toolbar" }, h("label", {}, "Method ", methodSelect), methodHelp,
         h("button", { id: "new-chat", onclick: () => { conversation = []; clear(turns); question.focus(); } }, "New conversation")),
       h("details", { class: "param-details" }, h("summary", {}, "Parameters"), paramBox),
+      h("label", { class: "filter-row" }, "Only documents ", filterInput),
       h("div", { class: "question-row" }, question, askButton)),
     turns);
   try {
@@ -78,7 +84,8 @@ export async function ask(text?: string): Promise<void> {
   askButton.disabled = true;
   try {
     const r = await api("/query", { method: "POST", headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ question: q, method: methodSelect.value, params: params(), history: conversation, stream: true }) });
+      body: JSON.stringify({ question: q, method: methodSelect.value, params: params(), history: conversation, stream: true,
+        filter: filters(filterInput.value) }) });
     let streamed = "";
     for await (const ev of sse(r)) {
       if (ev.event === "token") {
@@ -172,3 +179,9 @@ function render(turn: HTMLElement, answer: HTMLElement, r: QueryResponse): void 
   turn.append(h("details", { class: "meta quiet" }, h("summary", {}, `${r.method} · ${r.answer_kind} · ${(r.timings_ms.total ?? 0).toFixed(0)} ms`),
     h("p", {}, timings), notes.length ? h("ul", {}, notes.map((n) => h("li", {}, n))) : null));
 }
+
+/** `KEY=VALUE` filters written one after another, a value in double quotes holding spaces. */
+export function filters(text: string): string[] {
+  return [...text.matchAll(/[^\s=]+="[^"]*"|[^\s=]+=\S+|\S+/g)].map((m) => m[0]);
+}
+

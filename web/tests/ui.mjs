@@ -251,6 +251,13 @@ try {
     const sources = await word.turn.locator(".sources").innerText();
     check(sources.includes("notes.docx"), "the Word document is cited: " + sources);
     result.word_citation = sources;
+    // Only Word documents: the same question's passages all come from one.
+    await page.fill("#filter", "source=*.docx");
+    const only = await ask("Where does the ferry Nordlys sail every morning?", "basic");
+    result.filtered_sources = await only.turn.locator(".sources").innerText();
+    check(!result.filtered_sources.includes(".pdf"), "a filtered question cites no PDF: " + result.filtered_sources);
+    await shot("filtered");
+    await page.fill("#filter", "");
   } else if (scenario === "zh") {
     await open();
     await upload(files(join(DATA, "zh_openai")));

@@ -5,12 +5,13 @@
 //!
 //! Layout: `common` (the shared [`Bench`], errors, printing) below one file per command:
 //! `ingest`, `embedders`, `retrieval`, `communities`, `large_file`, `serve`, `load`,
-//! `backends`, `llm`.
+//! `backends`, `llm`, `formats`, `filter`.
 
 mod backends;
 mod common;
 mod communities;
 mod embedders;
+mod filter;
 mod formats;
 mod ingest;
 mod large_file;
@@ -44,6 +45,21 @@ pub enum BenchCmd {
         /// Passages embedded one at a time for the per-model baseline.
         #[arg(long, default_value_t = 50)]
         baseline_sample: usize,
+    },
+    /// Questions asked with a document filter against the same questions without it,
+    /// per method, in the same run: p50/p95 of each and the ratio.
+    Filter {
+        /// Questions file (MuSiQue / HotpotQA format).
+        questions: PathBuf,
+        /// The filter, as `rhizome query --filter` takes it (repeat for more).
+        #[arg(long = "filter", value_name = "KEY=VALUE", required = true)]
+        filter: Vec<String>,
+        /// Methods to time, comma-separated (default: basic,hippo).
+        #[arg(long, value_delimiter = ',')]
+        methods: Vec<String>,
+        /// Questions used.
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
     },
     /// Per-method retrieval latency p50/p95 on the index (question embedding reported
     /// apart), as ratios to `basic` in the same run.
@@ -182,5 +198,8 @@ pub fn run(bench: Bench, what: BenchCmd) -> Result<()> {
         }
         BenchCmd::Formats { files } => formats::formats(bench, &files),
         BenchCmd::Retrieval { questions, methods, limit } => retrieval::retrieval(bench, &questions, &methods, limit),
+        BenchCmd::Filter { questions, filter, methods, limit } => {
+            filter::filter(bench, &questions, &filter, &methods, limit)
+        }
     }
 }

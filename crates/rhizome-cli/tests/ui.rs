@@ -91,6 +91,8 @@ fn a_pdf_and_a_word_document_cited_and_opened_at_the_page() {
     assert!(v["cited_source"].as_str().unwrap().contains("report_en.pdf, p. 2"), "{v:#}");
     assert!(v["opened_at"].as_str().unwrap().ends_with("p. 2"), "{v:#}");
     assert!(v["word_citation"].as_str().unwrap().contains("notes.docx"), "{v:#}");
+    let filtered = v["filtered_sources"].as_str().unwrap();
+    assert!(filtered.contains("notes.docx") && !filtered.contains(".pdf"), "{v:#}");
     // Described: a type and tags in the list, a summary and what the file says in its view.
     let types = ["report", "contract", "article", "manual", "paper", "email", "slides", "spreadsheet", "book", "other"];
     assert!(types.contains(&v["listed_type"].as_str().unwrap()), "{v:#}");

@@ -11,10 +11,10 @@
 
 mod store;
 
-use std::collections::HashSet;
-use std::sync::{Arc, OnceLock};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use rhizome_core::{ChunkRow, EntityRow, FactRow, GraphData, RelationRow, Result, StoreRead};
+use rhizome_core::{ChunkRow, EntityRow, FactRow, GraphData, RelationRow, Result, StoreRead, VectorKind};
 
 pub use store::ScopedStore;
 
@@ -34,6 +34,13 @@ pub struct Scope {
     pub graph: GraphCache,
     /// Communities with a member in scope, read on first use.
     communities: OnceLock<HashSet<String>>,
+    /// Node counts of the whole index (what a search in scope is a share of), read on
+    /// first use.
+    totals: OnceLock<HashMap<String, u64>>,
+    /// Reports of communities in scope, counted on first use.
+    pub(crate) report_count: OnceLock<u64>,
+    /// The scope's own vectors of each kind searched exactly, read on first use.
+    vectors: Mutex<HashMap<VectorKind, Arc<Vec<(String, Vec<f32>)>>>>,
 }
 
 impl Scope {
@@ -51,7 +58,36 @@ impl Scope {
             facts,
             graph: GraphCache::holding(version, Arc::new(Graph::build(data))),
             communities: OnceLock::new(),
+            totals: OnceLock::new(),
+            report_count: OnceLock::new(),
+            vectors: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// How many nodes with `label` the whole index holds.
+    pub fn total(&self, store: &dyn StoreRead, label: &str) -> Result<u64> {
+        if self.totals.get().is_none() {
+            let nodes = store.stats()?.nodes.into_iter().collect();
+            let _ = self.totals.set(nodes);
+        }
+        Ok(self.totals.get().and_then(|t| t.get(label)).copied().unwrap_or(0))
+    }
+
+    /// The vectors of `ids` (those of `kind` in scope), read once per scope.
+    pub fn vectors_of(
+        &self,
+        store: &dyn StoreRead,
+        kind: VectorKind,
+        ids: &HashSet<String>,
+    ) -> Result<Arc<Vec<(String, Vec<f32>)>>> {
+        if let Some(v) = self.vectors.lock().unwrap_or_else(|p| p.into_inner()).get(&kind) {
+            return Ok(v.clone());
+        }
+        let mut sorted: Vec<String> = ids.iter().cloned().collect();
+        sorted.sort();
+        let v = Arc::new(store.vectors(kind, &sorted)?);
+        self.vectors.lock().unwrap_or_else(|p| p.into_inner()).insert(kind, v.clone());
+        Ok(v)
     }
 
     /// Communities with at least one member in scope.

@@ -14,8 +14,12 @@ use rhizome_core::{
 
 use super::Scope;
 
-/// A scope this small or smaller is searched exactly, over its own vectors.
+/// A scope this small or smaller, and a twentieth or less of the index, is searched
+/// exactly over its own vectors (read once per scope); a larger one through the index's
+/// own search, asking for more until enough are in scope (at a twentieth, about twenty
+/// times `k`).
 const EXACT_UP_TO: usize = 4096;
+const EXACT_SHARE: usize = 20;
 
 /// The index seen through a [`Scope`].
 pub struct ScopedStore<'a> {
@@ -35,8 +39,9 @@ impl ScopedStore<'_> {
         })
     }
 
-    /// The best `k` of a ranking that `search(n)` gives `n` at a time, in scope only:
-    /// asks for more while fewer than `k` are in scope and the ranking had more to give.
+    /// The best `k` of a ranking that `search(n)` gives `n` at a time, in scope only: asks
+    /// for enough to hold `k` at the scope's share of the index, then for more while fewer
+    /// than `k` are in scope and the ranking had more to give.
     fn within(
         &self,
         allowed: &HashSet<String>,
@@ -44,7 +49,7 @@ impl ScopedStore<'_> {
         total: usize,
         search: &dyn Fn(usize) -> Result<Vec<Scored>>,
     ) -> Result<Vec<Scored>> {
-        let mut n = (k * 4).max(64);
+        let mut n = first_ask(k, allowed.len(), total);
         loop {
             let got = search(n)?;
             let short = got.len() < n;
@@ -58,17 +63,16 @@ impl ScopedStore<'_> {
 
     /// The best `k` of the scope's own vectors of `kind` for `query`, by cosine.
     fn exact(&self, kind: VectorKind, allowed: &HashSet<String>, query: &[f32], k: usize) -> Result<Vec<Scored>> {
-        let mut ids: Vec<String> = allowed.iter().cloned().collect();
-        ids.sort();
+        let vectors = self.scope.vectors_of(self.inner, kind, allowed)?;
         let mut scored: Vec<Scored> =
-            self.inner.vectors(kind, &ids)?.into_iter().map(|(id, v)| Scored { score: dot(query, &v), id }).collect();
+            vectors.iter().map(|(id, v)| Scored { score: dot(query, v), id: id.clone() }).collect();
         scored.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
         scored.truncate(k);
         Ok(scored)
     }
 
+    /// How many nodes of `kind` the whole index holds.
     fn count(&self, kind: VectorKind) -> Result<usize> {
-        let s = self.inner.stats()?;
         let label = match kind {
             VectorKind::Chunk => "Chunk",
             VectorKind::Entity => "Entity",
@@ -76,8 +80,15 @@ impl ScopedStore<'_> {
             VectorKind::Report => "CommunityReport",
             VectorKind::Sentence => return Ok(usize::MAX),
         };
-        Ok(s.nodes.get(label).copied().unwrap_or(0) as usize)
+        Ok(self.scope.total(self.inner, label)? as usize)
     }
+}
+
+/// How many of a ranking to ask for first: enough for `k` in scope at the scope's share
+/// (`allowed` of `total`) of the index, twice over.
+fn first_ask(k: usize, allowed: usize, total: usize) -> usize {
+    let share = total.max(1).div_ceil(allowed.max(1));
+    k.saturating_mul(share).saturating_mul(2).max(64).min(total.max(64))
 }
 
 impl StoreRead for ScopedStore<'_> {
@@ -142,11 +153,35 @@ impl StoreRead for ScopedStore<'_> {
     }
     fn vector_search(&self, kind: VectorKind, query: &[f32], k: usize) -> Result<Vec<Scored>> {
         let Some(allowed) = self.allowed(kind)? else { return self.inner.vector_search(kind, query, k) };
-        if allowed.len() <= EXACT_UP_TO {
+        let total = self.count(kind)?;
+        if allowed.len() <= EXACT_UP_TO && allowed.len().saturating_mul(EXACT_SHARE) <= total {
             return self.exact(kind, allowed, query, k);
         }
-        let total = self.count(kind)?;
         self.within(allowed, k, total, &|n| self.inner.vector_search(kind, query, n))
+    }
+    fn vector_search_many(&self, kind: VectorKind, queries: &[Vec<f32>], k: usize) -> Result<Vec<Vec<Scored>>> {
+        let Some(allowed) = self.allowed(kind)? else { return self.inner.vector_search_many(kind, queries, k) };
+        let total = self.count(kind)?;
+        if allowed.len() <= EXACT_UP_TO && allowed.len().saturating_mul(EXACT_SHARE) <= total {
+            return queries.iter().map(|q| self.exact(kind, allowed, q, k)).collect();
+        }
+        // One pass of the index's own batched search for every query; a query that
+        // finds fewer than `k` in scope asks again on its own.
+        let n = first_ask(k, allowed.len(), total);
+        let found = self.inner.vector_search_many(kind, queries, n)?;
+        found
+            .into_iter()
+            .zip(queries)
+            .map(|(got, q)| {
+                let short = got.len() < n;
+                let kept: Vec<Scored> = got.into_iter().filter(|s| allowed.contains(&s.id)).take(k).collect();
+                if kept.len() >= k || short || n >= total {
+                    Ok(kept)
+                } else {
+                    self.within(allowed, k, total, &|m| self.inner.vector_search(kind, q, m))
+                }
+            })
+            .collect()
     }
     fn vectors(&self, kind: VectorKind, ids: &[String]) -> Result<Vec<(String, Vec<f32>)>> {
         self.inner.vectors(kind, ids)
@@ -197,7 +232,11 @@ impl StoreRead for ScopedStore<'_> {
         self.inner.community_reports_of(&ids)
     }
     fn community_report_count(&self) -> Result<u64> {
-        Ok(self.community_reports()?.len() as u64)
+        if let Some(n) = self.scope.report_count.get() {
+            return Ok(*n);
+        }
+        let n = self.community_reports()?.len() as u64;
+        Ok(*self.scope.report_count.get_or_init(|| n))
     }
     fn covariates_of(&self, entity_ids: &[String]) -> Result<Vec<Covariate>> {
         let e = &self.scope.entities;
