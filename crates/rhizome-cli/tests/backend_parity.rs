@@ -208,6 +208,10 @@ fn filters_hold_for_every_method_on_every_backend() {
     let bohr = listed.iter().find(|d| name(d) == "copenhagen-physics.txt").unwrap();
     let tag = bohr["meta"]["hashtags"][0].as_str().unwrap().to_string();
     let tag_lc = tag.to_lowercase();
+    let date = |d: &Value| {
+        let m = &d["meta"];
+        m["created"].as_str().or(m["modified"].as_str()).unwrap_or("9999").chars().take(10).collect::<String>()
+    };
     let cases: Vec<(String, Vec<String>)> = vec![
         ("source=*.pdf".into(), with(&|d| name(d).ends_with(".pdf"))),
         ("lang=vi".into(), with(&|d| d["language"] == "vi")),
@@ -222,14 +226,8 @@ fn filters_hold_for_every_method_on_every_backend() {
         ),
         // Dated by what the file says it was created (python-pptx's template says 2013),
         // else its modification time.
-        (
-            "before=2020-01-01".into(),
-            with(&|d| {
-                let m = &d["meta"];
-                let date = m["created"].as_str().or(m["modified"].as_str()).unwrap_or("9999");
-                date < "2020-01-01"
-            }),
-        ),
+        ("before=2020-01-01".into(), with(&|d| date(d).as_str() < "2020-01-01")),
+        ("after=2020-01-01".into(), with(&|d| date(d).as_str() >= "2020-01-01")),
     ];
     for (f, want) in &cases {
         assert!(!want.is_empty() && want.len() < listed.len(), "{f} should pick some documents: {want:?}");
@@ -288,5 +286,21 @@ fn filters_hold_for_every_method_on_every_backend() {
             s.post_json("/query", &json!({"question": question, "filter": ["type=contract", "lang=zh", "tag=none"]}));
         let e = support::server::expect(r, 400).to_string();
         assert!(e.contains("no indexed document matches") && e.contains("type=contract"), "{e}");
+        // Chat clients send the filter in the body or, when they cannot, in a header.
+        let chat = |path: &str, header: &str| {
+            let body = json!({"model": "rhizome-basic", "stream": false,
+                "messages": [{"role": "user", "content": question}]});
+            reqwest::blocking::Client::new()
+                .post(s.url(path))
+                .header("X-Rhizome-Filter", header)
+                .json(&body)
+                .send()
+                .unwrap()
+        };
+        for path in ["/v1/chat/completions", "/api/chat"] {
+            support::server::expect(chat(path, "lang=vi; source=*.pdf"), 200);
+            let e = support::server::expect(chat(path, "lang=vi; type=email"), 400).to_string();
+            assert!(e.contains("lang=vi, type=email"), "{path}: {e}");
+        }
     }
 }

@@ -171,6 +171,23 @@ pub fn now_secs() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
+/// The header a chat client that cannot add a body field sends its filter in:
+/// `X-Rhizome-Filter: type=report; source=*.pdf`.
+pub const FILTER_HEADER: &str = "x-rhizome-filter";
+
+/// A chat request's document filter: the body's `filter` list and the
+/// [`FILTER_HEADER`] (its filters separated by `;`), together.
+pub fn filter(body: Option<&[String]>, headers: &axum::http::HeaderMap) -> ApiResult<rhizome_core::DocFilter> {
+    let mut specs: Vec<String> = body.unwrap_or_default().to_vec();
+    for h in headers.get_all(FILTER_HEADER) {
+        let text = h
+            .to_str()
+            .map_err(|_| ApiError::bad(FILTER_HEADER, "is not text", "write filters as KEY=VALUE separated by ;"))?;
+        specs.extend(text.split(';').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string));
+    }
+    Ok(rhizome_core::DocFilter::parse(&specs)?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

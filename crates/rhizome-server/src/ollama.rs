@@ -123,16 +123,22 @@ fn ndjson<T: Serialize>(v: &T) -> Bytes {
 /// Ollama-compatible chat over the index: the last user message is the question, the
 /// earlier messages its history; the reply cites its sources.
 #[utoipa::path(post, path = "/api/chat", tag = "chat", request_body = OlChatRequest,
+    params(("X-Rhizome-Filter" = Option<String>, Header,
+        description = "ask only some documents: `type=report; source=*.pdf` (as the body's `filter`)")),
     responses(
         (status = 200, description = "one JSON object per line (application/x-ndjson), or one object with stream: false",
             content((OlChatChunk = "application/x-ndjson"), (OlChatChunk = "application/json"))),
         (status = 400, body = ErrorBody), (status = 404, description = "unknown model", body = ErrorBody),
     ))]
-pub async fn chat(State(state): State<AppState>, AnyJson(body): AnyJson<OlChatRequest>) -> ApiResult<Response> {
+pub async fn chat(
+    State(state): State<AppState>,
+    headers: axum::http::HeaderMap,
+    AnyJson(body): AnyJson<OlChatRequest>,
+) -> ApiResult<Response> {
     let model = body.model.clone().unwrap_or_else(|| "rhizome".into());
     let msgs = chat::messages(body.messages.iter().map(|m| (m.role.as_str(), &m.content)))?;
     let mut req = chat::request(&state.engine, &model, msgs)?;
-    req.filter = rhizome_core::DocFilter::parse(body.filter.as_deref().unwrap_or_default())?;
+    req.filter = chat::filter(body.filter.as_deref(), &headers)?;
     if !state.engine.exists() {
         return Err(ApiError::empty_index());
     }

@@ -100,6 +100,8 @@ fn chunk(id: &str, created: u64, model: &str, delta: Value, finish: Option<&str>
 /// OpenAI-compatible chat completion over the index: the last user message is the
 /// question, the earlier messages its history; the reply cites its sources.
 #[utoipa::path(post, path = "/v1/chat/completions", tag = "chat", request_body = ChatCompletionRequest,
+    params(("X-Rhizome-Filter" = Option<String>, Header,
+        description = "ask only some documents: `type=report; source=*.pdf` (as the body's `filter`)")),
     responses(
         (status = 200, description = "a completion, or with stream: true server-sent chunks ending with [DONE]",
             content((ChatCompletion = "application/json"), (Object = "text/event-stream"))),
@@ -107,6 +109,7 @@ fn chunk(id: &str, created: u64, model: &str, delta: Value, finish: Option<&str>
     ))]
 pub async fn completions(
     State(state): State<AppState>,
+    headers: axum::http::HeaderMap,
     AnyJson(body): AnyJson<ChatCompletionRequest>,
 ) -> ApiResult<Response> {
     let model = body.model.clone().unwrap_or_else(|| "rhizome".into());
@@ -115,7 +118,7 @@ pub async fn completions(
         &model,
         chat::messages(body.messages.iter().map(|m| (m.role.as_str(), &m.content)))?,
     )?;
-    req.filter = rhizome_core::DocFilter::parse(body.filter.as_deref().unwrap_or_default())?;
+    req.filter = chat::filter(body.filter.as_deref(), &headers)?;
     if !state.engine.exists() {
         return Err(ApiError::empty_index());
     }

@@ -42,6 +42,7 @@ pub fn entity_description(descriptions: &[String], summary: Option<String>) -> S
 
 /// One support row of an entity, in support order (document, chunk, name).
 pub struct MentionVote<'a> {
+    pub doc_id: &'a str,
     pub name: &'a str,
     pub entity_type: &'a str,
     pub description: &'a str,
@@ -58,8 +59,31 @@ pub fn entity_row(rows: &[MentionVote<'_>]) -> (String, String, Vec<String>, Str
     }
     let (descriptions, fp) = descriptions(rows.iter().map(|r| r.description));
     let judged: Vec<f64> = rows.iter().filter_map(|r| r.importance).collect();
-    let importance = (!judged.is_empty()).then(|| judged.iter().sum::<f64>() / judged.len() as f64);
+    let importance = importance(&judged, rows.iter().map(|r| (r.doc_id, r.count)));
     (majority(&names), majority(&types), descriptions, fp, importance)
+}
+
+/// An entity's importance from its support: the mean of the extractor's judgements when
+/// it made some (an LLM does), else from how often it is mentioned (`f`, the support's
+/// counts summed) and in how many documents (`s`): `x / (x + 3)` with
+/// `x = ln(1 + f) (1 + ln s)`, so that every index has one whatever its extractor. One
+/// mention in one document gives 0.19, five in one 0.37, twenty in three 0.68, a hundred
+/// in twenty 0.86. Made from the support alone, it is the same after a deletion as if the
+/// document had never been indexed. None without support.
+pub fn importance<'a>(judged: &[f64], mentions: impl IntoIterator<Item = (&'a str, i64)>) -> Option<f64> {
+    if !judged.is_empty() {
+        return Some(judged.iter().sum::<f64>() / judged.len() as f64);
+    }
+    let (mut f, mut docs) = (0.0f64, std::collections::BTreeSet::new());
+    for (doc, count) in mentions {
+        f += count.max(1) as f64;
+        docs.insert(doc);
+    }
+    if docs.is_empty() {
+        return None;
+    }
+    let x = (1.0 + f).ln() * (1.0 + (docs.len() as f64).ln());
+    Some(x / (x + 3.0))
 }
 
 /// A relation's (weight, description) from its support (weights summed in support
@@ -159,6 +183,16 @@ impl Rekeys {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn importance_is_judged_else_made_from_frequency_and_spread() {
+        assert_eq!(importance(&[0.2, 0.6], [("d1", 9)]), Some(0.4));
+        assert_eq!(importance(&[], []), None);
+        let one = importance(&[], [("d1", 1)]).unwrap();
+        let five = importance(&[], [("d1", 5)]).unwrap();
+        let spread = importance(&[], [("d1", 2), ("d2", 2), ("d3", 1)]).unwrap();
+        assert!((one - 0.1876).abs() < 1e-3 && one < five && five < spread && spread < 1.0, "{one} {five} {spread}");
+    }
 
     #[test]
     fn an_entity_is_re_keyed_only_when_no_row_names_it_by_its_key() {

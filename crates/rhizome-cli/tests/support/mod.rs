@@ -81,7 +81,8 @@ pub fn musique_docs(dir: &Path, from: usize, n: usize) -> PathBuf {
 }
 
 /// Meta keys that count writes rather than describe content.
-const VOLATILE_META: &[&str] = &["graph_version", "communities_version", "reports_version", "llm_usage"];
+const VOLATILE_META: &[&str] =
+    &["graph_version", "communities_version", "reports_version", "llm_usage", "documents_described_at"];
 
 /// Every table of the index at `index`, each as its sorted rows (floats to 3 decimals,
 /// chunk row numbers replaced by chunk ids, vectors by their size: [`vectors_close`]

@@ -74,7 +74,8 @@ pub fn entity(rows: &[Row<MentionRecord>], summary: Option<&(String, String)>) -
     let mut by_seq: Vec<&Row<MentionRecord>> = rows.iter().collect();
     by_seq.sort_by_key(|r| r.seq);
     let judged: Vec<f64> = by_seq.iter().filter_map(|r| r.rec.importance.map(f64::from)).collect();
-    let importance = (!judged.is_empty()).then(|| judged.iter().sum::<f64>() / judged.len() as f64);
+    let importance =
+        crate::aggregate::importance(&judged, rows.iter().map(|r| (r.rec.doc_id.as_str(), r.rec.count as i64)));
     Some(EntityAgg { name: majority(&names), entity_type: majority(&types), description, importance })
 }
 

@@ -65,7 +65,7 @@ pub fn entities(c: &mut impl GenericClient, ids: &[String]) -> PgResult<(usize, 
     let existed: HashSet<String> =
         c.query("SELECT id FROM entities WHERE id = ANY($1)", &[&ids])?.iter().map(|r| r.get(0)).collect();
     let rows = c.query(
-        "SELECT entity_id, name, entity_type, description, count, importance FROM entity_support
+        "SELECT entity_id, name, entity_type, description, count, importance, doc_id FROM entity_support
          WHERE entity_id = ANY($1) ORDER BY entity_id, doc_id, coalesce(chunk_id, ''), name, seq",
         &[&ids],
     )?;
@@ -77,6 +77,7 @@ pub fn entities(c: &mut impl GenericClient, ids: &[String]) -> PgResult<(usize, 
     let mut groups: BTreeMap<&str, Vec<MentionVote<'_>>> = BTreeMap::new();
     for r in &rows {
         groups.entry(r.get(0)).or_default().push(MentionVote {
+            doc_id: r.get(6),
             name: r.get(1),
             entity_type: r.get(2),
             description: r.get(3),

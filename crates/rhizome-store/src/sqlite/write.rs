@@ -54,12 +54,12 @@ pub fn entity_descriptions(conn: &Connection, id: &str) -> Result<(Vec<String>, 
 pub(super) fn refresh_entity(conn: &Connection, id: &str) -> Result<Refreshed> {
     // One read of the support rows gives name, type, descriptions and importance alike
     // (`aggregate::entity_row`, as the PostgreSQL store does).
-    let rows: Vec<(String, String, String, i64, Option<f64>)> = rows::all(
+    let rows: Vec<(String, String, String, i64, Option<f64>, String)> = rows::all(
         conn,
-        "SELECT name, entity_type, description, count, importance FROM entity_support
+        "SELECT name, entity_type, description, count, importance, doc_id FROM entity_support
          WHERE entity_id = ?1 ORDER BY doc_id, coalesce(chunk_id, ''), name",
         [id],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
     )?;
     let existed: bool =
         row(conn, "SELECT 1 FROM entities WHERE id = ?1", [id], |_| Ok(())).optional().map_err(sql)?.is_some();
@@ -72,7 +72,8 @@ pub(super) fn refresh_entity(conn: &Connection, id: &str) -> Result<Refreshed> {
     }
     let votes: Vec<MentionVote<'_>> = rows
         .iter()
-        .map(|(name, entity_type, description, count, importance)| MentionVote {
+        .map(|(name, entity_type, description, count, importance, doc_id)| MentionVote {
+            doc_id,
             name,
             entity_type,
             description,

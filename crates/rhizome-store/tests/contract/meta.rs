@@ -36,6 +36,11 @@ pub fn meta_contract<S: StoreWrite>(open: &dyn Fn(&Path) -> S) {
     let (da, db) = (&a.documents[0], &b.documents[0]);
     assert_eq!(s.find_document(&da.id).unwrap().unwrap().meta, from_file);
     assert_eq!(s.find_document(&db.id).unwrap().unwrap().meta, DocumentMeta::default());
+    // An entity the extractor gave no importance has one from its support: two
+    // mentions in one document.
+    let alpha = s.entities(&[rhizome_core::ids::entity_id("Alpha")]).unwrap();
+    let got = alpha[0].importance.unwrap();
+    assert!((got - 0.2681).abs() < 1e-3, "importance of two mentions in one document: {got}");
     let listed = s.documents(None, 0, 10).unwrap();
     let la = listed.iter().find(|d| d.id == da.id).unwrap();
     assert_eq!((la.meta.clone(), la.pages), (from_file.clone(), Some(2)));
