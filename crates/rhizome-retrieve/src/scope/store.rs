@@ -84,6 +84,11 @@ impl ScopedStore<'_> {
     }
 }
 
+/// Those of `ids` in `scope`, in the order asked.
+fn kept(ids: &[String], scope: &HashSet<String>) -> Vec<String> {
+    ids.iter().filter(|i| scope.contains(*i)).cloned().collect()
+}
+
 /// How many of a ranking to ask for first: enough for `k` in scope at the scope's share
 /// (`allowed` of `total`) of the index, twice over.
 fn first_ask(k: usize, allowed: usize, total: usize) -> usize {
@@ -126,20 +131,20 @@ impl StoreRead for ScopedStore<'_> {
         self.inner.documents_from_source(source)
     }
     fn chunks(&self, ids: &[String]) -> Result<Vec<ChunkWithDoc>> {
-        let ids: Vec<String> = ids.iter().filter(|i| self.scope.chunks.contains(*i)).cloned().collect();
+        let ids = kept(ids, &self.scope.chunks);
         self.inner.chunks(&ids)
     }
     fn entities(&self, ids: &[String]) -> Result<Vec<Entity>> {
-        let ids: Vec<String> = ids.iter().filter(|i| self.scope.entities.contains(*i)).cloned().collect();
+        let ids = kept(ids, &self.scope.entities);
         self.inner.entities(&ids)
     }
     fn facts(&self, ids: &[String]) -> Result<Vec<Fact>> {
-        let ids: Vec<String> = ids.iter().filter(|i| self.scope.facts.contains(*i)).cloned().collect();
+        let ids = kept(ids, &self.scope.facts);
         self.inner.facts(&ids)
     }
     fn relations_of(&self, entity_ids: &[String]) -> Result<Vec<Relation>> {
         let e = &self.scope.entities;
-        let ids: Vec<String> = entity_ids.iter().filter(|i| e.contains(*i)).cloned().collect();
+        let ids = kept(entity_ids, e);
         Ok(self
             .inner
             .relations_of(&ids)?
@@ -223,12 +228,12 @@ impl StoreRead for ScopedStore<'_> {
         Ok(self.inner.community_reports()?.into_iter().filter(|r| ok.contains(&r.community_id)).collect())
     }
     fn communities_of(&self, entity_ids: &[String]) -> Result<Vec<Community>> {
-        let ids: Vec<String> = entity_ids.iter().filter(|i| self.scope.entities.contains(*i)).cloned().collect();
+        let ids = kept(entity_ids, &self.scope.entities);
         self.inner.communities_of(&ids)
     }
     fn community_reports_of(&self, community_ids: &[String]) -> Result<Vec<CommunityReport>> {
         let ok = self.scope.communities(self.inner)?;
-        let ids: Vec<String> = community_ids.iter().filter(|i| ok.contains(*i)).cloned().collect();
+        let ids = kept(community_ids, ok);
         self.inner.community_reports_of(&ids)
     }
     fn community_report_count(&self) -> Result<u64> {
@@ -240,7 +245,7 @@ impl StoreRead for ScopedStore<'_> {
     }
     fn covariates_of(&self, entity_ids: &[String]) -> Result<Vec<Covariate>> {
         let e = &self.scope.entities;
-        let ids: Vec<String> = entity_ids.iter().filter(|i| e.contains(*i)).cloned().collect();
+        let ids = kept(entity_ids, e);
         Ok(self
             .inner
             .covariates_of(&ids)?
