@@ -287,6 +287,11 @@ async function showEntity(id: string): Promise<void> {
       h("ul", { class: "mentions" }, d.mentions.map((m: any) => h("li", {},
         h("button", { class: "link", onclick: () => openDocument(m.doc_id, m.chunk_id, [e.name]) }, m.title),
         h("p", { class: "snippet" }, snippet(m.text, e.name))))),
+      d.claims?.length ? [h("h3", {}, `Claims (${d.claims.length})`),
+        h("ul", { class: "claims" }, d.claims.map((c: any) => h("li", { title: c.source_text || "" },
+          h("span", { class: `claim-status ${String(c.status).toLowerCase()}` }, c.status), ` ${c.claim_type} `,
+          h("p", {}, c.description),
+          c.start_date || c.end_date ? h("span", { class: "quiet" }, [c.start_date, c.end_date].filter(Boolean).join(" – ")) : null)))] : null,
       community ? [h("h3", {}, "Community"), h("p", {}, community.community.title),
         report ? h("div", { class: "report" }, h("strong", {}, report.title || ""), h("p", {}, report.summary || "")) : null] : null);
   } catch (err) {

@@ -304,6 +304,12 @@ try {
     result.meta = await turn.locator(".meta summary").innerText();
     check(result.meta.includes("llm"), "answered by the LLM: " + result.meta);
     await shot("answer-llm");
+    // The LLM also extracted claims: an entity's panel lists them.
+    result.explorer = await explore("Niels", 2);
+    const claims = page.locator("#entity-panel .claims li");
+    await claims.first().waitFor();
+    result.claims = await claims.first().innerText();
+    await shot("entity-claims");
   } else if (scenario === "bench") {
     const entity = process.argv[6];
     const nodes = Number(process.argv[7] || 2000);

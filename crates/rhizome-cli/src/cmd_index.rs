@@ -70,6 +70,12 @@ fn print_outcome(app: &App, o: &IndexOutcome) -> Result<()> {
             r.documents_duplicate
         );
     }
+    if r.claims > 0 || r.claim_replies_unreadable > 0 {
+        println!(
+            "claims about entities: {} written; {} claim replies could not be read (their chunks kept their entities)",
+            r.claims, r.claim_replies_unreadable
+        );
+    }
     if r.entities_merged > 0 {
         println!("entities merged into existing ones by similarity: {}", r.entities_merged);
     }

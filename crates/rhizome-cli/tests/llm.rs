@@ -302,3 +302,80 @@ fn documents_are_described_by_the_llm_once_and_unreadable_replies_are_counted() 
         assert_eq!(d["meta"]["hashtags"], serde_json::json!(["人工智能", "OpenAI"]), "{d:#}");
     }
 }
+
+/// The claims prompt's user message says so.
+const CLAIMS: &str = "list its claims about these entities";
+
+#[test]
+fn claims_are_extracted_stored_used_by_local_and_deleted_with_their_document() {
+    let server = MockOpenAi::with_responder(Box::new(|req: &Value| {
+        let text = rhizome_llm_testing::last_user_text(req);
+        if !text.contains(CLAIMS) {
+            let doc = text.rsplit_once("Text:").map(|x| x.1.to_string()).unwrap_or(text);
+            return rhizome_llm_testing::extraction_reply(&doc);
+        }
+        if text.contains("Bohr founded") {
+            let claims = serde_json::json!({"claims": [
+                {"subject": "Niels", "object": "Copenhagen", "type": "founding", "status": "TRUE",
+                 "start_date": "1921", "end_date": null,
+                 "description": "Niels Bohr founded the Institute for Theoretical Physics in Copenhagen in 1921.",
+                 "source_text": "Niels Bohr founded the Institute for Theoretical Physics"},
+                {"subject": "Mottelson", "type": "award", "status": "confirmed",
+                 "description": "Ben Mottelson shared the Nobel Prize in Physics in 1975."},
+                {"subject": "Einstein", "type": "visit", "description": "A subject the text never names."}
+            ]});
+            return format!("Claims found:\n```json\n{claims}\n```");
+        }
+        if text.contains("knowledge graph") {
+            return "I found no claims worth listing.".into();
+        }
+        // A reply cut in the middle: read as far as it goes.
+        r#"{"claims": [{"subject": "Rhizomes", "descrip"#.into()
+    }))
+    .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let idx = tmp.path().join("idx");
+    let claims_on = ["--extractor", "llm", "--set", "extract.claims=true"];
+
+    // Claims need the LLM extractor: said before anything is written.
+    let mut c = rz(&idx, &server);
+    c.args(["index", "--set", "extract.claims=true"]).arg(docs());
+    let out = c.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("extract.claims") && err.contains("--extractor llm"), "{err}");
+    assert!(!idx.join("rhizome.db").exists() || server.request_count() == 0);
+
+    let mut c = rz(&idx, &server);
+    c.arg("index").args(claims_on).arg(docs());
+    let r = run_json(c);
+    let report = &r["report"];
+    assert_eq!(report["claims"], 2, "the made-up subject is dropped: {r:#}");
+    assert_eq!(report["claim_replies_unreadable"], 1, "the prose reply is counted: {r:#}");
+    assert_eq!(report["extraction_failures"], 0, "an unreadable claims reply fails no chunk: {r:#}");
+    assert_eq!(r["stats"]["nodes"]["Covariate"], 2, "{r:#}");
+    assert_eq!(r["llm_usage"]["claims"]["calls"], 3, "one claims call per chunk: {r:#}");
+
+    // `local` puts them in its context.
+    let mut c = rz(&idx, &server);
+    c.args(["query", "--method", "local", "What did Niels Bohr found in Copenhagen?"]);
+    let q = run_json(c);
+    let contexts = q["contexts"].as_array().unwrap();
+    let claim = contexts.iter().find(|c| c["kind"] == "claim").unwrap_or_else(|| panic!("no claim: {q:#}"));
+    assert!(claim["text"].as_str().unwrap().contains("[FOUNDING · TRUE] Niels Bohr founded"), "{claim:#}");
+
+    // Indexing again asks nothing and writes nothing twice.
+    let calls = server.request_count();
+    let mut c = rz(&idx, &server);
+    c.arg("index").args(claims_on).arg(docs());
+    assert_eq!(run_json(c)["stats"]["nodes"]["Covariate"], 2);
+    assert_eq!(server.request_count(), calls);
+
+    // Deleting the document deletes its claims.
+    let mut c = rz(&idx, &server);
+    c.arg("delete").arg(docs().join("copenhagen-physics.txt"));
+    run_json(c);
+    let mut c = rz(&idx, &server);
+    c.arg("stats");
+    let stats = run_json(c);
+    assert_eq!(stats["nodes"].get("Covariate").and_then(Value::as_u64).unwrap_or(0), 0, "{stats:#}");
+}

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 mod support;
 
-use support::server::{start, start_with_llm, Server};
+use support::server::{start, start_with_responder, Server};
 
 /// One browser at a time: they share two cores with the server they test.
 static BROWSER: Mutex<()> = Mutex::new(());
@@ -122,11 +122,32 @@ fn vietnamese_edge_list() {
 
 #[test]
 fn llm_answers_stream_into_the_page() {
+    const ANSWER: &str = "Ben Mottelson and James Rainwater shared it with him [1].";
     let dir = tempfile::tempdir().unwrap();
-    let (_llm, s) =
-        start_with_llm(&dir.path().join("index"), "Ben Mottelson and James Rainwater shared it with him [1].");
+    // The LLM extracts (entities and claims) and answers.
+    let (_llm, s) = start_with_responder(
+        &dir.path().join("index"),
+        &["--set", "extract.extractor=llm", "--set", "extract.claims=true"],
+        Box::new(|req: &Value| {
+            let text = rhizome_llm_testing::last_user_text(req);
+            if text.contains("list its claims about these entities") {
+                let claim = if text.contains("Bohr founded") {
+                    serde_json::json!({"subject": "Niels", "object": "Copenhagen", "type": "FOUNDING", "status": "TRUE",
+                        "start_date": "1921", "description": "Niels Bohr founded the institute in Copenhagen in 1921."})
+                } else {
+                    serde_json::json!({})
+                };
+                return serde_json::json!({"claims": [claim]}).to_string();
+            }
+            match text.rsplit_once("Text:") {
+                Some((_, doc)) if text.contains("extract three lists") => rhizome_llm_testing::extraction_reply(doc),
+                _ => ANSWER.to_string(),
+            }
+        }),
+    );
     let v = browser_page("llm", &s, "", &[]);
-    assert_eq!(v["answer"], "Ben Mottelson and James Rainwater shared it with him [1].", "{v:#}");
+    assert_eq!(v["answer"], ANSWER, "{v:#}");
+    assert!(v["claims"].as_str().unwrap().contains("Niels Bohr founded the institute"), "{v:#}");
 }
 
 /// Figures, not a timed test: printed for docs/benchmarks.md.

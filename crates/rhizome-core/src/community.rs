@@ -149,6 +149,7 @@ pub fn reports_at_level<'a>(
 
 /// A claim about an entity (Microsoft GraphRAG's covariate), as extracted from a chunk.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Covariate {
     pub id: String,
     /// `claim` for GraphRAG's claims.

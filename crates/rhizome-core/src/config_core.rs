@@ -154,6 +154,12 @@ pub struct ExtractConfig {
     /// initials), is merged into it. 0 turns merging off.
     /// Valid: a number from 0 to 1.
     pub resolve_similarity: f32,
+    /// Ask the LLM extractor for claims about entities too (subject, object, type,
+    /// status, dates, description, source text): one more call per chunk, cached like the
+    /// others. Needs `extractor = "llm"`.
+    pub claims: bool,
+    /// What counts as a claim worth keeping, in the words given to the model.
+    pub claim_description: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -215,7 +221,15 @@ impl Default for EmbedConfig {
 }
 impl Default for ExtractConfig {
     fn default() -> Self {
-        ExtractConfig { extractor: "nlp".into(), max_entities_per_chunk: 40, resolve_similarity: 0.85 }
+        ExtractConfig {
+            extractor: "nlp".into(),
+            max_entities_per_chunk: 40,
+            resolve_similarity: 0.85,
+            claims: false,
+            claim_description: "Any claim or fact about an entity that could matter to someone looking into it: \
+                                what it did, what was done to it, what it is accused of or credited with."
+                .into(),
+        }
     }
 }
 impl Default for SynonymyConfig {

@@ -111,6 +111,7 @@ pub const FREE_TEXT: &[&str] = &[
     "llm.azure_api_version",
     "llm.prompts_dir",
     "llm.schema",
+    "extract.claim_description", // words given to the model
 ];
 
 /// Every single-setting rule, in the order of the settings.

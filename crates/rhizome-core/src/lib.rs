@@ -30,7 +30,7 @@ pub use error::{Error, Result};
 pub use filter::DocFilter;
 pub use graph::{ChunkRow, EntityRow, FactRow, GraphData, RelationRow};
 pub use model::*;
-pub use steps::{Chunker, Extractor, Loader, Summarizer};
+pub use steps::{Chunker, Extractor, ExtractorCounts, Loader, Summarizer};
 pub use store::*;
 
 /// The models directory every part of Rhizome installs to and loads from:

@@ -241,12 +241,39 @@ pub struct ExtractedFact {
     pub object: String,
 }
 
+/// A claim about an entity seen in one chunk (Microsoft GraphRAG's covariate): what the
+/// text asserts of its subject, possibly involving an object, and whether it holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExtractedClaim {
+    /// The entity the claim is about (by surface name).
+    pub subject: String,
+    /// The other entity involved, when there is one.
+    #[serde(default)]
+    pub object: Option<String>,
+    /// A short label in capital letters, e.g. `ACQUISITION`.
+    pub claim_type: String,
+    /// `TRUE`, `FALSE` or `SUSPECTED`.
+    pub status: String,
+    /// When the claim starts and ends to hold, ISO 8601 dates, empty when not said.
+    #[serde(default)]
+    pub start_date: String,
+    #[serde(default)]
+    pub end_date: String,
+    pub description: String,
+    /// The words of the text the claim rests on.
+    #[serde(default)]
+    pub source_text: String,
+}
+
 /// Everything an extractor found in one chunk.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Extraction {
     pub entities: Vec<ExtractedEntity>,
     pub relations: Vec<ExtractedRelation>,
     pub facts: Vec<ExtractedFact>,
+    /// Claims about the entities (only when asked for: `extract.claims`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub claims: Vec<ExtractedClaim>,
 }
 
 /// A resolved entity node.

@@ -29,6 +29,18 @@ pub trait Extractor: Send + Sync {
     fn extract_batch(&self, chunks: &[&Chunk]) -> Vec<Result<Extraction>> {
         chunks.iter().map(|c| self.extract(c)).collect()
     }
+    /// What it counted over its calls so far (replies it had to repair or could not read).
+    fn counts(&self) -> ExtractorCounts {
+        ExtractorCounts::default()
+    }
+}
+
+/// What an extractor counted over its calls: replies that needed repair, claim replies
+/// that held no claims list (the chunk keeps its entities, without claims).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ExtractorCounts {
+    pub parse_warnings: u64,
+    pub claim_replies_unreadable: u64,
 }
 
 /// Writes one description from several (an LLM, typically).

@@ -5,11 +5,14 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use rhizome_core::text::fold_diacritics;
-use rhizome_core::{Community, CommunityReport, Entity, Error, Result};
+use rhizome_core::{Community, CommunityReport, Covariate, Entity, Error, Result};
 use rhizome_retrieve::Graph;
 use serde::Serialize;
 
 use crate::Engine;
+
+/// Most claims shown with one entity.
+const MAX_CLAIMS: usize = 50;
 
 /// An entity as a graph viewer draws it.
 #[derive(Debug, Clone, Serialize)]
@@ -72,6 +75,9 @@ pub struct EntityDetail {
     /// The chunks that mention it most, most mentions first.
     pub mentions: Vec<Mention>,
     pub communities: Vec<CommunityWithReport>,
+    /// Claims about it (as subject or object): extracted with `extract.claims`, or
+    /// imported from Microsoft GraphRAG.
+    pub claims: Vec<Covariate>,
 }
 
 /// Another name of an entity: a SYNONYM neighbour, with the similarity of the two names.
@@ -281,7 +287,9 @@ impl Engine {
                 CommunityWithReport { community: c, report }
             })
             .collect();
-        Ok(EntityDetail { entity, degree, aliases, mentions, communities })
+        let mut claims = store.covariates_of(&[id.to_string()])?;
+        claims.truncate(MAX_CLAIMS);
+        Ok(EntityDetail { entity, degree, aliases, mentions, communities, claims })
     }
 
     /// Communities (at `level`, or all) with their reports, by level then id.

@@ -110,13 +110,22 @@ impl Engine {
             temperature: c.temperature,
             max_tokens: c.max_tokens,
             runtime: llm.runtime.handle().clone(),
+            claims: self.config.extract.claims.then(|| self.config.extract.claim_description.clone()),
             parse_warnings: Default::default(),
+            claims_unreadable: Default::default(),
         }
     }
 
     /// The configured extractor. `will_extract` is false for imports, which bring their own
     /// extractions: the English POS tagger is then neither checked nor loaded (0.17 s).
     fn extractor(&self, will_extract: bool) -> Result<Box<dyn Extractor>> {
+        if will_extract && self.config.extract.claims && self.config.extract.extractor != "llm" {
+            return Err(Error::Config(
+                "extract.claims = true asks the LLM extractor for claims: index with --extractor llm \
+                 (and an LLM), or set extract.claims = false"
+                    .into(),
+            ));
+        }
         match self.config.extract.extractor.as_str() {
             "nlp" => {
                 if will_extract {

@@ -324,6 +324,7 @@ impl Pipeline<'_> {
     /// changed.
     fn finish(&self, store: &mut dyn StoreWrite, report: &mut IndexReport) -> Result<()> {
         report.documents_new = report.documents_indexed.saturating_sub(report.documents_replaced);
+        report.claim_replies_unreadable = self.extractor.counts().claim_replies_unreadable;
         if let Some(summarizer) = self.summarizer.filter(|_| self.summarize_min > 0) {
             let t = Instant::now();
             let tasks = store.summary_tasks(self.summarize_min)?;

@@ -13,14 +13,16 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use rhizome_core::ids::{entity_id, fact_id, normalize_name, relation_id};
+use rhizome_core::ids::{content_id, entity_id, fact_id, normalize_name, relation_id};
 use rhizome_core::{
-    dot, Extraction, Fact, FactRecord, MentionRecord, Relation, RelationRecord, Result, StoreRead, VectorKind,
-    WriteBatch,
+    dot, Covariate, CovariateRecord, Extraction, Fact, FactRecord, MentionRecord, Relation, RelationRecord, Result,
+    StoreRead, VectorKind, WriteBatch,
 };
 
 /// Resolve one extraction into records: entities merged by normalised name; relation and
-/// fact endpoints become entities too. Records with an empty name are dropped.
+/// fact endpoints and claim subjects and objects become entities too. Records with an
+/// empty name are dropped. A claim's id is made of its chunk, subject, type and
+/// description: the same claim extracted again is the same record.
 pub fn resolve(ex: &Extraction, doc_id: &str, chunk_id: Option<&str>, batch: &mut WriteBatch) {
     let mut mentions: BTreeMap<String, MentionRecord> = BTreeMap::new();
     let mut mention = |name: &str, ty: &str, desc: &str, count: u32, importance: Option<f32>| {
@@ -100,6 +102,32 @@ pub fn resolve(ex: &Extraction, doc_id: &str, chunk_id: Option<&str>, batch: &mu
             chunk_id: chunk_id.map(str::to_string),
         });
     }
+    let mut claims: BTreeMap<String, CovariateRecord> = BTreeMap::new();
+    for c in &ex.claims {
+        let Some(subject_id) = mention(&c.subject, "ENTITY", "", 0, None) else {
+            continue;
+        };
+        let object_id = c.object.as_deref().and_then(|o| mention(o, "ENTITY", "", 0, None));
+        let at = chunk_id.unwrap_or(doc_id);
+        let id = content_id("clm_", &[at, &subject_id, &c.claim_type, &c.description]);
+        claims.entry(id.clone()).or_insert_with(|| CovariateRecord {
+            covariate: Covariate {
+                id,
+                covariate_type: "claim".into(),
+                claim_type: c.claim_type.clone(),
+                subject_id,
+                object_id,
+                status: c.status.clone(),
+                start_date: c.start_date.clone(),
+                end_date: c.end_date.clone(),
+                description: c.description.clone(),
+                source_text: c.source_text.clone(),
+            },
+            doc_id: doc_id.to_string(),
+            chunk_id: chunk_id.map(str::to_string),
+        });
+    }
+    batch.covariates.extend(claims.into_values());
     batch.mentions.extend(mentions.into_values().map(|mut m| {
         m.count = m.count.max(1);
         m
@@ -187,6 +215,12 @@ fn apply_aliases(batch: &mut WriteBatch, aliases: &BTreeMap<String, String>) {
     for f in &mut batch.facts {
         map(&mut f.fact.subject_id);
         map(&mut f.fact.object_id);
+    }
+    for c in &mut batch.covariates {
+        map(&mut c.covariate.subject_id);
+        if let Some(o) = c.covariate.object_id.as_mut() {
+            map(o);
+        }
     }
 }
 

@@ -69,6 +69,10 @@ pub struct IndexReport {
     pub entities_mentioned: u64,
     pub relations: u64,
     pub facts: u64,
+    /// Claims about entities written (`extract.claims`).
+    pub claims: u64,
+    /// Claim replies of the LLM that held no claims list: their chunks kept their entities.
+    pub claim_replies_unreadable: u64,
     pub vectors: u64,
     pub synonym_edges: Option<u64>,
     pub entities_summarized: u64,

@@ -203,6 +203,7 @@ impl Pipeline<'_> {
         report.entities_mentioned += batch.mentions.len() as u64;
         report.relations += batch.relations.len() as u64;
         report.facts += batch.facts.len() as u64;
+        report.claims += batch.covariates.len() as u64;
         report.vectors += batch.vectors.len() as u64;
         for p in items {
             report.chunks += p.chunks.len() as u64;

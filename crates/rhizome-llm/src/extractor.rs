@@ -1,15 +1,19 @@
 //! The LLM extractor: entities (typed by a schema, described, with importance), relations
 //! (typed, described, with strength) and OpenIE facts per chunk, with optional gleaning
-//! passes. Output is parsed robustly ([`crate::parse`]); a chunk whose call fails after
-//! retries gets an error (the pipeline keeps the chunk and reports it), never a panic.
+//! passes, and claims about the entities when asked (one more call, `extract_claims`).
+//! Output is parsed robustly ([`crate::parse`]); a chunk whose call fails after retries gets
+//! an error (the pipeline keeps the chunk and reports it), never a panic. A claims reply
+//! that cannot be read is counted, and the chunk keeps its entities without claims.
 
 use std::sync::Arc;
 
 use rhizome_core::llm::{cache_key, ChatMessage, ChatProvider, ChatRequest};
-use rhizome_core::{Chunk, Error, Extraction, Extractor, Result};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rhizome_core::{Chunk, Error, Extraction, Extractor, ExtractorCounts, Result};
 use serde::Serialize;
 
-use crate::parse::parse_extraction;
+use crate::parse::{parse_claims, parse_extraction};
 use crate::prompt::Prompts;
 use crate::wrappers::estimate_tokens;
 
@@ -21,9 +25,16 @@ pub struct LlmExtractor {
     pub temperature: f32,
     pub max_tokens: u32,
     pub runtime: tokio::runtime::Handle,
+    /// Ask for claims too, with this description of what a claim is (`extract.claims`).
+    pub claims: Option<String>,
     /// Parser warnings, counted (for the end-of-run report).
-    pub parse_warnings: std::sync::atomic::AtomicU64,
+    pub parse_warnings: AtomicU64,
+    /// Claim replies with no claims list in them.
+    pub claims_unreadable: AtomicU64,
 }
+
+/// Most entity names listed in a claims prompt (the most important first).
+const MAX_CLAIM_ENTITIES: usize = 60;
 
 /// What a run with this extractor would cost, before spending anything.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -69,11 +80,56 @@ impl LlmExtractor {
             merge(&mut outcome.extraction, extra.extraction);
             messages.push(ChatMessage::assistant(resp.text));
         }
+        if let Some(description) = &self.claims {
+            outcome.extraction.claims = self.claims_of(chunk, &outcome.extraction, description).await?;
+        }
         Ok(outcome.extraction)
     }
 
+    /// The names a claims prompt lists: the chunk's entities, the most important first.
+    fn claim_subjects(ex: &Extraction) -> Vec<String> {
+        let mut entities: Vec<_> = ex.entities.iter().collect();
+        entities.sort_by(|a, b| b.importance.unwrap_or(0.0).total_cmp(&a.importance.unwrap_or(0.0)));
+        entities.into_iter().take(MAX_CLAIM_ENTITIES).map(|e| e.name.clone()).collect()
+    }
+
+    fn claims_request(&self, chunk: &Chunk, names: &[String], description: &str) -> Result<ChatRequest> {
+        let messages = self.prompts.render(
+            "extract_claims",
+            &[("entities", &names.join(", ")), ("description", description), ("text", &chunk.text)],
+        )?;
+        Ok(ChatRequest {
+            messages,
+            temperature: self.temperature,
+            max_tokens: Some(self.max_tokens),
+            json_mode: true,
+            stage: "claims".into(),
+            ..ChatRequest::default()
+        })
+    }
+
+    /// Claims about the chunk's entities: one call (none when it has no entities).
+    async fn claims_of(
+        &self,
+        chunk: &Chunk,
+        ex: &Extraction,
+        description: &str,
+    ) -> Result<Vec<rhizome_core::ExtractedClaim>> {
+        let names = Self::claim_subjects(ex);
+        if names.is_empty() {
+            return Ok(Vec::new());
+        }
+        let req = self.claims_request(chunk, &names, description)?;
+        let resp = self.provider.chat(&req, None).await?;
+        let out = parse_claims(&resp.text, &names, &chunk.text);
+        if !out.readable {
+            self.claims_unreadable.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(out.claims)
+    }
+
     fn count_warnings(&self, n: usize) {
-        self.parse_warnings.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        self.parse_warnings.fetch_add(n as u64, Ordering::Relaxed);
     }
 
     /// Calls and tokens a run over `chunks` would need; cached calls cost nothing.
@@ -95,7 +151,8 @@ impl LlmExtractor {
             let prompt: u64 = req.messages.iter().map(|m| estimate_tokens(&m.content)).sum();
             // A typical extraction answer is about as long as the chunk, capped by max_tokens.
             let completion = estimate_tokens(&c.text).min(self.max_tokens as u64);
-            let passes = 1 + self.gleanings as u64;
+            // Gleaning passes, and the claims call (about as large as the extraction call).
+            let passes = 1 + self.gleanings as u64 + self.claims.is_some() as u64;
             p.calls += passes;
             p.estimated_prompt_tokens += prompt * passes;
             p.estimated_completion_tokens += completion * passes;
@@ -127,5 +184,12 @@ impl Extractor for LlmExtractor {
     fn extract_batch(&self, chunks: &[&Chunk]) -> Vec<Result<Extraction>> {
         let futs = chunks.iter().map(|c| self.extract_one(c));
         self.runtime.block_on(futures_util::future::join_all(futs))
+    }
+
+    fn counts(&self) -> ExtractorCounts {
+        ExtractorCounts {
+            parse_warnings: self.parse_warnings.load(Ordering::Relaxed),
+            claim_replies_unreadable: self.claims_unreadable.load(Ordering::Relaxed),
+        }
     }
 }

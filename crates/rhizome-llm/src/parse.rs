@@ -9,9 +9,11 @@
 //!
 //! Modules: `json_repair` (lenient JSON reader), `json_records` (JSON to records),
 //! `tuples` (tuple-delimited records), `fields` (key synonyms and value coercion),
-//! `collect` (raw records and counts), `assemble` (schema, scaling, dedupe).
+//! `collect` (raw records and counts), `assemble` (schema, scaling, dedupe); `claims`
+//! reads the claims prompt's replies ([`parse_claims`]).
 
 mod assemble;
+mod claims;
 mod collect;
 mod fields;
 mod json_records;
@@ -19,6 +21,8 @@ mod json_repair;
 mod tuples;
 
 use rhizome_core::model::Extraction;
+
+pub use claims::{parse_claims, ClaimsOutcome};
 
 /// The entity types asked for when no schema is configured.
 pub const DEFAULT_ENTITY_TYPES: [&str; 9] =

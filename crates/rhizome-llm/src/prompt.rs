@@ -30,6 +30,7 @@ pub const INSUFFICIENT_EVIDENCE: &str = "The provided evidence is insufficient t
 const BUILTIN: &[(&str, &str)] = &[
     ("extract_entities", include_str!("../prompts/extract_entities.txt")),
     ("glean", include_str!("../prompts/glean.txt")),
+    ("extract_claims", include_str!("../prompts/extract_claims.txt")),
     ("summarize_entity", include_str!("../prompts/summarize_entity.txt")),
     ("answer", include_str!("../prompts/answer.txt")),
     ("community_report", include_str!("../prompts/community_report.txt")),

@@ -27,6 +27,11 @@ fn inputs(name: &str) -> Vec<(&'static str, String)> {
     match name {
         "extract_entities" => vec![("schema", schema), ("text", TEXT.to_string())],
         "glean" => vec![("schema", schema)],
+        "extract_claims" => vec![
+            ("entities", "Ada Lovelace, Charles Babbage, Analytical Engine, London".to_string()),
+            ("description", "Any claim about what an entity did or what was done to it.".to_string()),
+            ("text", TEXT.to_string()),
+        ],
         "summarize_entity" => vec![
             ("entity_name", "Ada Lovelace".to_string()),
             ("descriptions", "1. An English mathematician.\n2. Wrote notes on the Analytical Engine.".to_string()),
@@ -197,9 +202,10 @@ fn sections_and_roles() {
 #[test]
 fn placeholders_are_as_documented() {
     let p = all();
-    let want: [(&str, &[&str]); 5] = [
+    let want: [(&str, &[&str]); 6] = [
         ("extract_entities", &["schema", "text"]),
         ("glean", &["schema"]),
+        ("extract_claims", &["description", "entities", "text"]),
         ("summarize_entity", &["descriptions", "entity_name"]),
         ("answer", &["contexts", "question"]),
         ("query_entities", &["question"]),
@@ -212,6 +218,7 @@ fn placeholders_are_as_documented() {
         [
             "extract_entities",
             "glean",
+            "extract_claims",
             "summarize_entity",
             "answer",
             "community_report",
@@ -234,7 +241,7 @@ fn placeholders_are_as_documented() {
     );
     assert_eq!(
         Prompts::builtin().names(),
-        ["extract_entities", "glean", "summarize_entity", "answer", "community_report"]
+        ["extract_entities", "glean", "extract_claims", "summarize_entity", "answer", "community_report"]
     );
 }
 

@@ -72,13 +72,21 @@ pub fn start_cmd(mut c: Command) -> Server {
 /// `rhizome serve` on `index` with a loopback OpenAI-compatible LLM that answers every
 /// prompt with `reply`; keep the mock alive as long as the server.
 pub fn start_with_llm(index: &Path, reply: &'static str) -> (rhizome_llm_testing::MockOpenAi, Server) {
-    let llm = rhizome_llm_testing::MockOpenAi::with_responder(Box::new(move |_req: &Value| reply.to_string())).unwrap();
+    start_with_responder(index, &[], Box::new(move |_req: &Value| reply.to_string()))
+}
+
+/// `rhizome serve` with `args`, its LLM the loopback OpenAI-compatible server answering
+/// with `responder`.
+pub fn start_with_responder(
+    index: &Path,
+    args: &[&str],
+    responder: Box<rhizome_llm_testing::Responder>,
+) -> (rhizome_llm_testing::MockOpenAi, Server) {
+    let llm = rhizome_llm_testing::MockOpenAi::with_responder(responder).unwrap();
     let base = llm.base_url();
-    let s = start(
-        index,
-        &["--llm-provider", "openai", "--llm-model", "mock-model", "--llm-base-url", &base],
-        &[("RHIZOME_LLM_API_KEY", "sk-loopback")],
-    );
+    let mut all = vec!["--llm-provider", "openai", "--llm-model", "mock-model", "--llm-base-url", &base];
+    all.extend_from_slice(args);
+    let s = start(index, &all, &[("RHIZOME_LLM_API_KEY", "sk-loopback")]);
     (llm, s)
 }
 

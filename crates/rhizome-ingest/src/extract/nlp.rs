@@ -308,7 +308,7 @@ impl NlpExtractor {
                 importance: None,
             })
             .collect();
-        Extraction { entities, relations, facts }
+        Extraction { entities, relations, facts, claims: Vec::new() }
     }
 
     /// Which entities the chunk keeps: names under `max_entities` (most frequent first,

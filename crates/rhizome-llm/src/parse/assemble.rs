@@ -152,7 +152,7 @@ pub(crate) fn finish(mut col: Collector, schema: &[String]) -> ParseOutcome {
     let s = &col.stats;
     let dropped = s.entities_dropped + s.relations_dropped + s.facts_dropped + s.fragments_dropped;
     ParseOutcome {
-        extraction: Extraction { entities, relations, facts },
+        extraction: Extraction { entities, relations, facts, claims: Vec::new() },
         warnings: col.notes.render(),
         dropped,
         repaired: col.repaired,
