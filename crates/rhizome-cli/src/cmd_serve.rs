@@ -1,4 +1,5 @@
-//! `rhizome serve`: the engine behind the HTTP API of `rhizome-server`.
+//! `rhizome serve`: the engine behind the HTTP API of `rhizome-server`; `rhizome mcp`: the
+//! engine behind the Model Context Protocol on stdio (`rhizome-mcp`).
 
 use std::net::SocketAddr;
 
@@ -43,6 +44,22 @@ pub fn serve(app: App, addr: SocketAddr, api_keys: &[String], max_upload_mb: usi
         Ok::<_, rhizome_core::Error>(())
     });
     // The engine's LLM runtime must be dropped outside the server's runtime.
+    drop(rt);
+    drop(engine);
+    Ok(result?)
+}
+
+/// `rhizome mcp`: one MCP session on stdin/stdout (stdout carries only the protocol;
+/// messages go to stderr). The process is the index's writer while an add or delete runs.
+#[cfg(feature = "mcp")]
+pub fn mcp(app: App, read_only: bool) -> Result<()> {
+    let engine = rhizome_server::launch::engine(&app.store, app.config.clone(), app.no_wait, "rhizome mcp")?;
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")?;
+    let writer = std::sync::Arc::new(rhizome_mcp::DirectWriter(engine.clone()));
+    let server = rhizome_mcp::RhizomeMcp::new(engine.clone(), writer, read_only);
+    eprintln!("rhizome mcp: index {}{}; speaking MCP on stdio", app.store, if read_only { " (read-only)" } else { "" });
+    let result = rt.block_on(rhizome_mcp::serve_stdio(server));
+    // The engine's LLM runtime must be dropped outside this runtime.
     drop(rt);
     drop(engine);
     Ok(result?)

@@ -63,6 +63,8 @@ fn dispatch(app: App, command: Command) -> Result<()> {
         Command::Serve { addr, api_keys, max_upload_mb, header_timeout } => {
             cmd_serve::serve(app, addr, &api_keys, max_upload_mb, header_timeout)
         }
+        #[cfg(feature = "mcp")]
+        Command::Mcp { read_only } => cmd_serve::mcp(app, read_only),
     }
 }
 

@@ -194,6 +194,16 @@ pub enum Command {
         #[arg(long, default_value_t = 30.0, value_name = "SECS")]
         header_timeout: f64,
     },
+    /// Serve the index to an agent over the Model Context Protocol on stdin and stdout:
+    /// tools to search (passages, graph, themes), answer with citations, look up entities,
+    /// list, read, add and delete documents. For an MCP client's configuration:
+    /// {"command": "rhizome", "args": ["--index", "/path/to/index", "mcp"]}.
+    #[cfg(feature = "mcp")]
+    Mcp {
+        /// Offer only the tools that read (no add or delete).
+        #[arg(long)]
+        read_only: bool,
+    },
     /// Benchmarks that print figures.
     Bench {
         #[command(subcommand)]

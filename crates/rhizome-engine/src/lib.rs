@@ -45,7 +45,7 @@ pub use rhizome_community::CommunityOutcome;
 pub use rhizome_ingest::describe::DescribeReport;
 pub use rhizome_ingest::load::{Format, MediaKind};
 pub use rhizome_ingest::pipeline::{IndexReport, NoProgress, Progress};
-pub use rhizome_retrieve::Method;
+pub use rhizome_retrieve::{AnswerKind, Context, ContextKind, Method};
 /// What [`WriteOptions`] is made of: how a second writer waits, and who holds the lock.
 pub use rhizome_store::{Holder, LockWait};
 pub use upload::{is_edge_list, load_uploads, text_document, upload_base_name, upload_extension, Upload};

@@ -32,6 +32,10 @@ pub struct QueryRequest {
     /// The documents the question may draw on (empty: all). Every method retrieves only
     /// chunks, entities and facts those documents support.
     pub filter: DocFilter,
+    /// Retrieval only: the evidence, no answer written (a search tool, a retriever for
+    /// another framework). A method that writes its own answer (global, drift, tog) still
+    /// does, since that is how it ranks.
+    pub retrieve_only: bool,
 }
 
 impl QueryRequest {
@@ -43,6 +47,7 @@ impl QueryRequest {
             history: Vec::new(),
             settings: Vec::new(),
             filter: DocFilter::default(),
+            retrieve_only: false,
         }
     }
 }
@@ -198,6 +203,8 @@ impl Engine {
             (a, AnswerKind::Llm)
         } else if r.contexts.is_empty() {
             (INSUFFICIENT_EVIDENCE.to_string(), AnswerKind::None)
+        } else if req.retrieve_only {
+            (String::new(), AnswerKind::Skipped)
         } else if let Some(llm) = self.llm()? {
             let cites: Vec<String> = answer_contexts.iter().map(|c| c.cite()).collect();
             let evidence: Vec<Evidence> =

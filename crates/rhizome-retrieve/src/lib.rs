@@ -140,6 +140,8 @@ pub enum AnswerKind {
     Extractive,
     /// Nothing was retrieved: the answer says the evidence is insufficient.
     None,
+    /// Retrieval only was asked for: no answer was written.
+    Skipped,
 }
 
 impl AnswerKind {
@@ -148,6 +150,7 @@ impl AnswerKind {
             AnswerKind::Llm => "llm",
             AnswerKind::Extractive => "extractive",
             AnswerKind::None => "none",
+            AnswerKind::Skipped => "skipped",
         }
     }
 }

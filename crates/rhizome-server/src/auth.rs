@@ -98,13 +98,15 @@ fn public(method: &Method, path: &str) -> bool {
         && (matches!(path, "/health" | "/openapi.json" | "/docs") || crate::ui::PATHS.contains(&path))
 }
 
-/// Requests that write the index.
+/// Requests that write the index. (`/mcp` is one endpoint for reading and writing tools:
+/// a read-only key reaches it marked, and is refused the tools that write; its DELETE
+/// ends an MCP session.)
 fn writes(method: &Method, path: &str) -> bool {
-    (method == Method::POST && path == "/documents") || method == Method::DELETE
+    (method == Method::POST && path == "/documents") || (method == Method::DELETE && path != "/mcp")
 }
 
 /// The middleware: 401 without a valid key, 403 for a read-only key on a write.
-pub async fn require_key(State(state): State<AppState>, req: Request, next: Next) -> Result<Response, ApiError> {
+pub async fn require_key(State(state): State<AppState>, mut req: Request, next: Next) -> Result<Response, ApiError> {
     if state.keys.is_empty() || public(req.method(), req.uri().path()) {
         return Ok(next.run(req).await);
     }
@@ -136,6 +138,10 @@ pub async fn require_key(State(state): State<AppState>, req: Request, next: Next
             "this API key is read-only: it cannot upload or delete",
             "use a key configured without :ro",
         ));
+    }
+    #[cfg(feature = "mcp")]
+    if key.read_only {
+        req.extensions_mut().insert(rhizome_mcp::ReadOnlyKey);
     }
     Ok(next.run(req).await)
 }

@@ -16,6 +16,8 @@ mod jobs;
 pub mod launch;
 mod limits;
 mod listen;
+#[cfg(feature = "mcp")]
+mod mcp;
 pub mod memory;
 mod ollama;
 mod openai;
@@ -141,6 +143,9 @@ pub(crate) fn api() -> OpenApiRouter<AppState> {
 
 fn router(state: AppState, max_body_bytes: usize) -> Router {
     let (api, _) = api().split_for_parts();
+    // The MCP endpoint speaks its own protocol (JSON-RPC), outside the API document.
+    #[cfg(feature = "mcp")]
+    let api = api.route_service("/mcp", mcp::service(&state));
     // The web UI and the API's own documentation are not part of the document.
     api.route("/", get(ui::index))
         .route("/ui/app.js", get(ui::app_js))

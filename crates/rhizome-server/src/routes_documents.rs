@@ -20,7 +20,7 @@ use crate::types::*;
 use crate::{blocking, AppState};
 
 /// Queue a write job; 503 when the queue is full.
-fn enqueue(state: &AppState, kind: &str, work: Work) -> ApiResult<watch::Sender<JobView>> {
+pub(crate) fn enqueue(state: &AppState, kind: &str, work: Work) -> ApiResult<watch::Sender<JobView>> {
     let job = state.jobs.create(kind);
     if let Err(e) = journal(state, job.borrow().id, &work) {
         job.send_modify(|v| {
