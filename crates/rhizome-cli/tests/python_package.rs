@@ -1,0 +1,71 @@
+//! The Python package: its wheel (built by maturin from PyPI, `scripts/build-wheel`) installed
+//! into a virtual environment with pytest and the real LangChain and LlamaIndex packages,
+//! then `crates/rhizome-py/tests` run against it. The MuSiQue OpenIE figures the package
+//! must reproduce are the CLI's, measured here on the shared fixture (the CLI's import,
+//! MiniLM); the suite imports a slice through both and compares the indexes.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::json;
+use support::{examples, fixture, ok, rz, shared};
+
+/// What the tests import besides the package (pinned; pip resolves the rest).
+const PINS: &[&str] = &["pytest==9.2.0", "langchain-core==1.8.3", "llama-index-core==0.14.25"];
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// The newest wheel under target/wheels, built by `scripts/build-wheel` (which the test
+/// command runs after the build, so that it reuses the build's compiled crates).
+fn wheel() -> PathBuf {
+    let dir = repo().join("target/wheels");
+    let mut wheels: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|d| d.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "whl")).collect())
+        .unwrap_or_default();
+    wheels.sort_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok());
+    wheels.pop().unwrap_or_else(|| panic!("no wheel in {}: run scripts/build-wheel first", dir.display()))
+}
+
+#[test]
+fn the_python_package_passes_its_suite() {
+    let wheel = wheel();
+    eprintln!("testing {}", wheel.display());
+    let python = rhizome_testdb::python::venv("python-package", PINS);
+    let pip = python.with_file_name("pip");
+    let out = Command::new(&pip)
+        .args(["install", "--quiet", "--disable-pip-version-check", "--force-reinstall", "--no-deps"])
+        .arg(&wheel)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "pip install {}: {}", wheel.display(), String::from_utf8_lossy(&out.stderr));
+
+    // What the CLI measures on the MuSiQue OpenIE import with the same model.
+    let openie = fixture::musique_openie();
+    let mut c = rz(&openie);
+    c.args(["eval", "--method", "hippo", "--k", "2,5", "--json"]).arg(shared().join("musique/musique_train.json"));
+    let cli: serde_json::Value = serde_json::from_slice(&ok(c).stdout).unwrap();
+
+    let figures = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python");
+    std::fs::create_dir_all(&figures).unwrap();
+    let out = Command::new(&python)
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp"])
+        .arg(figures.join("pytest"))
+        .arg(repo().join("crates/rhizome-py/tests"))
+        .env("RHIZOME_TEST_DOCS", examples())
+        .env("RHIZOME_TEST_DATA", shared())
+        .env("RHIZOME_TEST_OPENIE_INDEX", &openie)
+        .env("RHIZOME_TEST_OPENIE_CLI", json!({"recall": cli["recall"]}).to_string())
+        .env("RHIZOME_TEST_BIN", env!("CARGO_BIN_EXE_rhizome"))
+        .env("RHIZOME_TEST_FIGURES_OUT", figures.join("figures.txt"))
+        .env_remove("RHIZOME_INDEX")
+        .env_remove("RHIZOME_CONFIG")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    eprintln!("{stdout}");
+    assert!(out.status.success(), "pytest failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+}
