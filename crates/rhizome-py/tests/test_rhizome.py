@@ -158,8 +158,8 @@ def test_musique_openie_import_and_hippo_eval_equal_the_cli(tmp_path):
     # The import: a slice of the MuSiQue OpenIE file through the package and through the
     # CLI, with the same model, gives the same index.
     source = json.loads((DATA / "musique" / OPENIE).read_text())
-    source["docs"] = source["docs"][:150]
-    sliced = tmp_path / "openie-150.json"
+    source["docs"] = source["docs"][:60]
+    sliced = tmp_path / "openie-60.json"
     sliced.write_text(json.dumps(source))
     rz = Rhizome(tmp_path / "package", settings=MINILM)
     ours = rz.import_file("hipporag-openie", sliced)
