@@ -270,7 +270,7 @@ fn killed_inside_a_large_file_resumes_to_the_clean_run() {
 #[test]
 fn killed_inside_a_long_pdf_resumes_to_the_clean_run() {
     let tmp = tempfile::tempdir().unwrap();
-    let python = rhizome_testdb::python::venv("fixtures", rhizome_testdb::python::FIXTURE_PINS);
+    let python = rhizome_testdb::python::named("fixtures");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/documents.py");
     let out = Command::new(python).arg(script).args(["--long", "40"]).arg(tmp.path()).output().unwrap();
     assert!(out.status.success(), "documents.py --long: {}", String::from_utf8_lossy(&out.stderr));

@@ -12,9 +12,6 @@ use std::process::Command;
 use serde_json::json;
 use support::{examples, fixture, ok, rz, shared};
 
-/// What the tests import besides the package (pinned; pip resolves the rest).
-const PINS: &[&str] = &["pytest==9.2.0", "langchain-core==1.8.3", "llama-index-core==0.14.25"];
-
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
 }
@@ -34,7 +31,8 @@ fn wheel() -> PathBuf {
 fn the_python_package_passes_its_suite() {
     let wheel = wheel();
     eprintln!("testing {}", wheel.display());
-    let python = rhizome_testdb::python::venv("python-package", PINS);
+    // pytest, langchain-core and llama-index-core, pinned in rhizome-testdb's venvs/.
+    let python = rhizome_testdb::python::named("python-package");
     let pip = python.with_file_name("pip");
     let out = Command::new(&pip)
         .args(["install", "--quiet", "--disable-pip-version-check", "--force-reinstall", "--no-deps"])

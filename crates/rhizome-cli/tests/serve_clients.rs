@@ -16,11 +16,9 @@ use std::process::Command;
 use support::server::{files_of, start};
 use support::{examples, ok, rz};
 
-const PINS: &[&str] = &["openai==3.54.0", "ollama==0.6.3"];
-
-/// The venv with the pinned clients, made on first use.
+/// The venv with the pinned clients (rhizome-testdb's `venvs/clients.txt`), made on first use.
 fn venv() -> PathBuf {
-    rhizome_testdb::python::venv("clients", PINS)
+    rhizome_testdb::python::named("clients")
 }
 
 fn run_client(python: &Path, script: &str, base: &str, key: &str) -> serde_json::Value {
@@ -112,7 +110,7 @@ fn check_mcp_session(v: &serde_json::Value) {
 
 #[test]
 fn mcp_clients_over_stdio_and_http() {
-    let python = rhizome_testdb::python::venv("mcp", &["mcp==2.3.0"]);
+    let python = rhizome_testdb::python::named("mcp");
     let dir = tempfile::tempdir().unwrap();
     let index = dir.path().join("index");
     vi_zh_index(&index);

@@ -13,7 +13,7 @@ fn fixtures(format: &str) -> Option<tempfile::TempDir> {
     let dir = tempfile::tempdir().expect("temp dir");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/make.py");
     // The pinned document-generation libraries, in a venv the test support makes once.
-    let python = rhizome_testdb::python::venv("fixtures", rhizome_testdb::python::FIXTURE_PINS);
+    let python = rhizome_testdb::python::named("fixtures");
     let out = Command::new(python).arg(&script).arg(dir.path()).arg(format).output().expect("run the fixture script");
     assert!(out.status.success(), "make.py {format} failed: {}", String::from_utf8_lossy(&out.stderr));
     Some(dir)

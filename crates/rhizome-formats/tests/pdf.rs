@@ -17,7 +17,7 @@ fn fixtures() -> Option<tempfile::TempDir> {
     let dir = tempfile::tempdir().expect("temp dir");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/make_pdf.py");
     // The pinned document-generation libraries, in a venv the test support makes once.
-    let python = rhizome_testdb::python::venv("fixtures", rhizome_testdb::python::FIXTURE_PINS);
+    let python = rhizome_testdb::python::named("fixtures");
     let out = Command::new(python).arg(&script).arg(dir.path()).output().expect("run the fixture script");
     assert!(out.status.success(), "make_pdf.py failed: {}", String::from_utf8_lossy(&out.stderr));
     Some(dir)

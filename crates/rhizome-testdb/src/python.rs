@@ -8,17 +8,27 @@ use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::process::Command;
 
-/// The document-generation libraries the format fixtures are made with.
-pub const FIXTURE_PINS: &[&str] = &[
-    "fpdf2==2.8.9",
-    "reportlab==5.1.0",
-    "pillow==13.0.0",
-    "python-docx==1.2.0",
-    "python-pptx==1.0.2",
-    "openpyxl==3.1.5",
-    "ebooklib==0.20",
-    "odfpy==1.4.1",
+/// The venvs the tests use, by name, with their pins: one file each in `venvs/` (one pin
+/// a line), which `scripts/test-venvs` also reads to make them while the build compiles.
+const VENVS: &[(&str, &str)] = &[
+    ("fixtures", include_str!("../venvs/fixtures.txt")),
+    ("clients", include_str!("../venvs/clients.txt")),
+    ("mcp", include_str!("../venvs/mcp.txt")),
+    ("python-package", include_str!("../venvs/python-package.txt")),
 ];
+
+/// The pins of the venv `name` (see [`VENVS`]).
+pub fn pins(name: &str) -> Vec<&'static str> {
+    let (_, text) = VENVS.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("no venv named {name}"));
+    text.lines().map(str::trim).filter(|l| !l.is_empty()).collect()
+}
+
+/// The venv `name` with its pins (see [`venv`]): `fixtures` (the document-generation
+/// libraries the format fixtures are made with), `clients` (the official chat clients),
+/// `mcp` (the official MCP SDK), `python-package` (pytest, LangChain, LlamaIndex).
+pub fn named(name: &str) -> PathBuf {
+    venv(name, &pins(name))
+}
 
 /// The Python of the venv `name` under `target/testdb/`, with `pins` installed: made on
 /// first use, remade when the pins change.

@@ -26,7 +26,7 @@ pub fn examples() -> PathBuf {
 /// e-book, mail, scans, made by the test venv's pinned libraries) into `dir`; returns file
 /// name -> the source text of each page.
 pub fn document_fixtures(dir: &Path) -> BTreeMap<String, Vec<String>> {
-    let python = rhizome_testdb::python::venv("fixtures", rhizome_testdb::python::FIXTURE_PINS);
+    let python = rhizome_testdb::python::named("fixtures");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/documents.py");
     let out = Command::new(python).arg(script).arg(dir).output().unwrap();
     assert!(out.status.success(), "documents.py failed: {}", String::from_utf8_lossy(&out.stderr));
