@@ -52,13 +52,7 @@ pub fn models(app: App, what: ModelsCmd) -> Result<()> {
     let dir = rhizome_models::models_dir();
     match what {
         ModelsCmd::Fetch { llm } => {
-            let mut specs: Vec<&rhizome_models::ModelSpec> = rhizome_models::ALL.to_vec();
-            for name in &llm {
-                specs.push(rhizome_models::find_llm(name).ok_or_else(|| {
-                    let known: Vec<_> = rhizome_models::LLMS.iter().map(|s| s.name).collect();
-                    anyhow::anyhow!("unknown local model {name:?}; known: {}", known.join(", "))
-                })?);
-            }
+            let specs = rhizome_models::to_fetch(&llm).map_err(anyhow::Error::msg)?;
             for spec in specs {
                 if !app.json {
                     eprintln!("fetching {} into {} ...", spec.name, dir.display());
@@ -74,13 +68,9 @@ pub fn models(app: App, what: ModelsCmd) -> Result<()> {
             Ok(())
         }
         ModelsCmd::List => {
-            let rows: Vec<_> = rhizome_models::ALL
-                .iter()
-                .chain(rhizome_models::LLMS.iter())
-                .map(|s| {
-                    json!({"name": s.name, "installed": rhizome_models::is_installed(s, &dir),
-                    "path": rhizome_models::model_path(s, &dir)})
-                })
+            let rows: Vec<_> = rhizome_models::listing(&dir)
+                .into_iter()
+                .map(|(name, installed, path)| json!({"name": name, "installed": installed, "path": path}))
                 .collect();
             if app.json {
                 return print_json(&json!({"models_dir": dir, "models": rows}));

@@ -292,6 +292,18 @@ impl Engine {
         Ok(EntityDetail { entity, degree, aliases, mentions, communities, claims })
     }
 
+    /// One entity in full, by id or by name: the best match of
+    /// [`search_entities`](Self::search_entities) for a name or its beginning.
+    pub fn entity_named(&self, entity: &str, max_mentions: usize) -> Result<EntityDetail> {
+        let id = match self.loaded_graph()?.entity(entity) {
+            Some(_) => entity.to_string(),
+            None => self.search_entities(entity, 1)?.into_iter().next().map(|n| n.id).ok_or_else(|| {
+                Error::NotFound(format!("no entity named {entity:?} or starting so; try a shorter part of the name"))
+            })?,
+        };
+        self.entity_detail(&id, max_mentions)
+    }
+
     /// Communities (at `level`, or all) with their reports, by level then id.
     pub fn communities_with_reports(&self, level: Option<u32>) -> Result<Vec<CommunityWithReport>> {
         let store = self.reader()?;

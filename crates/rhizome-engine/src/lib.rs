@@ -48,7 +48,7 @@ pub use rhizome_ingest::pipeline::{IndexReport, NoProgress, Progress};
 pub use rhizome_retrieve::{AnswerKind, Context, ContextKind, Method};
 /// What [`WriteOptions`] is made of: how a second writer waits, and who holds the lock.
 pub use rhizome_store::{Holder, LockWait};
-pub use upload::{is_edge_list, load_uploads, text_document, upload_base_name, upload_extension, Upload};
+pub use upload::{is_edge_list, load_uploads, text_document, upload_base_name, upload_extension, upload_runs, Upload};
 
 /// How the engine writes: what a second writer does, and how this one is named in the
 /// other's message.

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use rhizome_core::{ids, text::nfc, Document, Error, Result};
 use rhizome_ingest::load::{default_loaders, extension_list, format_of_extension, load_path, MediaKind, FORMATS};
 
-use crate::Skip;
+use crate::{IndexInput, Skip};
 
 /// True when an uploaded file is an edge list (by its name), imported rather than loaded.
 pub fn is_edge_list(u: &Upload) -> bool {
@@ -115,6 +115,20 @@ pub fn load_uploads(uploads: &[Upload]) -> (Vec<Document>, Vec<Skip>) {
         }
     }
     (docs, skipped)
+}
+
+/// Uploaded files as the index runs that take them: their documents first (one run), then
+/// each edge list (an import of its own); and the files that could not be read, named by
+/// their uploaded names. No run at all: nothing could be read.
+pub fn upload_runs(uploads: Vec<Upload>) -> (Vec<IndexInput>, Vec<Skip>) {
+    let (edges, files): (Vec<Upload>, Vec<Upload>) = uploads.into_iter().partition(is_edge_list);
+    let (docs, skipped) = load_uploads(&files);
+    let mut runs = Vec::new();
+    if !docs.is_empty() {
+        runs.push(IndexInput::Documents(docs));
+    }
+    runs.extend(edges.into_iter().map(IndexInput::EdgesUpload));
+    (runs, skipped)
 }
 
 /// A document from a title and a text given directly (NFC, trimmed), with `source`

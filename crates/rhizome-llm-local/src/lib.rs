@@ -159,10 +159,7 @@ impl LocalChat {
     /// Errors: [`Error::Config`] for an unknown name, [`Error::ModelMissing`] (which tells
     /// the user to run `rhizome models fetch`) if it is not installed.
     pub fn load_installed(name: &str, models_dir: &Path, opts: LocalOptions) -> Result<Self> {
-        let spec = models::find_llm(name).ok_or_else(|| {
-            let known: Vec<_> = models::LLMS.iter().map(|s| s.name).collect();
-            Error::Config(format!("unknown local model {name:?}; known: {}", known.join(", ")))
-        })?;
+        let spec = models::llm_named(name).map_err(Error::Config)?;
         let dir = models::require(spec, models_dir)?;
         Self::load(spec.name, &dir.join(models::LLM_FILE), opts)
     }

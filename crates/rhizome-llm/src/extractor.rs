@@ -5,11 +5,10 @@
 //! an error (the pipeline keeps the chunk and reports it), never a panic. A claims reply
 //! that cannot be read is counted, and the chunk keeps its entities without claims.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use rhizome_core::llm::{cache_key, ChatMessage, ChatProvider, ChatRequest};
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use rhizome_core::{Chunk, Error, Extraction, Extractor, ExtractorCounts, Result};
 use serde::Serialize;
 
@@ -47,17 +46,22 @@ pub struct ExtractionPlan {
 }
 
 impl LlmExtractor {
-    fn first_request(&self, chunk: &Chunk) -> Result<ChatRequest> {
-        let messages =
-            self.prompts.render("extract_entities", &[("schema", &self.schema.join(", ")), ("text", &chunk.text)])?;
-        Ok(ChatRequest {
+    /// A JSON-mode request of this extractor's settings, counted under `stage`.
+    fn request(&self, messages: Vec<ChatMessage>, stage: &str) -> ChatRequest {
+        ChatRequest {
             messages,
             temperature: self.temperature,
             max_tokens: Some(self.max_tokens),
             json_mode: true,
-            stage: "extract".into(),
+            stage: stage.into(),
             ..ChatRequest::default()
-        })
+        }
+    }
+
+    fn first_request(&self, chunk: &Chunk) -> Result<ChatRequest> {
+        let messages =
+            self.prompts.render("extract_entities", &[("schema", &self.schema.join(", ")), ("text", &chunk.text)])?;
+        Ok(self.request(messages, "extract"))
     }
 
     async fn extract_one(&self, chunk: &Chunk) -> Result<Extraction> {
@@ -98,14 +102,7 @@ impl LlmExtractor {
             "extract_claims",
             &[("entities", &names.join(", ")), ("description", description), ("text", &chunk.text)],
         )?;
-        Ok(ChatRequest {
-            messages,
-            temperature: self.temperature,
-            max_tokens: Some(self.max_tokens),
-            json_mode: true,
-            stage: "claims".into(),
-            ..ChatRequest::default()
-        })
+        Ok(self.request(messages, "claims"))
     }
 
     /// Claims about the chunk's entities: one call (none when it has no entities).

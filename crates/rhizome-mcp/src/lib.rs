@@ -103,14 +103,9 @@ impl RhizomeMcp {
                 let max = a.int("max_neighbours", 30, 1, 200)?;
                 let (detail, graph) = self
                     .engine(move |e| {
-                        let found = e.search_entities(&name, 1)?;
-                        let Some(first) = found.first() else {
-                            return Err(Error::NotFound(format!(
-                                "no entity named {name:?} or starting so; try a shorter part of the name, \
-                                 or search_passages"
-                            )));
-                        };
-                        Ok((e.entity_detail(&first.id, 10)?, e.neighbourhood(&first.id, depth, max + 1)?))
+                        let detail = e.entity_named(&name, 10)?;
+                        let graph = e.neighbourhood(&detail.entity.id, depth, max + 1)?;
+                        Ok((detail, graph))
                     })
                     .await?;
                 let json = serde_json::json!({"entity": detail, "neighbourhood": graph});

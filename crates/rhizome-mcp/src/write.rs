@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use rhizome_core::{Document, Error, Result};
-use rhizome_engine::{is_edge_list, load_uploads, Engine, IndexInput, NoProgress, Upload};
+use rhizome_engine::{upload_runs, Engine, IndexInput, NoProgress, Upload};
 use serde_json::Value;
 
 /// A write's future: its outcome as JSON (an `IndexOutcome` or a `DeleteOutcome`).
@@ -61,19 +61,12 @@ fn index(engine: &Engine, add: Add) -> Result<Value> {
     let inputs = match add {
         Add::Texts(docs) => vec![IndexInput::Documents(docs)],
         Add::Files { uploads, dir } => {
-            let (edges, files): (Vec<Upload>, Vec<Upload>) = uploads.into_iter().partition(is_edge_list);
-            let (docs, skipped) = load_uploads(&files);
-            if docs.is_empty() && edges.is_empty() {
+            let (inputs, skipped) = upload_runs(uploads);
+            if inputs.is_empty() {
                 let why: Vec<String> = skipped.iter().map(|s| format!("{}: {}", s.path, s.reason)).collect();
                 return Err(Error::bad_input("file", format!("nothing to index ({})", why.join("; "))));
             }
-            let mut inputs = Vec::new();
-            if !docs.is_empty() {
-                inputs.push(IndexInput::Documents(docs));
-            }
-            inputs.extend(edges.into_iter().map(IndexInput::EdgesUpload));
-            // The files are read: the folder may go once the documents are loaded, but an
-            // edge list is read by the import, so it stays until the end.
+            // An edge list is read by its import: the folder stays until the end.
             let out = run(engine, inputs, &cancel);
             drop(dir);
             return out;

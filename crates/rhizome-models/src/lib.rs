@@ -228,6 +228,29 @@ pub fn find_llm(name: &str) -> Option<&'static ModelSpec> {
     LLMS.iter().copied().find(|s| s.name == name)
 }
 
+/// The known local chat LLM called `name`, else a message naming the known ones.
+pub fn llm_named(name: &str) -> std::result::Result<&'static ModelSpec, String> {
+    find_llm(name).ok_or_else(|| {
+        let known: Vec<_> = LLMS.iter().map(|s| s.name).collect();
+        format!("unknown local model {name:?}; known: {}", known.join(", "))
+    })
+}
+
+/// What `rhizome models fetch` installs: [`ALL`], and the local chat LLMs named in `llm`.
+pub fn to_fetch(llm: &[String]) -> std::result::Result<Vec<&'static ModelSpec>, String> {
+    let mut specs = ALL.to_vec();
+    for name in llm {
+        specs.push(llm_named(name)?);
+    }
+    Ok(specs)
+}
+
+/// Every known model, whether it is installed under `dir`, and where: (name, installed,
+/// path), [`ALL`] first, then [`LLMS`].
+pub fn listing(dir: &Path) -> Vec<(&'static str, bool, PathBuf)> {
+    ALL.iter().chain(LLMS.iter()).map(|s| (s.name, is_installed(s, dir), model_path(s, dir))).collect()
+}
+
 /// The models directory ([`rhizome_core::models_dir`]).
 pub fn models_dir() -> PathBuf {
     rhizome_core::models_dir()

@@ -311,18 +311,7 @@ impl Index {
 
     /// One entity in full, by id or name.
     fn entity(&self, py: Python<'_>, entity: String) -> PyResult<String> {
-        let out = self.call(py, |e| {
-            let id = if entity.starts_with("ent_") {
-                entity.clone()
-            } else {
-                let found = e.search_entities(&entity, 1)?;
-                found
-                    .first()
-                    .map(|n| n.id.clone())
-                    .ok_or_else(|| Error::NotFound(format!("no entity named {entity:?}")))?
-            };
-            e.entity_detail(&id, 10)
-        })?;
+        let out = self.call(py, |e| e.entity_named(&entity, 10))?;
         json(&out)
     }
 
@@ -359,13 +348,7 @@ impl Index {
 #[pyo3(signature = (llm = Vec::new()))]
 fn fetch_models(py: Python<'_>, llm: Vec<String>) -> PyResult<String> {
     let dir = rhizome_models::models_dir();
-    let mut specs: Vec<&rhizome_models::ModelSpec> = rhizome_models::ALL.to_vec();
-    for name in &llm {
-        specs.push(rhizome_models::find_llm(name).ok_or_else(|| {
-            let known: Vec<_> = rhizome_models::LLMS.iter().map(|s| s.name).collect();
-            BadInputError::new_err(format!("llm: unknown local model {name:?}; known: {}", known.join(", ")))
-        })?);
-    }
+    let specs = rhizome_models::to_fetch(&llm).map_err(|e| BadInputError::new_err(format!("llm: {e}")))?;
     let mut out = std::collections::BTreeMap::new();
     for spec in specs {
         let path = py.detach(|| rhizome_models::fetch(spec, &dir)).map_err(to_py)?;
@@ -378,13 +361,9 @@ fn fetch_models(py: Python<'_>, llm: Vec<String>) -> PyResult<String> {
 #[pyfunction]
 fn list_models() -> PyResult<String> {
     let dir = rhizome_models::models_dir();
-    let rows: Vec<_> = rhizome_models::ALL
-        .iter()
-        .chain(rhizome_models::LLMS.iter())
-        .map(|s| {
-            serde_json::json!({"name": s.name, "installed": rhizome_models::is_installed(s, &dir),
-                "path": rhizome_models::model_path(s, &dir)})
-        })
+    let rows: Vec<_> = rhizome_models::listing(&dir)
+        .into_iter()
+        .map(|(name, installed, path)| serde_json::json!({"name": name, "installed": installed, "path": path}))
         .collect();
     json(&serde_json::json!({"models_dir": dir, "models": rows}))
 }

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rhizome_core::Document;
-use rhizome_engine::{is_edge_list, load_uploads, DeleteOutcome, Engine, IndexInput, Progress, Upload};
+use rhizome_engine::{upload_runs, DeleteOutcome, Engine, IndexInput, Progress, Upload};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -261,21 +261,15 @@ fn run(engine: &Engine, job: WriteJob, cancel: &AtomicBool) {
             let _ = reply.send(r);
         }
         Work::Files { uploads, mut dir } => {
-            let (edges, files): (Vec<Upload>, Vec<Upload>) = uploads.into_iter().partition(is_edge_list);
-            let (docs, skipped) = load_uploads(&files);
+            // Documents first, then each edge list (an import of its own).
+            let (runs, skipped) = upload_runs(uploads);
             for s in &skipped {
                 progress.warn(&format!("skipped {}: {}", s.path, s.reason));
             }
-            if docs.is_empty() && edges.is_empty() {
+            if runs.is_empty() {
                 fail(&job, &ApiError::bad("files", "nothing to index: every file was skipped", "see the errors"));
                 return;
             }
-            // Documents first, then each edge list (an import of its own).
-            let mut runs = Vec::new();
-            if !docs.is_empty() {
-                runs.push(IndexInput::Documents(docs));
-            }
-            runs.extend(edges.into_iter().map(IndexInput::EdgesUpload));
             let mut outcomes = Vec::new();
             for input in runs {
                 match in_writer_turn(engine, &job, cancel, || engine.index(input.clone(), &progress, cancel)) {
