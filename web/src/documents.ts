@@ -55,7 +55,7 @@ export function mountDocuments(panel: HTMLElement, hooks: PageHooks): void {
 }
 
 /** The file types the server reads (its loader registry), offered by the picker and
- * named under the drop area: the documents' extensions, then the edge lists'. */
+ * named under the drop area: the documents' extensions, then any format only imported. */
 async function showFormats(picker: HTMLInputElement, label: HTMLElement): Promise<void> {
   let all: Format[];
   try {

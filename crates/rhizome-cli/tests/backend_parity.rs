@@ -240,28 +240,13 @@ fn filters_hold_for_every_method_on_every_backend() {
         c.args(["copy", "--to", to]);
         ok(c);
     }
-    let methods = [
-        "basic",
-        "dense",
-        "local",
-        "hippo",
-        "multihop",
-        "multipath",
-        "chunk-only",
-        "entity-only",
-        "hybrid",
-        "graph-enhanced",
-        "global",
-        "drift",
-        "tog",
-        "auto",
-    ];
+    let methods: Vec<&str> = rhizome_engine::Method::ALL.iter().map(|m| m.as_str()).collect();
     let question = "When was the bridge completed, who won the Nobel Prize, and how do rhizomes grow?";
     for store in [lite.display().to_string(), pg, fk] {
         let s = support::server::start(&lite, &["--store", &store], &[]);
         for (filter, want) in &cases {
             let mut cited = 0;
-            for method in methods {
+            for &method in &methods {
                 let body = json!({"question": question, "method": method, "filter": [filter]});
                 let r = support::server::ok_json(s.post_json("/query", &body));
                 for c in r["contexts"].as_array().unwrap().iter().filter(|c| c["kind"] == "chunk") {

@@ -2,7 +2,7 @@
 //! into a virtual environment with pytest and the real LangChain and LlamaIndex packages,
 //! then `crates/rhizome-py/tests` run against it. The MuSiQue OpenIE figures the package
 //! must reproduce are the CLI's, measured here on the shared fixture (the CLI's import,
-//! MiniLM); the suite imports a slice through both and compares the indexes.
+//! MiniLM); the suite imports the same file through the package and compares.
 
 mod support;
 
@@ -46,6 +46,9 @@ fn the_python_package_passes_its_suite() {
     let mut c = rz(&openie);
     c.args(["eval", "--method", "hippo", "--k", "2,5", "--json"]).arg(shared().join("musique/musique_train.json"));
     let cli: serde_json::Value = serde_json::from_slice(&ok(c).stdout).unwrap();
+    let mut c = rz(&openie);
+    c.args(["--json", "stats"]);
+    let stats: serde_json::Value = serde_json::from_slice(&ok(c).stdout).unwrap();
 
     let figures = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python");
     std::fs::create_dir_all(&figures).unwrap();
@@ -56,8 +59,7 @@ fn the_python_package_passes_its_suite() {
         .env("RHIZOME_TEST_DOCS", examples())
         .env("RHIZOME_TEST_DATA", shared())
         .env("RHIZOME_TEST_OPENIE_INDEX", &openie)
-        .env("RHIZOME_TEST_OPENIE_CLI", json!({"recall": cli["recall"]}).to_string())
-        .env("RHIZOME_TEST_BIN", env!("CARGO_BIN_EXE_rhizome"))
+        .env("RHIZOME_TEST_OPENIE_CLI", json!({"recall": cli["recall"], "stats": stats}).to_string())
         .env("RHIZOME_TEST_FIGURES_OUT", figures.join("figures.txt"))
         .env_remove("RHIZOME_INDEX")
         .env_remove("RHIZOME_CONFIG")

@@ -189,7 +189,7 @@ fn every_registered_file_type_uploads_and_indexes() {
                 }
                 MediaKind::JsonCorpus => json!([{"title": ext, "text": sentence}]).to_string(),
                 MediaKind::JsonLinesCorpus => format!("{}\n", json!({"title": ext, "text": sentence})),
-                MediaKind::EdgeList => format!("Aage Bohr,wrote,{ext} notes\n"),
+                MediaKind::Csv => format!("source,relation,target\nAage Bohr,wrote,{ext} notes\n"),
                 // Binary formats are uploaded by tests/formats.rs, from generated files.
                 _ => continue,
             };

@@ -96,6 +96,7 @@ fn check_mcp_session(v: &serde_json::Value) {
     assert!(text(v, "status").contains("hippo: "), "{v:#}");
     assert_eq!(v["bad_filter"]["error"], true, "{v:#}");
     assert!(v["bad_filter"]["text"].as_str().unwrap().contains("colour"), "{v:#}");
+    assert!(text(v, "filter_line").contains("[1] "), "{v:#}");
     let resources = v["resources"].as_array().unwrap();
     assert!(resources.iter().any(|r| r.as_str().unwrap().starts_with("rhizome://documents/doc_")), "{v:#}");
     assert!(!v["resource_text"].as_str().unwrap().is_empty());
@@ -120,6 +121,11 @@ fn mcp_clients_over_stdio_and_http() {
     check_mcp_session(&over_stdio);
     let described = over_stdio["descriptions"]["search_graph"].as_str().unwrap();
     assert!(described.contains("knowledge graph"), "{described}");
+    // An index not created yet: its status says how to begin, and nothing is created.
+    let new = dir.path().join("not-yet");
+    let fresh = run_script(&python, "mcp_client.py", &["stdio-new", bin, new.to_str().unwrap()]);
+    assert!(text(&fresh, "status").contains("nothing is indexed yet"), "{fresh:#}");
+    assert!(!new.exists(), "a status read created {}", new.display());
 
     let (key, ro) = ("mcp-key-0123456789", "mcp-read-0123456789");
     let s = start(&index, &[OWN_MODEL[0], OWN_MODEL[1], "--api-key", key, "--api-key", &format!("{ro}:ro")], &[]);

@@ -16,6 +16,34 @@ pub const FILTER_KEYS: &[(&str, &str)] = &[
     ("lang", "its language: en, vi or zh"),
 ];
 
+/// Filters written on one line (an HTTP header, a tool argument) as a list:
+/// `type=report; tag="Halvorsen Bridge", after=2024-01-01 lang=en`. They are separated by
+/// `;`, `,` or a space before the next `KEY=`, never inside double quotes, so a value
+/// may hold spaces (`tag=Halvorsen Bridge`) or, quoted, any separator.
+pub fn split_list(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let chars: Vec<char> = line.chars().collect();
+    let starts_key = |i: usize| {
+        let rest: String = chars[i..].iter().collect();
+        rest.split_once('=').is_some_and(|(k, _)| !k.is_empty() && k.chars().all(|c| c.is_alphanumeric() || c == '_'))
+    };
+    for (i, &c) in chars.iter().enumerate() {
+        let split = !quoted && (c == ';' || c == ',' || (c.is_whitespace() && starts_key(i + 1)));
+        if split {
+            out.push(std::mem::take(&mut cur));
+            continue;
+        }
+        if c == '"' {
+            quoted = !quoted;
+        }
+        cur.push(c);
+    }
+    out.push(cur);
+    out.into_iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+}
+
 /// What a filter reads of one document.
 #[derive(Debug, Clone, Copy)]
 pub struct DocFacets<'a> {
@@ -196,6 +224,19 @@ pub fn glob(pattern: &str, text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_line_of_filters_splits_at_separators_outside_quotes() {
+        let l = split_list(r#"type=report; tag="a; b, c" , lang=en after=2024-01-01 tag=Halvorsen Bridge"#);
+        assert_eq!(l, ["type=report", r#"tag="a; b, c""#, "lang=en", "after=2024-01-01", "tag=Halvorsen Bridge"]);
+        assert!(split_list(" ; ,").is_empty());
+        let f = DocFilter::parse(&split_list(r#"tag="Halvorsen Bridge";type=report"#)).unwrap();
+        assert_eq!(
+            (f.tags.as_slice(), f.types.as_slice()),
+            (&["halvorsen bridge".to_string()][..], &["report".to_string()][..])
+        );
+    }
+
     use super::*;
 
     fn facets<'a>(source: &'a str, aliases: &'a [String], meta: &'a DocumentMeta) -> DocFacets<'a> {

@@ -285,7 +285,10 @@ pub struct Entity {
     pub name: String,
     pub entity_type: String,
     pub description: String,
-    /// Mean importance (0..1) over the chunks whose extractor judged it; None when none did.
+    /// How important the entity is, 0..1. Stored: from its support (the mean of the
+    /// extractor's judgements when it made some, else how often and in how many documents
+    /// it is mentioned). As the engine shows it (one entity, exports): blended with its
+    /// centrality in the graph (`rhizome_retrieve::centrality`). None without either.
     #[serde(default)]
     pub importance: Option<f32>,
 }

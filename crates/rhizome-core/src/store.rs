@@ -204,6 +204,26 @@ pub struct DeleteReport {
     pub relations: u64,
 }
 
+/// The ids of what some documents support ([`StoreRead::supported_by`]), each list
+/// sorted and without repeats.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DocSupport {
+    pub entities: Vec<String>,
+    pub relations: Vec<String>,
+    pub facts: Vec<String>,
+}
+
+impl DocSupport {
+    /// From ids in any order, with repeats.
+    pub fn new(mut entities: Vec<String>, mut relations: Vec<String>, mut facts: Vec<String>) -> DocSupport {
+        for v in [&mut entities, &mut relations, &mut facts] {
+            v.sort_unstable();
+            v.dedup();
+        }
+        DocSupport { entities, relations, facts }
+    }
+}
+
 /// Embeds the texts of entity names (one vector per text, of the index's embedding model,
 /// as the pipeline embeds a new entity's name) for a deletion that re-keys entities; see
 /// [`StoreWrite::delete_document`].
@@ -296,6 +316,10 @@ pub trait StoreRead {
     fn community_report_count(&self) -> Result<u64>;
     /// Claims whose subject or object is one of `entity_ids`, by id.
     fn covariates_of(&self, entity_ids: &[String]) -> Result<Vec<Covariate>>;
+    /// What the documents `doc_ids` support: the entities, relations and facts with a
+    /// support row from one of them, whatever else supports them too (read through an
+    /// index on the support rows' document, never a scan of the graph).
+    fn supported_by(&self, doc_ids: &[String]) -> Result<DocSupport>;
     /// Everything `doc_id` supports, as the batch that would write it again: the document,
     /// its chunks (by ordinal), the mentions, relations, facts, SIMILAR_TO edges, claims and
     /// extraction failures it supports (each list in a stable order), its progress when it

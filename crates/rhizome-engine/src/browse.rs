@@ -242,11 +242,12 @@ impl Engine {
     pub fn entity_detail(&self, id: &str, max_mentions: usize) -> Result<EntityDetail> {
         let g = self.loaded_graph()?;
         let store = self.reader()?;
-        let entity = store
+        let mut entity = store
             .entities(&[id.to_string()])?
             .into_iter()
             .next()
             .ok_or_else(|| Error::NotFound(format!("no entity with id {id:?}")))?;
+        entity.importance = g.importance(id, entity.importance);
         let i = g.entity(id);
         let degree = i.map_or(0, |i| g.neighbors[i as usize].len());
         let mut aliases: Vec<Alias> = i

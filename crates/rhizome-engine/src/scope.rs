@@ -64,7 +64,9 @@ impl Engine {
             ));
         }
         let graph = self.graph().get(store)?;
-        let scope = Arc::new(Scope::new(&graph, key.0, matching));
+        let ids: Vec<String> = matching.iter().cloned().collect();
+        let support = store.supported_by(&ids)?;
+        let scope = Arc::new(Scope::new(&graph, key.0, matching, &support));
         let mut scopes = self.scopes.scopes.lock().unwrap_or_else(|p| p.into_inner());
         scopes.retain(|(f, k, _)| *k == key && *f != fkey);
         if scopes.len() >= KEPT {

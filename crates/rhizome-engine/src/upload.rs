@@ -12,9 +12,12 @@ use rhizome_ingest::load::{default_loaders, extension_list, format_of_extension,
 
 use crate::{IndexInput, Skip};
 
-/// True when an uploaded file is an edge list (by its name), imported rather than loaded.
+/// True when an uploaded file is an edge list (a `.csv` whose header names an edge
+/// list's columns, `source,relation,target`), imported rather than loaded.
 pub fn is_edge_list(u: &Upload) -> bool {
-    upload_extension(&u.name).is_ok_and(|e| format_of_extension(&e).is_some_and(|f| f.kind == MediaKind::EdgeList))
+    let csv =
+        upload_extension(&u.name).is_ok_and(|e| format_of_extension(&e).is_some_and(|f| f.kind == MediaKind::Csv));
+    csv && std::fs::read(&u.path).is_ok_and(|b| rhizome_ingest::import::is_edge_list_header(&b))
 }
 
 /// An uploaded edge list, imported as `rhizome import edges` would import the file under
@@ -178,13 +181,19 @@ mod tests {
         assert_eq!(upload_extension("a/B.MD").unwrap(), "md");
         let e = upload_extension("x.exe").unwrap_err().to_string();
         assert!(e.contains("x.exe") && e.contains("unsupported file type .exe; upload .txt "), "{e}");
-        // Every registry extension can be uploaded, and only `.csv` is an edge list.
+        // Every registry extension can be uploaded, and only a `.csv` with an edge list's
+        // header is an edge list; another CSV is a table.
+        let dir = tempfile::tempdir().unwrap();
+        let (edges, table) = (dir.path().join("e"), dir.path().join("t"));
+        std::fs::write(&edges, "\u{feff}Source,Relation,Target\nAda,met,Babbage\n").unwrap();
+        std::fs::write(&table, "name,born,field\nAda,1815,mathematics\n").unwrap();
         for f in FORMATS {
             for ext in f.extensions {
                 let name = format!("dir/a.{}", ext.to_uppercase());
                 assert_eq!(upload_extension(&name).unwrap(), *ext);
-                let u = Upload { name, path: PathBuf::new() };
-                assert_eq!(is_edge_list(&u), f.kind == MediaKind::EdgeList, "{ext}");
+                let u = Upload { name: name.clone(), path: edges.clone() };
+                assert_eq!(is_edge_list(&u), f.kind == MediaKind::Csv, "{ext}");
+                assert!(!is_edge_list(&Upload { name, path: table.clone() }), "{ext}");
             }
         }
         assert!(upload_extension("noext").is_err());

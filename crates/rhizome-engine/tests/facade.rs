@@ -58,6 +58,16 @@ fn files_are_indexed_queried_listed_and_deleted() {
         assert!(o.contexts.iter().any(|c| c.text.contains("Mottelson")), "{method:?}: {:?}", o.contexts);
     }
 
+    // Importance, LLM-free: the stored value (from mentions and documents) blended with
+    // centrality, so the hub of a neighbourhood is shown above its leaves.
+    let hood = engine.neighbourhood("Aage Bohr", 1, 40).unwrap();
+    let shown = |id: &str| engine.entity_detail(id, 1).unwrap().entity.importance.unwrap();
+    let stored = |id: &str| engine.reader().unwrap().entities(&[id.to_string()]).unwrap()[0].importance.unwrap();
+    let leaf = hood.nodes.iter().filter(|n| n.id != hood.center).min_by_key(|n| n.degree).unwrap();
+    assert!(shown(&hood.center) > stored(&hood.center), "a hub's centrality raises it");
+    assert!(shown(&leaf.id) < stored(&leaf.id) || leaf.degree > 1, "{leaf:?}: a leaf's lowers it");
+    assert!(shown(&hood.center) > shown(&leaf.id));
+
     // The same files again: nothing new.
     let again = engine.index(IndexInput::Paths(vec![examples()]), &NoProgress, &cancel).unwrap();
     assert_eq!((again.report.documents_indexed, again.report.documents_unchanged), (0, 3));

@@ -217,6 +217,16 @@ fn is_header(f: &[String]) -> bool {
     f.len() >= 3 && f[..3].iter().all(|x| HEADER_NAMES.contains(&x.trim().to_lowercase().as_str()))
 }
 
+/// Whether a CSV file (its first bytes are enough) starts with an edge list's header
+/// row (`source,relation,target`, [`HEADER_NAMES`]): such a file is imported into the
+/// graph; any other CSV is a table, read as a document.
+pub fn is_edge_list_header(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(4096)];
+    let text = String::from_utf8_lossy(head);
+    let first = text.trim_start_matches('\u{feff}').lines().next().unwrap_or("");
+    is_header(&csv_fields(first))
+}
+
 /// Read an edge list: `source,relation,target[,description]`, with or without a header
 /// row ([`HEADER_NAMES`]).
 pub fn edges_csv(path: &Path) -> Result<Imported> {

@@ -387,7 +387,8 @@ mod tests {
 
     /// The registry is one list: each extension names one format, lower case without a
     /// dot, and every format with a loader is read by it (in any case of its extension)
-    /// and by the folder walk, while an edge list is left to `import edges`.
+    /// and by the folder walk, while a CSV edge list is left to `import edges` and a CSV
+    /// table is read as a document.
     #[test]
     fn the_registry_names_each_extension_once_and_its_loader_reads_it() {
         let mut seen = HashSet::new();
@@ -408,11 +409,10 @@ mod tests {
         }
         assert_eq!(
             extension_list(document_formats()),
-            ".txt .text .md .markdown .mdown .mkd .html .htm .xhtml .json .jsonl .ndjson .pdf .docx .pptx .xlsx .ods \
-             .epub .eml .png .jpg .jpeg .tif .tiff"
+            ".txt .text .md .markdown .mdown .mkd .html .htm .xhtml .json .jsonl .ndjson .csv .pdf .docx .pptx .xlsx \
+             .ods .epub .eml .png .jpg .jpeg .tif .tiff"
         );
         assert_eq!(unsupported_reason(Some("exe")), "unsupported file type .exe");
-        assert!(unsupported_reason(Some("csv")).contains("rhizome import edges"));
 
         // Every loadable text extension indexes from a folder walk (the binary formats are
         // read from generated files by rhizome-formats' tests and tests/formats.rs).
@@ -421,9 +421,12 @@ mod tests {
             MediaKind::JsonCorpus | MediaKind::JsonLinesCorpus => {
                 format!("{}\n", serde_json::json!({"title": e, "text": "Aage Bohr won."}))
             }
-            MediaKind::EdgeList => "Aage Bohr,won,Nobel Prize\n".to_string(),
             _ => "Aage Bohr won the Nobel Prize.".to_string(),
         };
+        // A CSV table is a document; a CSV with an edge list's header is skipped, saying
+        // how to import it.
+        fs::write(dir.path().join("people.csv"), "name,prize,year\nAage Bohr,Nobel Prize,1975\n").unwrap();
+        fs::write(dir.path().join("doc-csv.csv"), "source,relation,target\nAage Bohr,won,Nobel Prize\n").unwrap();
         for f in FORMATS.iter().filter(|f| !f.kind.is_read_by_formats()) {
             for e in f.extensions {
                 let text = body(f.kind, e);
@@ -435,13 +438,16 @@ mod tests {
         let read: HashSet<String> =
             out.documents.iter().map(|d| extension(Path::new(d.source.split('#').next().unwrap())).unwrap()).collect();
         let loadable: HashSet<String> = document_formats()
-            .filter(|f| !f.kind.is_read_by_formats())
+            .filter(|f| !f.kind.is_read_by_formats() || f.kind == MediaKind::Csv)
             .flat_map(|f| f.extensions)
             .map(|e| e.to_string())
             .collect();
         assert_eq!(read, loadable, "skipped: {:?}", out.skipped);
         assert_eq!(out.skipped.len(), 1, "{:?}", out.skipped);
         assert!(out.skipped[0].path.ends_with("doc-csv.csv"), "{:?}", out.skipped);
+        assert!(out.skipped[0].reason.contains("rhizome import edges"), "{:?}", out.skipped);
+        let people = out.documents.iter().find(|d| d.source.ends_with("people.csv")).unwrap();
+        assert!(people.text.contains("name: Aage Bohr") && people.text.contains("year: 1975"), "{}", people.text);
     }
 
     #[test]

@@ -125,6 +125,14 @@ impl RhizomeMcp {
                 let d = self.engine(move |e| e.document(&id)).await?;
                 Ok((render::document(&d, offset, max), None))
             }
+            "index_status" if !self.engine.exists() => {
+                let s = format!(
+                    "Index {}: nothing is indexed yet. add_text or add_file creates it (the server's operator can \
+                     also run `rhizome index PATH`).",
+                    self.engine.url().display()
+                );
+                Ok((s, Some(serde_json::json!({"documents": 0, "exists": false}))))
+            }
             "index_status" => {
                 let (stats, docs, methods, model, llm) = self
                     .engine(|e| {
@@ -146,7 +154,7 @@ impl RhizomeMcp {
                 for m in &methods {
                     s.push_str(&format!("- {}: {}\n", m.name, m.description));
                 }
-                let json = serde_json::json!({"documents": docs, "stats": stats, "embedding_model": model,
+                let json = serde_json::json!({"documents": docs, "exists": true, "stats": stats, "embedding_model": model,
                     "llm": llm, "methods": methods.iter().map(|m| m.name).collect::<Vec<_>>()});
                 Ok((s, Some(json)))
             }
@@ -215,9 +223,7 @@ impl Args {
     fn filter(&self) -> Result<DocFilter, String> {
         let specs: Vec<String> = match self.0.get("filter") {
             None | Some(Value::Null) => return Ok(DocFilter::default()),
-            Some(Value::String(s)) => {
-                s.split([',', ' ']).filter(|x| !x.trim().is_empty()).map(str::to_string).collect()
-            }
+            Some(Value::String(s)) => rhizome_core::filter::split_list(s),
             Some(Value::Array(items)) => items
                 .iter()
                 .map(|v| v.as_str().map(str::to_string).ok_or("`filter` items are strings"))

@@ -3,7 +3,7 @@
 //! ([`GraphCache`] rebuilds it only when the store's graph version changes).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rhizome_core::{GraphData, Result, StoreRead};
 
@@ -60,6 +60,8 @@ pub struct Graph {
     entity_index: HashMap<String, u32>,
     chunk_index: HashMap<String, u32>,
     fact_index: HashMap<String, u32>,
+    /// Per entity: its centrality ([`crate::centrality::centrality`]), made on first use.
+    centrality: OnceLock<Vec<f32>>,
 }
 
 impl Graph {
@@ -138,6 +140,18 @@ impl Graph {
     }
     pub fn fact(&self, id: &str) -> Option<u32> {
         self.fact_index.get(id).copied()
+    }
+
+    /// Each entity's centrality in the RELATED graph, 0..1 (computed once per graph).
+    pub fn centrality(&self) -> &[f32] {
+        self.centrality.get_or_init(|| crate::centrality::centrality(self))
+    }
+
+    /// The importance shown for an entity: its stored (support) importance blended with
+    /// its centrality here ([`crate::centrality::blended_importance`]).
+    pub fn importance(&self, id: &str, support: Option<f32>) -> Option<f32> {
+        let c = self.entity(id).and_then(|i| self.centrality().get(i as usize).copied());
+        crate::centrality::blended_importance(support, c)
     }
 
     /// `A --rel--> B` for a relation, with entity names.

@@ -6,6 +6,7 @@ pub mod analyze;
 mod answer;
 mod auto;
 mod basic;
+pub mod centrality;
 mod dense;
 mod drift;
 #[doc(hidden)]

@@ -176,14 +176,14 @@ pub fn now_secs() -> u64 {
 pub const FILTER_HEADER: &str = "x-rhizome-filter";
 
 /// A chat request's document filter: the body's `filter` list and the
-/// [`FILTER_HEADER`] (its filters separated by `;`), together.
+/// [`FILTER_HEADER`] (a line of filters, [`rhizome_core::filter::split_list`]), together.
 pub fn filter(body: Option<&[String]>, headers: &axum::http::HeaderMap) -> ApiResult<rhizome_core::DocFilter> {
     let mut specs: Vec<String> = body.unwrap_or_default().to_vec();
     for h in headers.get_all(FILTER_HEADER) {
         let text = h
             .to_str()
             .map_err(|_| ApiError::bad(FILTER_HEADER, "is not text", "write filters as KEY=VALUE separated by ;"))?;
-        specs.extend(text.split(';').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string));
+        specs.extend(rhizome_core::filter::split_list(text));
     }
     Ok(rhizome_core::DocFilter::parse(&specs)?)
 }

@@ -70,8 +70,8 @@ fn journal(state: &AppState, id: u64, work: &Work) -> Result<(), String> {
 }
 
 /// The file types an upload may have (by the extension of its file name) and indexing
-/// reads: text, Markdown, HTML, JSON and JSON Lines corpora, and `.csv` edge lists. The
-/// web UI offers what this lists.
+/// reads: text, Markdown, HTML, JSON corpora, PDF, Office, e-books, mail, images, and CSV
+/// (tables, or edge lists by their header). The web UI offers what this lists.
 #[utoipa::path(get, path = "/formats", tag = "documents", responses((status = 200, body = Vec<Format>)))]
 pub async fn formats(State(state): State<AppState>) -> Json<&'static [Format]> {
     Json(state.engine.formats())

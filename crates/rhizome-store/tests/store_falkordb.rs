@@ -226,3 +226,8 @@ fn falkordb_errors_name_the_url_and_the_fix() {
     assert!(err.contains("has no GRAPH module") && err.contains("--loadmodule"), "{err}");
     assert!(!rhizome_store::StoreUrl::parse(&url.display()).unwrap().exists());
 }
+
+#[test]
+fn falkordb_support_is_read_by_document() {
+    supported_by_contract(FalkorStore::open(&falkor_url("supported"), true).unwrap());
+}

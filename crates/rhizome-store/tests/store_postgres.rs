@@ -278,3 +278,8 @@ fn postgres_schema_is_made_once_by_concurrent_openers() {
         assert_eq!(stats.nodes["Document"], 0);
     }
 }
+
+#[test]
+fn postgres_support_is_read_by_document() {
+    supported_by_contract(PgStore::open(&rhizome_testdb::postgres::fresh_database("supported"), true).unwrap());
+}

@@ -92,3 +92,9 @@ fn entity_importance_is_the_mean_of_its_support() {
     let tmp = tempfile::tempdir().unwrap();
     importance_contract(rhizome_store::SqliteStore::open(tmp.path(), true).unwrap());
 }
+
+#[test]
+fn support_is_read_by_document() {
+    let tmp = tempfile::tempdir().unwrap();
+    supported_by_contract(rhizome_store::SqliteStore::open(tmp.path(), true).unwrap());
+}

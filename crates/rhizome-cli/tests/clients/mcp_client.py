@@ -1,6 +1,7 @@
 """The official MCP Python SDK against Rhizome, over stdio or streamable HTTP.
 
     mcp_client.py stdio RHIZOME_BINARY INDEX [ARGS...]   (the server is `rhizome ... mcp`)
+    mcp_client.py stdio-new RHIZOME_BINARY INDEX         (an index not created yet: status only)
     mcp_client.py http URL KEY
     mcp_client.py http-ro URL KEY                       (a read-only key)
 
@@ -46,6 +47,8 @@ async def session(client, out, writes):
     out["documents"] = await call(client, "list_documents", {})
     out["status"] = await call(client, "index_status", {})
     out["bad_filter"] = await call(client, "search_passages", {"query": ZH, "filter": ["colour=red"]})
+    # Filters on one line, as the chat header takes them.
+    out["filter_line"] = await call(client, "search_passages", {"query": ZH, "top_k": 3, "filter": "lang=zh; source=*"})
     resources = await client.list_resources()
     out["resources"] = [r.uri for r in resources.resources]
     doc = next(r.uri for r in resources.resources if r.uri.startswith("rhizome://documents/"))
@@ -66,13 +69,16 @@ async def session(client, out, writes):
 async def main():
     mode = sys.argv[1]
     out = {"mode": mode}
-    if mode == "stdio":
+    if mode in ("stdio", "stdio-new"):
         # The SDK passes on only a few variables; where the models are is one more.
         env = {k: v for k, v in os.environ.items() if k.startswith("RHIZOME_")}
         params = StdioServerParameters(command=sys.argv[2], args=["--index", sys.argv[3], *sys.argv[4:], "mcp"], env=env)
         async with Client(params) as client:
             out["server"] = client.server_info.name if client.server_info else None
-            await session(client, out, writes=True)
+            if mode == "stdio-new":
+                out["status"] = await call(client, "index_status", {})
+            else:
+                await session(client, out, writes=True)
     else:
         url, key = sys.argv[2], sys.argv[3]
         http = create_mcp_http_client(headers={"Authorization": f"Bearer {key}"})

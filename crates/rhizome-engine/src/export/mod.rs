@@ -208,7 +208,11 @@ impl Engine {
     /// CSV files (created; files in it with the same names are replaced).
     pub fn export(&self, format: ExportFormat, out: &Path) -> Result<ExportOutcome> {
         let store = self.reader()?;
-        let snap = Snapshot::read(&*store)?;
+        let mut snap = Snapshot::read(&*store)?;
+        let g = self.graph().get(&*store)?;
+        for e in &mut snap.entities {
+            e.importance = g.importance(&e.id, e.importance);
+        }
         let edges = snap.edges();
         let files = match format {
             ExportFormat::GraphMl => vec![graphml::write(&snap, &edges, out)?],

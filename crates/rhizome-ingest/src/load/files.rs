@@ -45,6 +45,13 @@ impl FileLoader {
         }
         let bytes = fs::read(path).map_err(|e| Error::io(path, e))?;
         let ext = extension(path).unwrap_or_default();
+        if ext == "csv" && crate::import::is_edge_list_header(&bytes) {
+            return Err(bad(
+                path,
+                "an edge list (its header names source, relation and target columns), not a table: import it \
+                 with `rhizome import edges FILE`",
+            ));
+        }
         let mut out = (Vec::new(), Vec::new());
         read_into(&path.display().to_string(), &stem(path), &ext, &bytes, 0, &mut out)?;
         Ok(out)

@@ -23,9 +23,11 @@ pub enum MediaKind {
     JsonCorpus,
     /// A JSON Lines corpus: one `{title, text}` object per line.
     JsonLinesCorpus,
-    /// An edge list (`source,relation,target[,description]`): imported into the graph
-    /// (`rhizome import edges`, or uploaded), never read as documents.
-    EdgeList,
+    /// CSV: a table, read row by row with the header row's column names applied to each
+    /// row. A file whose header names an edge list's columns (`source,relation,target`,
+    /// [`crate::import::is_edge_list_header`]) is an edge list instead: imported into the
+    /// graph (`rhizome import edges`, or uploaded), never read as a document.
+    Csv,
     /// PDF: the text layer page by page (pages without one read by OCR).
     Pdf,
     /// Word (DOCX): paragraphs, headings, lists and tables.
@@ -56,6 +58,7 @@ impl MediaKind {
                 | MediaKind::Word
                 | MediaKind::Slides
                 | MediaKind::Spreadsheet
+                | MediaKind::Csv
                 | MediaKind::Ebook
                 | MediaKind::Email
                 | MediaKind::Image
@@ -73,10 +76,11 @@ pub struct Format {
     pub extensions: &'static [&'static str],
     /// Its media type (MIME).
     pub media_type: &'static str,
-    /// What it is, for people: "plain text", "edge list (source,relation,target)".
+    /// What it is, for people: "plain text", "PDF".
     pub description: &'static str,
-    /// The loader that reads it as documents, or None for a file imported rather than
-    /// loaded (an edge list), which a folder walk leaves out.
+    /// The loader that reads it as documents, or None for a file that is only imported
+    /// (none today: a CSV edge list is told apart by its header), which a folder walk
+    /// leaves out.
     #[serde(skip)]
     pub loader: Option<&'static dyn Loader>,
 }
@@ -126,11 +130,11 @@ pub static FORMATS: &[Format] = &[
         loader: Some(&CorpusLoader),
     },
     Format {
-        kind: MediaKind::EdgeList,
+        kind: MediaKind::Csv,
         extensions: &["csv"],
         media_type: "text/csv",
-        description: "edge list (source,relation,target)",
-        loader: None,
+        description: "CSV table (or an edge list: a source,relation,target header)",
+        loader: Some(&FileLoader),
     },
     Format {
         kind: MediaKind::Pdf,
@@ -218,12 +222,9 @@ pub fn extension_list<'a>(formats: impl IntoIterator<Item = &'a Format>) -> Stri
 
 /// Why a folder walk leaves out a file of type `ext` (lower case, no dot; None without an
 /// extension): `unsupported file type .pdf` (the error that ends a walk with no document
-/// lists the supported ones, once), or, for an edge list, how to import it.
+/// lists the supported ones, once).
 pub fn unsupported_reason(ext: Option<&str>) -> String {
     match ext {
-        Some(e) if format_of_extension(e).is_some_and(|f| f.kind == MediaKind::EdgeList) => {
-            format!("an edge list (.{e}), not documents: import it with `rhizome import edges FILE`")
-        }
         Some(e) => format!("unsupported file type .{e}"),
         None => "unsupported file type (no extension)".to_string(),
     }

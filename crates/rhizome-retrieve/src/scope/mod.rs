@@ -3,18 +3,19 @@
 //! support) and the views of the index that show nothing else: a [`ScopedStore`] and the
 //! graph restricted to the scope. Every method retrieves through them unchanged.
 //!
-//! What is in scope: a chunk of a matching document; an entity mentioned in such a chunk;
-//! a fact supported by such a chunk; a relation between two entities in scope; SYNONYM and
-//! SIMILAR_TO edges between nodes in scope; a community with a member in scope (its
-//! report summarises the whole community); a claim about an entity in scope. An entity
-//! known only from a document without chunks (an edge list) is not in any scope.
+//! What is in scope: a chunk of a matching document; an entity, relation or fact with
+//! support from a matching document (an edge list's too: [`StoreRead::supported_by`]
+//! reads the support by document), so that a relation between two entities in scope that
+//! only another document states stays out; SYNONYM and SIMILAR_TO edges between nodes in
+//! scope; a community with a member in scope (its report summarises the whole community);
+//! a claim about an entity in scope.
 
 mod store;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use rhizome_core::{ChunkRow, EntityRow, FactRow, GraphData, RelationRow, Result, StoreRead, VectorKind};
+use rhizome_core::{ChunkRow, DocSupport, EntityRow, FactRow, GraphData, RelationRow, Result, StoreRead, VectorKind};
 
 pub use store::ScopedStore;
 
@@ -29,6 +30,7 @@ pub struct Scope {
     pub docs: HashSet<String>,
     pub chunks: HashSet<String>,
     pub entities: HashSet<String>,
+    pub relations: HashSet<String>,
     pub facts: HashSet<String>,
     /// The graph of the scope, as a cache that holds it at the index's graph version.
     pub graph: GraphCache,
@@ -44,17 +46,20 @@ pub struct Scope {
 }
 
 impl Scope {
-    /// The scope of `docs` in the index whose graph is `full` (at `version`).
-    pub fn new(full: &Graph, version: u64, docs: HashSet<String>) -> Scope {
-        let data = restricted(full, &docs);
+    /// The scope of `docs` in the index whose graph is `full` (at `version`), given what
+    /// they support (`store.supported_by(docs)`).
+    pub fn new(full: &Graph, version: u64, docs: HashSet<String>, support: &DocSupport) -> Scope {
+        let data = restricted(full, &docs, support);
         let chunks = data.chunks.iter().map(|c| c.id.clone()).collect();
         let entities = data.entities.iter().map(|e| e.id.clone()).collect();
+        let relations = data.relations.iter().map(|r| r.id.clone()).collect();
         let facts = data.facts.iter().map(|f| f.id.clone()).collect();
         Scope {
             version,
             docs,
             chunks,
             entities,
+            relations,
             facts,
             graph: GraphCache::holding(version, Arc::new(Graph::build(data))),
             communities: OnceLock::new(),
@@ -107,9 +112,18 @@ impl Scope {
 
 /// The rows of `g` that the documents `docs` support (see the module's doc), in the
 /// order the full graph holds them.
-fn restricted(g: &Graph, docs: &HashSet<String>) -> GraphData {
+fn restricted(g: &Graph, docs: &HashSet<String>, support: &DocSupport) -> GraphData {
     let chunk_ok: Vec<bool> = g.chunk_docs.iter().map(|d| docs.contains(d)).collect();
-    let entity_ok: Vec<bool> = g.entity_chunks.iter().map(|cs| cs.iter().any(|&(c, _)| chunk_ok[c as usize])).collect();
+    let marks = |ids: &[String], n: usize, index: &dyn Fn(&str) -> Option<u32>| {
+        let mut ok = vec![false; n];
+        for i in ids.iter().filter_map(|id| index(id)) {
+            ok[i as usize] = true;
+        }
+        ok
+    };
+    let entity_ok = marks(&support.entities, g.entity_ids.len(), &|id| g.entity(id));
+    let relation_ok: HashSet<&str> = support.relations.iter().map(String::as_str).collect();
+    let fact_ok = marks(&support.facts, g.facts.len(), &|id| g.fact(id));
     let mut data = GraphData::default();
     for (e, ok) in entity_ok.iter().enumerate() {
         if *ok {
@@ -142,7 +156,10 @@ fn restricted(g: &Graph, docs: &HashSet<String>) -> GraphData {
             }
         }
     }
-    for r in g.relations.iter().filter(|r| entity_ok[r.source as usize] && entity_ok[r.target as usize]) {
+    let in_scope = |r: &&crate::graph::Rel| {
+        relation_ok.contains(r.id.as_str()) && entity_ok[r.source as usize] && entity_ok[r.target as usize]
+    };
+    for r in g.relations.iter().filter(in_scope) {
         data.relations.push(RelationRow {
             id: r.id.clone(),
             source_id: g.entity_ids[r.source as usize].clone(),
@@ -151,18 +168,81 @@ fn restricted(g: &Graph, docs: &HashSet<String>) -> GraphData {
             weight: r.weight,
         });
     }
-    for f in &g.facts {
-        if !(entity_ok[f.subject as usize] && entity_ok[f.object as usize]) {
+    for (i, f) in g.facts.iter().enumerate() {
+        if !(fact_ok[i] && entity_ok[f.subject as usize] && entity_ok[f.object as usize]) {
             continue;
         }
-        for &c in f.chunks.iter().filter(|&&c| chunk_ok[c as usize]) {
-            data.facts.push(FactRow {
-                id: f.id.clone(),
-                subject_id: g.entity_ids[f.subject as usize].clone(),
-                object_id: g.entity_ids[f.object as usize].clone(),
-                chunk_id: Some(g.chunk_ids[c as usize].clone()),
-            });
+        let row = |chunk_id| FactRow {
+            id: f.id.clone(),
+            subject_id: g.entity_ids[f.subject as usize].clone(),
+            object_id: g.entity_ids[f.object as usize].clone(),
+            chunk_id,
+        };
+        let chunks: Vec<u32> = f.chunks.iter().copied().filter(|&c| chunk_ok[c as usize]).collect();
+        if chunks.is_empty() {
+            // Supported by a matching document without chunks (an edge list).
+            data.facts.push(row(None));
+        }
+        for c in chunks {
+            data.facts.push(row(Some(g.chunk_ids[c as usize].clone())));
         }
     }
     data
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(x: &str) -> String {
+        x.to_string()
+    }
+
+    /// Two documents mention Ada and Babbage; only `d2` states a relation between them.
+    /// `d3` is an edge list (no chunks) relating Ada to Lovelace Hall.
+    fn graph() -> Graph {
+        let mut data = GraphData::default();
+        for e in ["ada", "babbage", "hall"] {
+            data.entities.push(EntityRow { id: s(e), name: s(e), entity_type: s("THING") });
+        }
+        for (c, d) in [("c1", "d1"), ("c2", "d2")] {
+            data.chunks.push(ChunkRow { id: s(c), doc_id: s(d), ordinal: 0 });
+            for e in ["ada", "babbage"] {
+                data.mentions.push((s(e), s(c), 1));
+            }
+        }
+        let rel = |id: &str, a: &str, b: &str| RelationRow {
+            id: s(id),
+            source_id: s(a),
+            target_id: s(b),
+            rel_type: s("KNEW"),
+            weight: 1.0,
+        };
+        data.relations.push(rel("r_ab", "ada", "babbage"));
+        data.relations.push(rel("r_ah", "ada", "hall"));
+        data.facts.push(FactRow { id: s("f_ah"), subject_id: s("ada"), object_id: s("hall"), chunk_id: None });
+        Graph::build(data)
+    }
+
+    fn scope(docs: &[&str], support: DocSupport) -> Scope {
+        Scope::new(&graph(), 1, docs.iter().map(|d| s(d)).collect(), &support)
+    }
+
+    #[test]
+    fn a_relation_is_in_scope_only_with_support_from_a_matching_document() {
+        let d1 = scope(&["d1"], DocSupport::new(vec![s("ada"), s("babbage")], vec![], vec![]));
+        assert_eq!(d1.entities.len(), 2);
+        assert!(d1.relations.is_empty(), "r_ab is stated by d2 only: {:?}", d1.relations);
+        let d2 = scope(&["d2"], DocSupport::new(vec![s("ada"), s("babbage")], vec![s("r_ab")], vec![]));
+        assert_eq!(d2.relations, HashSet::from([s("r_ab")]));
+    }
+
+    #[test]
+    fn an_edge_list_brings_its_entities_relations_and_facts_into_scope() {
+        let d3 = scope(&["d3"], DocSupport::new(vec![s("ada"), s("hall")], vec![s("r_ah")], vec![s("f_ah")]));
+        assert!(d3.chunks.is_empty());
+        assert_eq!(d3.entities, HashSet::from([s("ada"), s("hall")]));
+        assert_eq!(d3.relations, HashSet::from([s("r_ah")]));
+        assert_eq!(d3.facts, HashSet::from([s("f_ah")]));
+    }
 }

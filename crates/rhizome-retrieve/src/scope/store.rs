@@ -8,8 +8,8 @@ use std::collections::HashSet;
 
 use rhizome_core::community::{Community, CommunityReport, Covariate};
 use rhizome_core::{
-    dot, ChunkWithDoc, Document, DocumentSummary, Entity, ExtractionFailure, Fact, GraphData, Relation, Result, Scored,
-    Stats, StoreRead, SummaryTask, VectorKind, WriteBatch,
+    dot, ChunkWithDoc, DocSupport, Document, DocumentSummary, Entity, ExtractionFailure, Fact, GraphData, Relation,
+    Result, Scored, Stats, StoreRead, SummaryTask, VectorKind, WriteBatch,
 };
 
 use super::Scope;
@@ -143,14 +143,18 @@ impl StoreRead for ScopedStore<'_> {
         self.inner.facts(&ids)
     }
     fn relations_of(&self, entity_ids: &[String]) -> Result<Vec<Relation>> {
-        let e = &self.scope.entities;
-        let ids = kept(entity_ids, e);
-        Ok(self
-            .inner
-            .relations_of(&ids)?
-            .into_iter()
-            .filter(|r| e.contains(&r.source_id) && e.contains(&r.target_id))
-            .collect())
+        let ids = kept(entity_ids, &self.scope.entities);
+        Ok(self.inner.relations_of(&ids)?.into_iter().filter(|r| self.scope.relations.contains(&r.id)).collect())
+    }
+    fn supported_by(&self, doc_ids: &[String]) -> Result<DocSupport> {
+        let docs: Vec<String> = doc_ids.iter().filter(|d| self.scope.docs.contains(*d)).cloned().collect();
+        let s = self.inner.supported_by(&docs)?;
+        let (e, r, f) = (&self.scope.entities, &self.scope.relations, &self.scope.facts);
+        Ok(DocSupport {
+            entities: s.entities.into_iter().filter(|x| e.contains(x)).collect(),
+            relations: s.relations.into_iter().filter(|x| r.contains(x)).collect(),
+            facts: s.facts.into_iter().filter(|x| f.contains(x)).collect(),
+        })
     }
     fn bm25(&self, query: &str, k: usize) -> Result<Vec<Scored>> {
         let total = self.count(VectorKind::Chunk)?;
@@ -205,7 +209,10 @@ impl StoreRead for ScopedStore<'_> {
     }
     fn graph_data(&self) -> Result<GraphData> {
         let g = self.scope.graph.get(self)?;
-        Ok(super::restricted(&g, &self.scope.docs))
+        let ids = |set: &HashSet<String>| set.iter().cloned().collect::<Vec<_>>();
+        let sc = self.scope;
+        let support = DocSupport::new(ids(&sc.entities), ids(&sc.relations), ids(&sc.facts));
+        Ok(super::restricted(&g, &sc.docs, &support))
     }
     fn graph_version(&self) -> Result<u64> {
         Ok(self.scope.version)

@@ -90,4 +90,28 @@ impl FalkorStore {
             })
             .collect()
     }
+
+    /// [`rhizome_core::StoreRead::supported_by`]: the support rows kept under each
+    /// document (`dm:`, `dr:`, `df:`), the same lists a deletion reads.
+    pub(super) fn support_of(&self, doc_ids: &[String]) -> Result<rhizome_core::DocSupport> {
+        let lists = |prefix: &str| {
+            self.pipe(
+                doc_ids
+                    .iter()
+                    .map(|d| {
+                        vec![b"LRANGE".to_vec(), self.key(&format!("{prefix}:{d}")), b"0".to_vec(), b"-1".to_vec()]
+                    })
+                    .collect(),
+            )
+        };
+        fn ids<T: serde::de::DeserializeOwned>(lists: Vec<super::Value>, id: impl Fn(T) -> String) -> Vec<String> {
+            let rows = lists.into_iter().flat_map(|l| l.into_array());
+            rows.filter_map(|x| serde_json::from_str::<Row<T>>(&x.as_str()?).ok()).map(|r| id(r.rec)).collect()
+        }
+        Ok(rhizome_core::DocSupport::new(
+            ids(lists("dm")?, |m: rhizome_core::MentionRecord| m.entity_id),
+            ids(lists("dr")?, |r: rhizome_core::RelationRecord| r.relation.id),
+            ids(lists("df")?, |f: rhizome_core::FactRecord| f.fact.id),
+        ))
+    }
 }

@@ -473,6 +473,10 @@ impl StoreRead for FalkorStore {
         Ok(self.redis(&[b"HLEN", &self.key(super::keys::REPORTS)])?.as_int().unwrap_or(0).max(0) as u64)
     }
 
+    fn supported_by(&self, doc_ids: &[String]) -> Result<rhizome_core::DocSupport> {
+        self.support_of(doc_ids)
+    }
+
     fn covariates_of(&self, entity_ids: &[String]) -> Result<Vec<rhizome_core::Covariate>> {
         let want: std::collections::HashSet<&str> = entity_ids.iter().map(String::as_str).collect();
         let mut out: Vec<rhizome_core::Covariate> = Vec::new();

@@ -468,4 +468,18 @@ impl StoreRead for PgStore {
     fn entity_summaries(&self) -> Result<Vec<(String, String, String)>> {
         self.q(export::entity_summaries)
     }
+
+    fn supported_by(&self, doc_ids: &[String]) -> Result<rhizome_core::DocSupport> {
+        let ids = |c: &mut Client, table: &str, col: &str| -> PgResult<Vec<String>> {
+            let q = format!("SELECT DISTINCT {col} FROM {table} WHERE doc_id = ANY($1)");
+            Ok(c.query(&q, &[&doc_ids])?.iter().map(|r| r.get(0)).collect())
+        };
+        self.q(|c| {
+            Ok(rhizome_core::DocSupport::new(
+                ids(c, "entity_support", "entity_id")?,
+                ids(c, "relation_support", "relation_id")?,
+                ids(c, "fact_support", "fact_id")?,
+            ))
+        })
+    }
 }

@@ -46,6 +46,22 @@ impl SqliteStore {
         rows::all(&self.conn, "SELECT id FROM chunks WHERE doc_id = ?1 ORDER BY ordinal", [doc_id], |r| r.get(0))
     }
 
+    /// [`StoreRead::supported_by`]: through the support tables' document indexes.
+    fn support_of(&self, doc_ids: &[String]) -> Result<rhizome_core::DocSupport> {
+        let ids = |q: &str| -> Result<Vec<String>> {
+            let mut out = Vec::new();
+            for d in doc_ids {
+                out.extend(rows::all(&self.conn, q, [d], |r| r.get::<_, String>(0))?);
+            }
+            Ok(out)
+        };
+        Ok(rhizome_core::DocSupport::new(
+            ids("SELECT DISTINCT entity_id FROM entity_support WHERE doc_id = ?1")?,
+            ids("SELECT DISTINCT relation_id FROM relation_support WHERE doc_id = ?1")?,
+            ids("SELECT DISTINCT fact_id FROM fact_support WHERE doc_id = ?1")?,
+        ))
+    }
+
     /// All documents (id, source, title), ordered by source.
     pub fn list_documents(&self) -> Result<Vec<(String, String, String)>> {
         let q = "SELECT id, source, title FROM documents ORDER BY source, id";
@@ -363,5 +379,9 @@ impl StoreRead for SqliteStore {
 
     fn synonyms_dirty(&self) -> Result<bool> {
         Ok(meta::get_meta(&self.conn, "synonyms_dirty")?.as_deref() == Some("1"))
+    }
+
+    fn supported_by(&self, doc_ids: &[String]) -> Result<rhizome_core::DocSupport> {
+        self.support_of(doc_ids)
     }
 }

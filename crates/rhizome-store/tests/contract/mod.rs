@@ -303,6 +303,33 @@ pub fn copy_contract<S: StoreWrite>(open: &dyn Fn(&Path) -> S) {
     assert_eq!(dst.bm25("OpenAI投资", 5).unwrap(), src.bm25("OpenAI投资", 5).unwrap());
 }
 
+/// What documents support, read by document: entities, relations and facts with a
+/// support row from one of them (an entity two documents mention is supported by each);
+/// nothing after the document is deleted.
+pub fn supported_by_contract<S: StoreWrite>(mut s: S) {
+    s.set_embedding_model("test", 3).unwrap();
+    let a = batch("alpha", &["Ada met Babbage"], &["Ada", "Babbage"]);
+    let b = batch("beta", &["Ada met Menabrea"], &["Ada", "Menabrea"]);
+    s.write_batch(&a).unwrap();
+    s.write_batch(&b).unwrap();
+    let (da, db) = (a.documents[0].id.clone(), b.documents[0].id.clone());
+    let sorted = |mut v: Vec<String>| {
+        v.sort();
+        v
+    };
+    let beta = s.supported_by(std::slice::from_ref(&db)).unwrap();
+    assert_eq!(beta.entities, sorted(vec![entity_id("Ada"), entity_id("Menabrea")]));
+    assert_eq!(beta.relations, vec![b.relations[0].relation.id.clone()]);
+    assert_eq!(beta.facts, vec![b.facts[0].fact.id.clone()]);
+    let both = s.supported_by(&[da.clone(), db.clone()]).unwrap();
+    assert_eq!(both.entities, sorted(vec![entity_id("Ada"), entity_id("Babbage"), entity_id("Menabrea")]));
+    assert_eq!(both.relations.len(), 2);
+    assert_eq!(s.supported_by(&["doc_unknown".into()]).unwrap(), DocSupport::default());
+    s.delete_document(&db, &mut unnamed).unwrap();
+    assert_eq!(s.supported_by(&[db]).unwrap(), DocSupport::default());
+    assert_eq!(s.supported_by(&[da]).unwrap().entities, sorted(vec![entity_id("Ada"), entity_id("Babbage")]));
+}
+
 /// An entity's importance is the mean of the judgements of the chunks that made one (else
 /// made from its mentions), and follows its support when a document goes.
 pub fn importance_contract<S: StoreWrite>(mut s: S) {
