@@ -1,100 +1,19 @@
 //! Faults from outside, end to end: the disk fills during indexing (a small tmpfs),
 //! files in a folder cannot be read, model files are truncated or damaged on disk. Each
 //! must give a clear message with the fix, lose nothing already indexed, and recover.
+//!
+//! The machinery (tmpfs, corpus, model copies) is in `faults_support`; this file holds the
+//! tests.
 
+mod faults_support;
 mod support;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use faults_support::models::{copy_model, readable_models};
+use faults_support::{assert_says_disk_full, db_bytes, disk_full_corpus, root, run, sh, split, used_bytes, Tmpfs};
 use support::*;
-
-fn root() -> bool {
-    // SAFETY: geteuid(2) has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
-fn sh(cmd: &mut Command) {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(out.status.success(), "{cmd:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
-
-/// A tmpfs mounted at `dir`, unmounted when dropped (also when the test fails).
-struct Tmpfs(PathBuf);
-
-impl Tmpfs {
-    fn mount(dir: &Path, bytes: u64) -> Tmpfs {
-        std::fs::create_dir_all(dir).unwrap();
-        sh(Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={bytes}")]).arg("tmpfs").arg(dir));
-        Tmpfs(dir.to_path_buf())
-    }
-    fn resize(&self, bytes: u64) {
-        sh(Command::new("mount").args(["-o", &format!("remount,size={bytes}")]).arg(&self.0));
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-    }
-}
-
-fn run(c: &mut Command) -> (Output, String) {
-    let out = c.output().expect("run rhizome");
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    (out, err)
-}
-
-fn db_bytes(idx: &Path) -> u64 {
-    std::fs::read_dir(idx).unwrap().flatten().map(|e| e.metadata().unwrap().len()).sum()
-}
-
-/// Tables written by the global steps at the end of a run (synonymy, communities), which
-/// a run stopped by an error never reaches; the rest is what batches write.
-const GLOBAL: &[&str] = &["synonyms", "communities", "community_members", "community_reports"];
-
-/// (what the batches wrote, what the global steps wrote) of a dump.
-fn split(d: &BTreeMap<String, Vec<String>>) -> (BTreeMap<String, Vec<String>>, BTreeMap<String, Vec<String>>) {
-    let (mut batches, mut global) = (BTreeMap::new(), BTreeMap::new());
-    for (t, rows) in d {
-        if GLOBAL.contains(&t.as_str()) {
-            global.insert(t.clone(), rows.clone());
-        } else if t == "vectors" {
-            let (rep, rest): (Vec<String>, Vec<String>) = rows.iter().cloned().partition(|r| r.starts_with("report\t"));
-            global.insert("report vectors".into(), rep);
-            batches.insert(t.clone(), rest);
-        } else if t == "meta" {
-            batches.insert(t.clone(), rows.iter().filter(|r| !r.starts_with("synonyms_dirty\t")).cloned().collect());
-        } else {
-            batches.insert(t.clone(), rows.clone());
-        }
-    }
-    (batches, global)
-}
-
-/// For the disk-full tests (root only: they mount a tmpfs): a temporary folder, 48 MuSiQue
-/// passages as files in it, and the first 8 of them.
-fn disk_full_corpus() -> Option<(tempfile::TempDir, PathBuf, Vec<PathBuf>)> {
-    if !root() {
-        eprintln!("skipped: mounting a small tmpfs needs root (CI runs as root)");
-        return None;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let docs = musique_docs(&tmp.path().join("docs"), 0, 48);
-    let first: Vec<PathBuf> = (0..8).map(|i| docs.join(format!("{i:04}.txt"))).collect();
-    Some((tmp, docs, first))
-}
-
-/// The run failed without a panic, saying the disk is full, naming `index`, free space and
-/// running the same command again.
-fn assert_says_disk_full(out: &Output, err: &str, index: &str) {
-    assert!(!out.status.success(), "the run fit on the disk: {err}");
-    assert!(!err.contains("panicked"), "{err}");
-    for want in ["disk is full", index, "free space", "run the same command again"] {
-        assert!(err.contains(want), "the message lacks {want:?}: {err}");
-    }
-}
 
 /// The index lives on a tmpfs too small for the whole run: the run fails in a batch with
 /// a message naming the full disk, the index and the fix; the index is exactly what the
@@ -153,12 +72,6 @@ fn disk_full_keeps_committed_batches_and_the_rerun_completes() {
     assert_eq!(r["report"]["documents_indexed"].as_u64(), Some(48 - n as u64), "{r}");
     assert_same_index(&idx, &clean, "the rerun after freeing space differs from an unhindered run");
     eprintln!("disk full: tmpfs of {size} bytes, {n} of 48 documents committed before it filled");
-}
-
-/// Bytes in use on the filesystem mounted at `dir`.
-fn used_bytes(dir: &Path) -> u64 {
-    let out = Command::new("df").args(["-B1", "--output=used"]).arg(dir).output().unwrap();
-    String::from_utf8_lossy(&out.stdout).lines().nth(1).and_then(|l| l.trim().parse().ok()).unwrap()
 }
 
 /// A PostgreSQL index whose data directory fills up during indexing (the server's data on
@@ -366,45 +279,6 @@ fn unreadable_files_are_skipped_and_named() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("nothing to index") && err.contains("a.txt") && err.contains("b.txt"), "{err}");
     assert!(!none.join("rhizome.sqlite").exists());
-}
-
-/// The installed models directory, hard-linked (or copied) where `nobody` can read it.
-fn readable_models(under: &Path) -> PathBuf {
-    let to = under.join("models-ro");
-    copy_model(&to, "all-MiniLM-L6-v2", &[]);
-    copy_model(&to, "en-pos", &[]);
-    sh(Command::new("chmod").args(["-R", "a+rX"]).arg(&to));
-    to
-}
-
-/// `name` from the installed models directory into `to`: hard links (no copy of the
-/// weights) except the files in `own`, which are copied so that damaging them leaves the
-/// installed model alone.
-fn copy_model(to: &Path, name: &str, own: &[&str]) {
-    let from = rhizome_embed::models_dir().join(name);
-    assert!(from.is_dir(), "{} missing: run `rhizome models fetch`", from.display());
-    for e in walk(&from) {
-        let rel = e.strip_prefix(&from).unwrap();
-        let dst = to.join(name).join(rel);
-        std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
-        let _ = std::fs::remove_file(&dst);
-        if own.iter().any(|o| Path::new(o) == rel) || std::fs::hard_link(&e, &dst).is_err() {
-            std::fs::copy(&e, &dst).unwrap();
-        }
-    }
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 /// Model files damaged on disk (truncated, overwritten with junk of the same size, one

@@ -1,13 +1,21 @@
 //! Writing an index: index files or documents, imports, delete, communities. Each call
 //! holds the writer lock from before it writes until it is done.
+//!
+//! Layout: this file indexes (and plans a dry run); `delete` deletes documents,
+//! `communities` brings communities and reports up to date, `graphrag` imports a GraphRAG
+//! output folder.
+
+mod communities;
+mod delete;
+#[cfg(feature = "graphrag-parquet")]
+mod graphrag;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 use rhizome_community::CommunityOutcome;
-use rhizome_core::llm::PromptLlm;
-use rhizome_core::{Chunker, Document, Error, Extractor, Result, Stats, StoreRead, StoreWrite};
+use rhizome_core::{Chunker, Document, Error, Extractor, Result, Stats, StoreRead};
 use rhizome_ingest::chunk::TokenChunker;
 use rhizome_ingest::extract::NlpExtractor;
 use rhizome_ingest::import;
@@ -16,7 +24,10 @@ use rhizome_ingest::pipeline::{IndexReport, Pipeline, Progress};
 use rhizome_llm::{LlmExtractor, StageUsage};
 use serde::Serialize;
 
-use crate::llm::Llm;
+pub use self::delete::DeleteOutcome;
+#[cfg(feature = "graphrag-parquet")]
+pub use self::graphrag::GraphragOutcome;
+use crate::llm::{record_usage, Llm};
 use crate::Engine;
 
 /// A file or entry that was not indexed, and why.
@@ -76,14 +87,6 @@ pub struct DryRun {
     pub extractor: String,
     pub llm: rhizome_llm::ExtractionPlan,
     pub skipped: Vec<Skip>,
-}
-
-/// What a deletion removed.
-#[derive(Debug, Clone, Serialize)]
-pub struct DeleteOutcome {
-    pub deleted: rhizome_core::DeleteReport,
-    pub synonym_edges: Option<u64>,
-    pub communities: Option<CommunityOutcome>,
 }
 
 /// Documents and what was skipped loading them.
@@ -299,206 +302,5 @@ impl Engine {
             llm: plan,
             skipped,
         })
-    }
-
-    /// Remove the documents whose id or source is `doc` and everything only they
-    /// supported; then synonymy and communities follow, as after indexing ("index A and B,
-    /// delete B" equals "index A"). A deletion never spends LLM calls: communities it
-    /// changed get extractive reports, which the next run with an LLM replaces.
-    pub fn delete(&self, doc: &str, cancel: &AtomicBool) -> Result<DeleteOutcome> {
-        let mut store = self.writer(false)?;
-        let targets = find_targets(store.as_ref(), doc)?;
-        if targets.is_empty() {
-            return Err(Error::NotFound(format!(
-                "no document with id or source {doc:?} in {}; `rhizome documents` lists what is indexed",
-                self.url.display()
-            )));
-        }
-        let mut total = rhizome_core::DeleteReport::default();
-        // An entity re-keyed by a deletion needs the vector of its new name: the embedder
-        // is loaded only then.
-        let held = store.embedding_model()?;
-        let mut embed =
-            |names: &[String]| self.embedder_for(held.clone())?.embed(names, rhizome_core::EmbedKind::Passage);
-        for d in &targets {
-            let r = store.delete_document(&d.id, &mut embed)?;
-            total.documents += r.documents;
-            total.chunks += r.chunks;
-            total.entities += r.entities;
-            total.facts += r.facts;
-            total.relations += r.relations;
-        }
-        let synonym_edges = if store.synonyms_dirty()? {
-            // The index's own model decides the threshold's calibration.
-            let scale = store.embedding_model()?.map_or(1.0, |m| rhizome_embed::cosine_scale(&m));
-            let c = self.config.calibrated(scale).synonymy;
-            Some(store.rebuild_synonyms(c.top_k, c.threshold, cancel)?)
-        } else {
-            None
-        };
-        let communities = if self.config.communities.enabled && store.communities_version()?.is_some() {
-            let embedder = self.embedder(store.as_ref())?;
-            Some(self.refresh_communities(store.as_mut(), embedder.as_ref(), None, false, cancel)?)
-        } else {
-            None
-        };
-        Ok(DeleteOutcome { deleted: total, synonym_edges, communities })
-    }
-
-    /// `rhizome communities`: bring communities and reports up to date (`force`:
-    /// recompute the communities and rewrite every report), with the configured LLM.
-    pub fn communities(
-        &self,
-        force: bool,
-        cancel: &AtomicBool,
-    ) -> Result<(CommunityOutcome, Option<BTreeMap<String, StageUsage>>)> {
-        let mut store = self.writer(false)?;
-        let embedder = self.embedder(store.as_ref())?;
-        store.set_embedding_model(embedder.model_id(), embedder.dim())?;
-        let llm = self.llm()?;
-        let outcome = self.refresh_communities(store.as_mut(), embedder.as_ref(), llm.as_deref(), force, cancel)?;
-        let usage = match &llm {
-            Some(l) => Some(record_usage(store.as_mut(), l)?),
-            None => None,
-        };
-        Ok((outcome, usage))
-    }
-
-    fn refresh_communities(
-        &self,
-        store: &mut dyn StoreWrite,
-        embedder: &dyn rhizome_core::Embedder,
-        llm: Option<&Llm>,
-        force: bool,
-        cancel: &AtomicBool,
-    ) -> Result<CommunityOutcome> {
-        let prompt_llm = llm.map(|l| l.prompt_llm(&self.config));
-        rhizome_community::refresh(
-            store,
-            embedder,
-            prompt_llm.as_ref().map(|p| p as &dyn PromptLlm),
-            &self.config.communities,
-            force,
-            cancel,
-        )
-    }
-}
-
-/// The documents `doc` names: by source as typed, by its canonical path (sources are
-/// canonical since they are made so at load time), by id, and in an index made before
-/// that, by a stored relative source that resolves to the same file.
-fn find_targets(store: &dyn StoreRead, doc: &str) -> Result<Vec<Document>> {
-    let mut targets = store.documents_from_source(doc)?;
-    let canonical = std::fs::canonicalize(doc).ok();
-    if targets.is_empty() {
-        if let Some(c) = &canonical {
-            targets = store.documents_from_source(&c.display().to_string())?;
-        }
-    }
-    if targets.is_empty() {
-        if let Some(d) = store.find_document(doc)? {
-            targets.push(d);
-        }
-    }
-    if targets.is_empty() {
-        if let (Some(c), Some(name)) = (&canonical, Path::new(doc).file_name().and_then(|n| n.to_str())) {
-            let total = store.document_count(Some(name))? as usize;
-            for s in store.documents(Some(name), 0, total)? {
-                let file = s.source.split('#').next().unwrap_or(&s.source);
-                if std::fs::canonicalize(file).ok().as_ref() == Some(c) {
-                    targets.extend(store.documents_from_source(&s.source)?);
-                }
-            }
-        }
-    }
-    targets.sort_by(|a, b| a.id.cmp(&b.id));
-    targets.dedup_by(|a, b| a.id == b.id);
-    Ok(targets)
-}
-
-/// Add this run's LLM usage to the totals kept in the index; returns this run's.
-fn record_usage(store: &mut dyn StoreWrite, llm: &Llm) -> Result<BTreeMap<String, StageUsage>> {
-    let run = llm.stack.usage();
-    let mut total: BTreeMap<String, StageUsage> =
-        store.meta("llm_usage")?.and_then(|s| serde_json::from_str(&s).ok()).unwrap_or_default();
-    for (stage, u) in &run {
-        let t = total.entry(stage.clone()).or_default();
-        t.calls += u.calls;
-        t.cached_calls += u.cached_calls;
-        t.failed_calls += u.failed_calls;
-        t.prompt_tokens += u.prompt_tokens;
-        t.completion_tokens += u.completion_tokens;
-    }
-    store.set_meta("llm_usage", &serde_json::to_string(&total).unwrap_or_default())?;
-    Ok(run)
-}
-
-#[cfg(feature = "graphrag-parquet")]
-pub use graphrag::GraphragOutcome;
-
-#[cfg(feature = "graphrag-parquet")]
-mod graphrag {
-    use std::path::Path;
-    use std::sync::atomic::AtomicBool;
-
-    use rhizome_core::{Result, Stats};
-    use rhizome_ingest::chunk::TokenChunker;
-    use rhizome_ingest::extract::NlpExtractor;
-    use rhizome_ingest::import_graphrag as gr;
-    use rhizome_ingest::pipeline::{IndexReport, Pipeline, Progress};
-    use serde::Serialize;
-
-    use crate::Engine;
-
-    /// What a GraphRAG import read and wrote.
-    #[derive(Debug, Clone, Serialize)]
-    pub struct GraphragOutcome {
-        pub read: gr::ReadCounts,
-        pub written: gr::Finished,
-        pub report: IndexReport,
-        pub warnings: Vec<String>,
-        pub stats: Stats,
-    }
-
-    impl Engine {
-        /// `import graphrag-parquet`: the pipeline on GraphRAG's documents, without entity
-        /// summaries (GraphRAG's descriptions are summaries already) and without community
-        /// detection (GraphRAG's communities are imported); then its covariates,
-        /// communities and reports.
-        pub fn import_graphrag(
-            &self,
-            dir: &Path,
-            progress: &dyn Progress,
-            cancel: &AtomicBool,
-        ) -> Result<GraphragOutcome> {
-            let mut gi = gr::read(dir)?;
-            let mut store = self.writer(true)?;
-            let embedder = self.embedder(store.as_ref())?;
-            store.set_embedding_model(embedder.model_id(), embedder.dim())?;
-            let config = self.config.calibrated(embedder.cosine_scale());
-            let chunker = TokenChunker { size: config.chunk.size, overlap: config.chunk.overlap };
-            rhizome_ingest::extract::en_pos::check_installed()?;
-            let extractor = NlpExtractor::new(config.extract.max_entities_per_chunk);
-            let pipeline = Pipeline {
-                chunker: &chunker,
-                extractor: &extractor,
-                embedder: embedder.as_ref(),
-                config: &config,
-                progress,
-                cancel,
-                summarizer: None,
-                summarize_min: 0,
-            };
-            let t = std::time::Instant::now();
-            let mut report = pipeline.index_prepared(store.as_mut(), std::mem::take(&mut gi.imported.items))?;
-            let t_finish = std::time::Instant::now();
-            let written = gr::finish(store.as_mut(), embedder.as_ref(), &gi)?;
-            report.timings_ms.insert("covariates_communities_reports".into(), t_finish.elapsed().as_secs_f64() * 1e3);
-            report.timings_ms.insert("total".into(), t.elapsed().as_secs_f64() * 1e3);
-            store.set_meta("extractor", "graphrag-parquet")?;
-            let mut warnings = gi.imported.dropped.clone();
-            warnings.extend(written.warnings.iter().cloned());
-            Ok(GraphragOutcome { read: gi.counts.clone(), written, report, warnings, stats: store.stats()? })
-        }
     }
 }

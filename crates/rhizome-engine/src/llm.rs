@@ -1,14 +1,15 @@
 //! The configured LLM: provider -> Retry -> Limited -> Cached (with the index) -> Metered,
 //! on a tokio runtime of its own.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use rhizome_core::llm::{ChatProvider, LlmCache};
-use rhizome_core::{Config, Error, Result};
+use rhizome_core::{Config, Error, Result, StoreWrite};
 use rhizome_llm::prompt::Prompts;
-use rhizome_llm::{BlockingLlm, Cached, Limited, Metered, OpenAiConfig, OpenAiProvider, Retry};
+use rhizome_llm::{BlockingLlm, Cached, Limited, Metered, OpenAiConfig, OpenAiProvider, Retry, StageUsage};
 #[cfg(feature = "local-llm")]
 use rhizome_llm_local::{LocalChat, LocalOptions};
 
@@ -138,4 +139,21 @@ pub fn bare(config: &Config) -> Result<Option<(tokio::runtime::Runtime, Blocking
         max_tokens: c.max_tokens,
     };
     Ok(Some((rt, llm)))
+}
+
+/// Add this run's LLM usage to the totals kept in the index; returns this run's.
+pub(crate) fn record_usage(store: &mut dyn StoreWrite, llm: &Llm) -> Result<BTreeMap<String, StageUsage>> {
+    let run = llm.stack.usage();
+    let mut total: BTreeMap<String, StageUsage> =
+        store.meta("llm_usage")?.and_then(|s| serde_json::from_str(&s).ok()).unwrap_or_default();
+    for (stage, u) in &run {
+        let t = total.entry(stage.clone()).or_default();
+        t.calls += u.calls;
+        t.cached_calls += u.cached_calls;
+        t.failed_calls += u.failed_calls;
+        t.prompt_tokens += u.prompt_tokens;
+        t.completion_tokens += u.completion_tokens;
+    }
+    store.set_meta("llm_usage", &serde_json::to_string(&total).unwrap_or_default())?;
+    Ok(run)
 }

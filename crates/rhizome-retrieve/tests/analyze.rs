@@ -1,21 +1,20 @@
 //! Query analysis: the rules in English, Vietnamese and Chinese, follow-up rewriting
 //! against a history, the LLM path against the loopback OpenAI server (scripted, garbled
-//! and failing replies), the routing table and `--method auto` end to end.
+//! and failing replies), the routing table and `--method auto` end to end. The LLM and
+//! the small index they run on are in `analyze_support`.
 
-use std::sync::Arc;
+mod analyze_support;
 
-use rhizome_core::ids::{chunk_id, document_id, entity_id, fact_id};
+use analyze_support::index::{small_index, Trigrams};
+use analyze_support::{llm, scripted};
 use rhizome_core::llm::{ChatMessage, PromptLlm};
 use rhizome_core::*;
-use rhizome_llm::{BlockingLlm, OpenAiConfig, OpenAiProvider};
 use rhizome_llm_testing::{last_user_text, Fault, MockOpenAi};
 use rhizome_retrieve::analyze::{
     analyze, analyze_rules, detect_language, parse_history, standalone_question, AnalysisSource, Complexity, Lang,
     QueryType,
 };
 use rhizome_retrieve::{route, GraphCache, Method, QueryEnv};
-use rhizome_store::SqliteStore;
-use serde_json::Value;
 
 const VI: &str = "Aage Bohr có những giải thưởng gì?";
 const ZH: &str = "Sam Altman领导的公司在AI领域有什么重要投资？";
@@ -230,43 +229,6 @@ fn history_files_and_bad_input() {
 
 // ---- LLM path ----------------------------------------------------------------------
 
-struct Llm {
-    _rt: tokio::runtime::Runtime,
-    llm: BlockingLlm,
-}
-
-fn llm(server: &MockOpenAi) -> Llm {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-    let provider = OpenAiProvider::new(OpenAiConfig {
-        base_url: server.base_url(),
-        model: "mock".into(),
-        api_key: None,
-        azure_api_version: None,
-        timeout: std::time::Duration::from_secs(10),
-    })
-    .unwrap();
-    let llm = BlockingLlm {
-        provider: Arc::new(provider),
-        prompts: Arc::new(rhizome_llm::prompt::Prompts::builtin_with(&rhizome_retrieve::prompts())),
-        runtime: rt.handle().clone(),
-        temperature: 0.0,
-        max_tokens: 256,
-    };
-    Llm { _rt: rt, llm }
-}
-
-/// Answers the rewrite prompt with `rewrite` and the analysis prompt with `analysis`.
-fn scripted(rewrite: &'static str, analysis: &'static str) -> MockOpenAi {
-    MockOpenAi::with_responder(Box::new(move |req: &Value| {
-        if last_user_text(req).contains("New question:") {
-            rewrite.to_string()
-        } else {
-            analysis.to_string()
-        }
-    }))
-    .unwrap()
-}
-
 #[test]
 fn llm_analysis_with_a_history() {
     let server = scripted(
@@ -396,105 +358,6 @@ fn routing_table() {
         assert_eq!(r.method, want, "{q}: {}", r.reason);
         assert!(!r.reason.is_empty());
     }
-}
-
-/// Hashed character trigrams: deterministic, and similar texts get similar vectors.
-struct Trigrams;
-
-impl Embedder for Trigrams {
-    fn model_id(&self) -> &str {
-        "test-trigrams"
-    }
-    fn dim(&self) -> usize {
-        64
-    }
-    fn embed(&self, texts: &[String], _: EmbedKind) -> Result<Vec<Vec<f32>>> {
-        Ok(texts
-            .iter()
-            .map(|t| {
-                let mut v = vec![0f32; 64];
-                let cs: Vec<char> = t.to_lowercase().chars().collect();
-                for w in cs.windows(3) {
-                    let h = w.iter().fold(7u32, |h, c| h.wrapping_mul(31).wrapping_add(*c as u32));
-                    v[(h % 64) as usize] += 1.0;
-                }
-                l2_normalize(&mut v);
-                v
-            })
-            .collect())
-    }
-}
-
-fn small_index(dir: &std::path::Path) -> SqliteStore {
-    let e = Trigrams;
-    let mut s = SqliteStore::open(dir, true).unwrap();
-    s.set_embedding_model(e.model_id(), e.dim()).unwrap();
-    let texts = [
-        ("bohr", "Aage Bohr won the Nobel Prize in Physics in 1975. He was the son of Niels Bohr."),
-        ("openai", "OpenAI was founded in 2015. Sam Altman leads OpenAI. Microsoft invested in OpenAI."),
-    ];
-    for (title, text) in texts {
-        let doc = Document {
-            id: document_id(title, text),
-            source: format!("{title}.txt"),
-            title: title.into(),
-            text: text.into(),
-            pages: None,
-            meta: Default::default(),
-        };
-        let c = Chunk {
-            id: chunk_id(&doc.id, 0, text),
-            doc_id: doc.id.clone(),
-            ordinal: 0,
-            text: text.into(),
-            tokens: 20,
-            start: 0,
-            end: 0,
-            pages: None,
-        };
-        let mut b = WriteBatch::default();
-        b.vectors.push((
-            VectorKind::Chunk,
-            c.id.clone(),
-            e.embed(&[text.to_string()], EmbedKind::Passage).unwrap().remove(0),
-        ));
-        let (subj, obj) = if title == "bohr" { ("Aage Bohr", "Nobel Prize") } else { ("Sam Altman", "OpenAI") };
-        for n in [subj, obj] {
-            b.mentions.push(MentionRecord {
-                entity_id: entity_id(n),
-                name: n.into(),
-                entity_type: "ENTITY".into(),
-                description: n.into(),
-                doc_id: doc.id.clone(),
-                chunk_id: Some(c.id.clone()),
-                count: 1,
-                importance: None,
-            });
-            b.vectors.push((
-                VectorKind::Entity,
-                entity_id(n),
-                e.embed(&[n.to_string()], EmbedKind::Passage).unwrap().remove(0),
-            ));
-        }
-        let f = Fact {
-            id: fact_id(subj, "relates to", obj),
-            subject: subj.into(),
-            predicate: "relates to".into(),
-            object: obj.into(),
-            subject_id: entity_id(subj),
-            object_id: entity_id(obj),
-        };
-        b.vectors.push((
-            VectorKind::Fact,
-            f.id.clone(),
-            e.embed(&[format!("{subj} relates to {obj}")], EmbedKind::Passage).unwrap().remove(0),
-        ));
-        b.facts.push(FactRecord { fact: f, doc_id: doc.id.clone(), chunk_id: Some(c.id.clone()) });
-        b.chunks.push(c);
-        b.documents.push(doc);
-        s.write_batch(&b).unwrap();
-    }
-    s
 }
 
 #[test]

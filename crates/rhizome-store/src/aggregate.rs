@@ -52,14 +52,24 @@ pub struct MentionVote<'a> {
 
 /// The entity row its support makes: (name, type, descriptions, fingerprint, importance).
 pub fn entity_row(rows: &[MentionVote<'_>]) -> (String, String, Vec<String>, String, Option<f64>) {
+    let judged: Vec<f64> = rows.iter().filter_map(|r| r.importance).collect();
+    entity_row_judged(rows, &judged)
+}
+
+/// [`entity_row`] with the extractor's judgements given apart, in the order they are
+/// averaged (the FalkorDB store averages them in the order they were written); the rows'
+/// own `importance` is not read.
+pub fn entity_row_judged(
+    rows: &[MentionVote<'_>],
+    judged: &[f64],
+) -> (String, String, Vec<String>, String, Option<f64>) {
     let (mut names, mut types) = (BTreeMap::new(), BTreeMap::new());
     for r in rows {
         *names.entry(r.name.to_string()).or_insert(0) += r.count.max(1) as u64;
         *types.entry(r.entity_type.to_string()).or_insert(0) += r.count.max(1) as u64;
     }
     let (descriptions, fp) = descriptions(rows.iter().map(|r| r.description));
-    let judged: Vec<f64> = rows.iter().filter_map(|r| r.importance).collect();
-    let importance = importance(&judged, rows.iter().map(|r| (r.doc_id, r.count)));
+    let importance = importance(judged, rows.iter().map(|r| (r.doc_id, r.count)));
     (majority(&names), majority(&types), descriptions, fp, importance)
 }
 

@@ -26,25 +26,34 @@
 //!    is titled after). Built once per graph and cached.
 //! 5. Passages ranked by `(1 - ppr_weight) x r + ppr_weight x PPR / best PPR`. With
 //!    nothing to seed (no passage score, no entity), by their passage score, with a note.
+//!
+//! Layout: `passages` (step 1), `linking` (steps 2 and 3), `recognition` (the LLM's filter
+//! of step 2), `names` (question spans naming entities), `adjacency` (step 4's graph),
+//! `settings` ([`HippoConfig`]); this file runs the steps.
 
+mod adjacency;
+mod linking;
 mod names;
+mod passages;
+mod recognition;
 mod settings;
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, Weak};
+use std::collections::HashMap;
 use std::time::Instant;
 
 use rhizome_core::config::Section;
-use rhizome_core::ids::entity_id;
-use rhizome_core::llm::PromptCall;
-use rhizome_core::{Result, VectorKind};
+use rhizome_core::Result;
 use serde_json::{json, Value};
 
+use self::adjacency::adjacency;
+use self::linking::{entity_seeds, link_facts};
 use self::names::name_matches;
+use self::passages::{passage_scores, relative_passage_scores};
+pub(crate) use self::recognition::parse_kept;
+use self::recognition::recognition_filter;
 pub use self::settings::HippoConfig;
-use crate::graph::Graph;
 use crate::ppr::{
-    gauss_seidel_f64, personalized_pagerank, ranked_ppr, Csr, FusedRanking, DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE,
+    gauss_seidel_f64, personalized_pagerank, ranked_ppr, FusedRanking, DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE,
 };
 use crate::{embed_question, timed};
 use crate::{ms, Context, Method, MethodEntry, QueryEnv, Retrieval, Retriever};
@@ -86,19 +95,6 @@ impl Hippo {
     pub fn over_relaxed() -> Self {
         Hippo { solver: PprSolver::OverRelaxed, always_link_facts: false }
     }
-}
-
-/// A fact linked to the question.
-#[derive(Debug, Clone)]
-struct Linked {
-    /// Index into [`Graph::facts`].
-    fact: u32,
-    id: String,
-    text: String,
-    /// Subject, predicate and object, for viewers that draw the fact as an edge.
-    triple: [String; 3],
-    /// Linking score in [0, 1].
-    score: f32,
 }
 
 /// The registry entry of this module.
@@ -263,264 +259,4 @@ fn rank(scores: impl Iterator<Item = (u32, f64)>) -> Vec<(u32, f64)> {
     let mut v: Vec<(u32, f64)> = scores.collect();
     v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     v
-}
-
-/// Min-max normalise `x` against `[lo, hi]`; a flat list maps to 1.
-fn min_max(x: f32, lo: f32, hi: f32) -> f32 {
-    if hi - lo > f32::EPSILON {
-        ((x - lo) / (hi - lo)).clamp(0.0, 1.0)
-    } else {
-        1.0
-    }
-}
-
-/// Per graph chunk: the passage score (cosine + BM25 share) and its min-max normalisation.
-struct PassageScores {
-    raw: Vec<f32>,
-    normalized: Vec<f32>,
-}
-
-fn passage_scores(env: &QueryEnv, graph: &Graph, q: &[f32], question: &str, bm25_weight: f32) -> Result<PassageScores> {
-    let n = graph.chunk_ids.len();
-    let hits = if n == 0 { Vec::new() } else { env.store.vector_search(VectorKind::Chunk, q, n)? };
-    // A chunk without a vector scores as the least similar one.
-    let floor = hits.last().map_or(0.0, |s| s.score);
-    let mut raw = vec![floor; n];
-    for s in &hits {
-        if let Some(c) = graph.chunk(&s.id) {
-            raw[c as usize] = s.score;
-        }
-    }
-    if bm25_weight > 0.0 && n > 0 {
-        let sparse = env.store.bm25(question, env.config.retrieval.candidates.max(1))?;
-        let best = sparse.iter().map(|s| s.score).fold(0.0f32, f32::max);
-        if best > 0.0 {
-            for s in &sparse {
-                if let Some(c) = graph.chunk(&s.id) {
-                    raw[c as usize] += bm25_weight * s.score / best;
-                }
-            }
-        }
-    }
-    let hi = raw.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let lo = raw.iter().copied().fold(f32::INFINITY, f32::min);
-    let normalized = raw.iter().map(|&x| min_max(x, lo, hi)).collect();
-    Ok(PassageScores { raw, normalized })
-}
-
-/// Per passage, in [0, 1]: `exp((s - s_max) / T)` with `T = passage_temperature` (1 for
-/// the best passage, falling fast below it), or the min-max normalised score when the
-/// temperature is 0. Scales the passage seeds and is the context score of the facts.
-fn relative_passage_scores(p: &PassageScores, temperature: f32) -> Vec<f32> {
-    let t = temperature as f64;
-    if t > 0.0 && t.is_finite() {
-        let hi = p.raw.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
-        p.raw.iter().map(|&s| ((s as f64 - hi) / t).exp() as f32).collect()
-    } else {
-        p.normalized.clone()
-    }
-}
-
-/// The facts closest to the question, rescored with the relative scores of their
-/// passages (see [`HippoConfig::fact_context_weight`]); the best `linking_top_k`, with
-/// their texts.
-fn link_facts(env: &QueryEnv, graph: &Graph, q: &[f32], cfg: &HippoConfig, passages: &[f32]) -> Result<Vec<Linked>> {
-    let top_k = cfg.linking_top_k;
-    if top_k == 0 || graph.facts.is_empty() {
-        return Ok(Vec::new());
-    }
-    let pool = cfg.fact_candidates.max(top_k);
-    let hits = env.store.vector_search(VectorKind::Fact, q, pool)?;
-    // The lowest cosine of all facts is the highest cosine to -q: one more scan instead of
-    // sorting every fact.
-    let neg: Vec<f32> = q.iter().map(|x| -x).collect();
-    let lowest = env.store.vector_search(VectorKind::Fact, &neg, 1)?;
-    let (Some(hi), Some(lo)) = (hits.first().map(|s| s.score), lowest.first().map(|s| -s.score)) else {
-        return Ok(Vec::new());
-    };
-    let w = cfg.fact_context_weight.clamp(0.0, 1.0);
-    let mut best: Vec<(u32, String, f32)> = hits
-        .into_iter()
-        .filter_map(|s| {
-            let f = graph.fact(&s.id)?;
-            let context = graph.facts[f as usize]
-                .chunks
-                .iter()
-                .filter_map(|&c| passages.get(c as usize).copied())
-                .fold(0.0f32, f32::max);
-            Some((f, s.id, (1.0 - w) * min_max(s.score, lo, hi) + w * context))
-        })
-        .collect();
-    best.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.1.cmp(&b.1)));
-    best.truncate(top_k);
-    let ids: Vec<String> = best.iter().map(|b| b.1.clone()).collect();
-    let stored: HashMap<String, rhizome_core::Fact> =
-        env.store.facts(&ids)?.into_iter().map(|f| (f.id.clone(), f)).collect();
-    Ok(best
-        .into_iter()
-        .map(|(fact, id, score)| {
-            let (text, triple) = match stored.get(&id) {
-                Some(f) => (f.text(), [f.subject.clone(), f.predicate.clone(), f.object.clone()]),
-                None => Default::default(),
-            };
-            Linked { fact, id, text, triple, score }
-        })
-        .collect())
-}
-
-/// Reset weights of entity nodes: for each linked fact and each of its two entities,
-/// `weight` x the fact's score divided by the number of passages the entity is mentioned in (a
-/// phrase found everywhere says little about where to look), summed over facts.
-fn entity_seeds(graph: &Graph, linked: &[Linked], weight: f64) -> BTreeMap<u32, f64> {
-    let mut seeds: BTreeMap<u32, f64> = BTreeMap::new();
-    for f in linked {
-        let Some(node) = graph.facts.get(f.fact as usize) else { continue };
-        let ends = if node.subject == node.object { vec![node.subject] } else { vec![node.subject, node.object] };
-        for e in ends {
-            let chunks = graph.entity_chunks.get(e as usize).map_or(0, Vec::len).max(1);
-            let w = weight * f.score as f64 / chunks as f64;
-            if w > 0.0 {
-                *seeds.entry(e).or_default() += w;
-            }
-        }
-    }
-    seeds
-}
-
-struct Cached {
-    graph: Weak<Graph>,
-    title_weight: f32,
-    csr: Arc<Csr>,
-}
-
-/// The adjacency of the last graph seen. Holding a `Weak` keeps the graph's allocation
-/// from being reused, so pointer equality identifies the same graph.
-static ADJACENCY: Mutex<Option<Cached>> = Mutex::new(None);
-
-/// The PPR adjacency of `graph` (entity nodes `0..E`, then chunk nodes `E..E+C`), built
-/// once per graph and title edge weight; true when this call built it.
-fn adjacency(env: &QueryEnv, graph: &Arc<Graph>, cfg: &HippoConfig) -> Result<(Arc<Csr>, bool)> {
-    let title_weight = cfg.title_edge_weight;
-    let mut slot = ADJACENCY.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(c) = slot.as_ref() {
-        if c.title_weight == title_weight && Weak::ptr_eq(&c.graph, &Arc::downgrade(graph)) {
-            return Ok((c.csr.clone(), false));
-        }
-    }
-    let titles = if title_weight != 1.0 { title_entities(env, graph)? } else { vec![None; graph.chunk_ids.len()] };
-    let csr = Arc::new(build_csr(graph, &titles, title_weight));
-    *slot = Some(Cached { graph: Arc::downgrade(graph), title_weight, csr: csr.clone() });
-    Ok((csr, true))
-}
-
-/// Per chunk: the entity its document's title names (the title itself, or the title
-/// without a trailing parenthesised qualifier such as `Mercury (planet)`).
-fn title_entities(env: &QueryEnv, graph: &Graph) -> Result<Vec<Option<u32>>> {
-    let mut out = vec![None; graph.chunk_ids.len()];
-    for c in env.store.chunks(&graph.chunk_ids)? {
-        let Some(i) = graph.chunk(&c.chunk.id) else { continue };
-        let title = c.doc_title.trim();
-        let base = match title.rfind(" (") {
-            Some(p) if title.ends_with(')') => &title[..p],
-            _ => title,
-        };
-        out[i as usize] = [title, base].iter().filter(|t| !t.is_empty()).find_map(|t| graph.entity(&entity_id(t)));
-    }
-    Ok(out)
-}
-
-fn build_csr(g: &Graph, titles: &[Option<u32>], title_weight: f32) -> Csr {
-    let ne = g.entity_ids.len() as u32;
-    let n = g.entity_ids.len() + g.chunk_ids.len();
-    let relations = g.relations.iter().map(|r| (r.source, r.target, r.weight.max(0.0)));
-    let synonyms =
-        g.synonyms.iter().enumerate().flat_map(|(a, list)| {
-            list.iter().filter(move |(b, _)| (a as u32) < *b).map(move |&(b, s)| (a as u32, b, s))
-        });
-    let mentions = g.entity_chunks.iter().enumerate().flat_map(|(e, list)| {
-        list.iter().map(move |&(c, _)| {
-            let is_title = titles.get(c as usize).copied().flatten() == Some(e as u32);
-            (e as u32, ne + c, if is_title { title_weight } else { 1.0 })
-        })
-    });
-    Csr::from_edges(n, relations.chain(synonyms).chain(mentions))
-}
-
-/// Recognition memory: the LLM keeps the linked facts that bear on the question (true:
-/// the list was filtered). Without an LLM, or when its reply is unusable or keeps
-/// nothing, the unfiltered list stays (false, with a note saying so).
-fn recognition_filter(
-    env: &QueryEnv,
-    question: &str,
-    linked: Vec<Linked>,
-    notes: &mut Vec<String>,
-) -> (Vec<Linked>, bool) {
-    let Some(llm) = env.llm else {
-        notes.push("no LLM configured: linked facts not filtered (recognition memory skipped)".into());
-        return (linked, false);
-    };
-    let listing: Vec<String> = linked.iter().enumerate().map(|(i, f)| format!("{}. {}", i + 1, f.text)).collect();
-    let listing = listing.join("\n");
-    let call = PromptCall::new("hippo_filter", "query.hippo", &[("question", question), ("facts", &listing)])
-        .json()
-        .max_tokens(200);
-    let reply = match llm.run_one(call) {
-        Ok(r) => r,
-        Err(e) => {
-            notes.push(format!("fact filter failed ({e}): the unfiltered facts were used"));
-            return (linked, false);
-        }
-    };
-    match parse_kept(&reply, linked.len()) {
-        None => {
-            notes.push("fact filter reply was unusable: the unfiltered facts were used".into());
-            (linked, false)
-        }
-        Some(kept) if kept.is_empty() => {
-            notes.push("fact filter kept no fact: the unfiltered facts were used".into());
-            (linked, false)
-        }
-        Some(kept) => {
-            notes.push(format!("fact filter kept {} of {} linked facts", kept.len(), linked.len()));
-            let mut keep = vec![false; linked.len()];
-            kept.iter().for_each(|&i| keep[i] = true);
-            (linked.into_iter().zip(keep).filter(|(_, k)| *k).map(|(f, _)| f).collect(), true)
-        }
-    }
-}
-
-/// The fact numbers (1-based in the prompt, 0-based here) an LLM reply keeps: a JSON
-/// object `{"relevant": [..]}` (possibly wrapped in prose or a code fence) or a bare
-/// JSON list. Numbers may be given as strings; out-of-range and duplicate numbers are
-/// dropped. None when the reply holds no such list, or when none of the items of a
-/// non-empty list is a usable number.
-pub(crate) fn parse_kept(reply: &str, n: usize) -> Option<Vec<usize>> {
-    let value = crate::analyze::json_value(reply)?;
-    let list = match &value {
-        Value::Array(a) => a,
-        Value::Object(o) => o
-            .get("relevant")
-            .or_else(|| o.get("facts"))
-            .or_else(|| o.values().find(|v| v.is_array()))
-            .and_then(Value::as_array)?,
-        _ => return None,
-    };
-    let mut kept: Vec<usize> = Vec::new();
-    for item in list {
-        let number = match item {
-            Value::Number(x) => x.as_u64(),
-            Value::String(s) => s.trim().trim_end_matches('.').parse::<u64>().ok(),
-            _ => None,
-        };
-        if let Some(i) = number.filter(|&i| i >= 1 && (i as usize) <= n).map(|i| i as usize - 1) {
-            if !kept.contains(&i) {
-                kept.push(i);
-            }
-        }
-    }
-    if kept.is_empty() && !list.is_empty() {
-        return None;
-    }
-    kept.sort_unstable();
-    Some(kept)
 }

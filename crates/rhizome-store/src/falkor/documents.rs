@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use rhizome_core::{DocumentSummary, Result};
 
 use super::keys::PARTIAL;
-use super::read::ids_lit;
+use super::rows::ids_lit;
 use super::support::Row;
 use super::FalkorStore;
 

@@ -11,7 +11,7 @@ use rhizome_core::{
 };
 
 use super::keys::{cmd, vec_key, COMMUNITIES, LLM, PARTIAL, REPORTS};
-use super::read::{chunk, document};
+use super::rows::{chunk, document};
 use super::support::Row;
 use super::{FalkorStore, FalkorUrl, Value};
 use crate::vectors::encode;

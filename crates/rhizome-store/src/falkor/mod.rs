@@ -77,10 +77,14 @@ mod documents;
 mod extra;
 mod graph;
 mod keys;
+mod lit;
 pub mod lock;
 mod read;
 mod refresh;
+mod reply;
+mod rows;
 mod schema;
+mod search;
 mod support;
 mod write;
 
@@ -90,9 +94,11 @@ use std::sync::Arc;
 
 use rhizome_core::{Error, Result, VectorKind};
 
-pub use conn::{Cell, Conn, Lit, Value};
+pub use conn::Conn;
 pub use extra::FalkorLlmCache;
+pub use lit::Lit;
 pub use lock::FalkorLock;
+pub use reply::{Cell, Value};
 
 use crate::lock::{Holder, LockWait};
 use crate::vectors::VectorMatrix;
@@ -271,12 +277,12 @@ impl FalkorStore {
 
     /// A read query with parameters.
     pub(crate) fn rop(&self, params: &[(&str, Lit)], q: &str) -> Result<Vec<Vec<Cell>>> {
-        self.ro(&conn::with_params(params, q))
+        self.ro(&lit::with_params(params, q))
     }
 
     /// A write query with parameters.
     pub(crate) fn qp(&self, params: &[(&str, Lit)], q: &str) -> Result<Vec<Vec<Cell>>> {
-        self.q(&conn::with_params(params, q))
+        self.q(&lit::with_params(params, q))
     }
 
     /// One Redis command; an error reply is an error.
@@ -334,7 +340,7 @@ impl FalkorStore {
         let mut parts = Vec::new();
         for (q, rows, what) in jobs {
             for part in rows.chunks(BATCH_ROWS) {
-                let text = conn::with_params(&[("rows", Lit::List(part.to_vec()))], q);
+                let text = lit::with_params(&[("rows", Lit::List(part.to_vec()))], q);
                 cmds.push(vec![
                     b"GRAPH.QUERY".to_vec(),
                     self.url.graph.clone().into_bytes(),

@@ -1,69 +1,21 @@
 //! [`StoreRead`] for [`FalkorStore`]: batched reads (`UNWIND $ids`), caches per
-//! connection keyed by the graph and reports versions.
+//! connection keyed by the graph and reports versions. Searches are in `search`, the rows'
+//! decoding in `rows`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use rhizome_core::{
-    Chunk, ChunkWithDoc, Document, DocumentSummary, Entity, Fact, GraphData, Relation, Result, Scored, Stats,
-    StoreRead, SummaryTask, VectorKind,
+    ChunkWithDoc, Document, DocumentSummary, Entity, Fact, GraphData, Relation, Result, Scored, Stats, StoreRead,
+    SummaryTask, VectorKind,
 };
 
-use super::keys::{vec_key, BM25_ID, BM25_LEN, PARTIAL, PENDING, REL, SUMMARIES};
+use super::keys::{PARTIAL, PENDING, REL, SUMMARIES};
+use super::rows::{chunk, document, entity, fact, ids_lit, in_order, one};
 use super::support::{self, Row};
-use super::{Cell, FalkorStore, Lit, Value};
-use crate::vectors::{decode, VectorMatrix};
-
-pub(super) fn ids_lit(ids: &[String]) -> Lit {
-    Lit::List(ids.iter().map(Lit::from).collect())
-}
-
-/// Rows keyed by their first column, read by `f` and returned in the order of `ids`
-/// (unknown ids skipped, an id asked twice given twice, as the SQLite backend does).
-fn in_order<T: Clone>(ids: &[String], rows: Vec<Vec<Cell>>, f: impl Fn(&[Cell]) -> T) -> Vec<T> {
-    let by: HashMap<String, T> = rows.iter().map(|r| (r[0].str(), f(r))).collect();
-    ids.iter().filter_map(|id| by.get(id).cloned()).collect()
-}
-
-fn one(rows: &[Vec<Cell>]) -> u64 {
-    rows.first().and_then(|r| r.first()).map(Cell::int).unwrap_or(0).max(0) as u64
-}
+use super::{FalkorStore, Lit, Value};
 
 impl FalkorStore {
-    /// All vectors of `kind`, ordered by id (cached while the versions hold).
-    pub(crate) fn matrix(&self, kind: VectorKind) -> Result<Arc<VectorMatrix>> {
-        if let Some(m) = self.fresh_cache()?.matrices.get(&kind) {
-            return Ok(m.clone());
-        }
-        let v = self.redis(&[b"HGETALL", &self.key(&vec_key(kind))])?.into_array();
-        let mut rows: Vec<(String, Vec<f32>)> = v
-            .chunks_exact(2)
-            .filter_map(|kv| match &kv[1] {
-                Value::Bytes(b) => Some((kv[0].as_str()?, decode(b))),
-                _ => None,
-            })
-            .collect();
-        rows.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut m = VectorMatrix::default();
-        for (id, v) in rows {
-            m.push(id, &v);
-        }
-        let m = Arc::new(m);
-        self.fresh_cache()?.matrices.insert(kind, m.clone());
-        Ok(m)
-    }
-
-    fn lengths(&self) -> Result<Arc<crate::bm25::DocLengths>> {
-        if let Some(l) = self.fresh_cache()?.bm25.clone() {
-            return Ok(l);
-        }
-        let v = self.redis(&[b"HGETALL", &self.key(BM25_LEN)])?.into_array();
-        let len = v.chunks_exact(2).filter_map(|kv| Some((kv[0].as_int()?, kv[1].as_int()?.max(0) as u32))).collect();
-        let l = Arc::new(crate::bm25::DocLengths::from_map(len));
-        self.fresh_cache()?.bm25 = Some(l.clone());
-        Ok(l)
-    }
-
     pub(crate) fn covariate_rows(&self) -> Result<Arc<Vec<rhizome_core::CovariateRecord>>> {
         if let Some(c) = self.fresh_cache()?.covariates.clone() {
             return Ok(c);
@@ -80,60 +32,6 @@ impl FalkorStore {
     pub(super) fn set_of(&self, key: &str, hash: bool) -> Result<std::collections::HashSet<String>> {
         let c: &[u8] = if hash { b"HKEYS" } else { b"SMEMBERS" };
         Ok(self.redis(&[c, &self.key(key)])?.into_array().iter().filter_map(Value::as_str).collect())
-    }
-}
-
-/// A document from `id, source, title, text, pages, meta`.
-pub(super) fn document(r: &[Cell]) -> Document {
-    Document {
-        id: r[0].str(),
-        source: r[1].str(),
-        title: r[2].str(),
-        text: r[3].str(),
-        pages: crate::pages_from_json(r[4].opt_str()),
-        meta: crate::meta_from_json(r.get(5).and_then(Cell::opt_str)),
-    }
-}
-
-/// A chunk from `id, doc_id, ordinal, text, tokens, char_start, char_end, page_first,
-/// page_last`.
-pub(super) fn chunk(r: &[Cell]) -> Chunk {
-    let opt = |i: usize| match &r[i] {
-        Cell::Null => None,
-        c => Some(c.int()),
-    };
-    Chunk {
-        id: r[0].str(),
-        doc_id: r[1].str(),
-        ordinal: r[2].int() as u32,
-        text: r[3].str(),
-        tokens: r[4].int() as u32,
-        start: r[5].int() as u32,
-        end: r[6].int() as u32,
-        pages: crate::page_range(opt(7), opt(8)),
-    }
-}
-
-/// An entity from `id, name, entity_type, description, importance`.
-fn entity(r: &[Cell]) -> Entity {
-    Entity {
-        id: r[0].str(),
-        name: r[1].str(),
-        entity_type: r[2].str(),
-        description: r[3].str(),
-        importance: r[4].opt_float().map(|x| x as f32),
-    }
-}
-
-/// A fact from `id, subject, predicate, object, subject_id, object_id`.
-fn fact(r: &[Cell]) -> Fact {
-    Fact {
-        id: r[0].str(),
-        subject: r[1].str(),
-        predicate: r[2].str(),
-        object: r[3].str(),
-        subject_id: r[4].str(),
-        object_id: r[5].str(),
     }
 }
 
@@ -292,59 +190,11 @@ impl StoreRead for FalkorStore {
     }
 
     fn bm25(&self, query: &str, k: usize) -> Result<Vec<Scored>> {
-        let lengths = self.lengths()?;
-        let terms = crate::bm25::query_terms(query);
-        let replies =
-            self.pipe(terms.iter().map(|t| vec![b"HGETALL".to_vec(), self.key(&format!("bm25:t:{t}"))]).collect())?;
-        let postings: Vec<Vec<(i64, u32)>> = replies
-            .into_iter()
-            .map(|v| {
-                v.into_array()
-                    .chunks_exact(2)
-                    .filter_map(|kv| Some((kv[0].as_int()?, kv[1].as_int()?.max(0) as u32)))
-                    .collect()
-            })
-            .collect();
-        let hits = crate::bm25::rank(&lengths, &postings, k);
-        if hits.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut c = vec![b"HMGET".to_vec(), self.key(BM25_ID)];
-        c.extend(hits.iter().map(|(q, _)| q.to_string().into_bytes()));
-        let ids = self.pipe(vec![c])?.pop().map(Value::into_array).unwrap_or_default();
-        Ok(hits.into_iter().zip(ids).filter_map(|((_, score), id)| Some(Scored { id: id.as_str()?, score })).collect())
+        self.bm25_search(query, k)
     }
 
     fn vector_search(&self, kind: VectorKind, query: &[f32], k: usize) -> Result<Vec<Scored>> {
-        let m = self.matrix(kind)?;
-        let label = match kind {
-            VectorKind::Chunk => "Chunk",
-            VectorKind::Entity => "__Entity__",
-            VectorKind::Fact => "Fact",
-            VectorKind::Report | VectorKind::Sentence => return Ok(m.search(query, k)),
-        };
-        // Small sets, or a query of another dimension: exact search is cheaper (and exact).
-        let want = (k * 4).max(k + 64);
-        if k == 0 || query.len() != m.dim || want >= m.len() {
-            return Ok(m.search(query, k));
-        }
-        // HNSW candidates, re-ranked exactly by cosine with the stored vectors (ties by id),
-        // so that results equal the exact search whenever the candidates hold the true top k.
-        let rows = self.rop(
-            &[("q", Lit::Floats(query.to_vec()))],
-            &format!(
-                "CALL db.idx.vector.queryNodes('{label}', 'embedding', {want}, vecf32($q)) YIELD node RETURN node.id"
-            ),
-        )?;
-        let mut scored: Vec<(f32, usize)> = rows
-            .iter()
-            .filter_map(|r| m.ids.binary_search(&r[0].str()).ok())
-            .map(|i| (rhizome_core::dot(m.row(i), query), i))
-            .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        scored.dedup_by(|a, b| a.1 == b.1);
-        scored.truncate(k);
-        Ok(scored.into_iter().map(|(s, i)| Scored { id: m.ids[i].clone(), score: s }).collect())
+        self.vector_search_reranked(kind, query, k)
     }
 
     /// Many queries at once (entity resolution: hundreds per batch) run exactly over the
@@ -354,20 +204,7 @@ impl StoreRead for FalkorStore {
     }
 
     fn vectors(&self, kind: VectorKind, ids: &[String]) -> Result<Vec<(String, Vec<f32>)>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut c = vec![b"HMGET".to_vec(), self.key(&vec_key(kind))];
-        c.extend(ids.iter().map(|i| i.as_bytes().to_vec()));
-        let v = self.pipe(vec![c])?.pop().map(Value::into_array).unwrap_or_default();
-        Ok(ids
-            .iter()
-            .zip(v)
-            .filter_map(|(id, x)| match x {
-                Value::Bytes(b) => Some((id.clone(), decode(&b))),
-                _ => None,
-            })
-            .collect())
+        self.stored_vectors(kind, ids)
     }
 
     fn missing_vectors(&self, kind: VectorKind, ids: &[String]) -> Result<Vec<String>> {

@@ -2,12 +2,10 @@
 //! rules (same order, same majority vote, same description and weight rules), so that both
 //! backends hold the same entities, relations and facts.
 
-use std::collections::BTreeMap;
-
 use rhizome_core::{Fact, FactRecord, MentionRecord, Relation, RelationRecord};
 use serde::{Deserialize, Serialize};
 
-use crate::aggregate::majority;
+use crate::aggregate::{self, MentionVote};
 
 /// A support record with its sequence number (the order it was written in).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -43,40 +41,33 @@ pub fn sort_mentions(rows: &mut [Row<MentionRecord>]) {
 /// Distinct non-empty descriptions in document order, and their fingerprint (rows sorted
 /// by [`sort_mentions`]).
 pub fn descriptions(rows: &[Row<MentionRecord>]) -> (Vec<String>, String) {
-    let mut out: Vec<String> = Vec::new();
-    for r in rows {
-        let d = &r.rec.description;
-        if !d.is_empty() && !out.contains(d) {
-            out.push(d.clone());
-        }
-    }
-    let refs: Vec<&str> = out.iter().map(String::as_str).collect();
-    let fp = rhizome_core::ids::content_id("sum_", &refs);
-    (out, fp)
+    aggregate::descriptions(rows.iter().map(|r| r.rec.description.as_str()))
 }
 
-/// The entity its (sorted) rows make; `summary` is the stored (fingerprint, summary).
+/// The entity its (sorted) rows make ([`aggregate::entity_row`], the extractor's
+/// judgements averaged in the order they were written); `summary` is the stored
+/// (fingerprint, summary).
 pub fn entity(rows: &[Row<MentionRecord>], summary: Option<&(String, String)>) -> Option<EntityAgg> {
     if rows.is_empty() {
         return None;
     }
-    let (mut names, mut types) = (BTreeMap::new(), BTreeMap::new());
-    for r in rows {
-        let n = (r.rec.count as u64).max(1);
-        *names.entry(r.rec.name.clone()).or_insert(0) += n;
-        *types.entry(r.rec.entity_type.clone()).or_insert(0) += n;
-    }
-    let (descs, fp) = descriptions(rows);
-    let description = match summary {
-        Some((f, s)) if *f == fp => s.clone(),
-        _ => descs.iter().take(3).cloned().collect::<Vec<_>>().join("\n"),
-    };
+    let votes: Vec<MentionVote<'_>> = rows
+        .iter()
+        .map(|r| MentionVote {
+            doc_id: &r.rec.doc_id,
+            name: &r.rec.name,
+            entity_type: &r.rec.entity_type,
+            description: &r.rec.description,
+            count: r.rec.count as i64,
+            importance: r.rec.importance.map(f64::from),
+        })
+        .collect();
     let mut by_seq: Vec<&Row<MentionRecord>> = rows.iter().collect();
     by_seq.sort_by_key(|r| r.seq);
     let judged: Vec<f64> = by_seq.iter().filter_map(|r| r.rec.importance.map(f64::from)).collect();
-    let importance =
-        crate::aggregate::importance(&judged, rows.iter().map(|r| (r.rec.doc_id.as_str(), r.rec.count as i64)));
-    Some(EntityAgg { name: majority(&names), entity_type: majority(&types), description, importance })
+    let (name, entity_type, descs, fp, importance) = aggregate::entity_row_judged(&votes, &judged);
+    let summary = summary.filter(|(f, _)| *f == fp).map(|(_, s)| s.clone());
+    Some(EntityAgg { name, entity_type, description: aggregate::entity_description(&descs, summary), importance })
 }
 
 /// The relation its rows make (weights summed, the first non-empty description).
@@ -90,10 +81,11 @@ pub fn relation(rows: &mut [Row<RelationRecord>]) -> Option<(Relation, f64)> {
         ))
     });
     let first = rows.first()?;
-    let weight: f64 = rows.iter().map(|r| r.rec.relation.weight as f64).sum();
-    let description = rows.iter().map(|r| r.rec.relation.description.as_str()).find(|d| !d.is_empty()).unwrap_or("");
+    let (weight, description) = aggregate::relation_row(
+        rows.iter().map(|r| (r.rec.relation.description.as_str(), r.rec.relation.weight as f64)),
+    );
     let mut rel = first.rec.relation.clone();
-    rel.description = description.to_string();
+    rel.description = description;
     rel.weight = weight as f32;
     Some((rel, weight))
 }
