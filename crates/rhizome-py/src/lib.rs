@@ -172,6 +172,14 @@ impl Index {
         Ok(Index { engine: Arc::new(engine) })
     }
 
+    /// Serve this index over HTTP (`rhizome serve`) on `addr` (port 0: any free port),
+    /// with `api_keys` (`KEY` or `KEY:ro`; none: loopback only), until `stop()`.
+    #[pyo3(signature = (addr = "127.0.0.1:0", api_keys = Vec::new()))]
+    fn serve(&self, py: Python<'_>, addr: &str, api_keys: Vec<String>) -> PyResult<Serving> {
+        let engine = self.engine.clone();
+        py.detach(|| serve(engine, addr, &api_keys)).map_err(to_py)
+    }
+
     /// Index files and folders; `progress(event, stage, done, total, message)`.
     #[pyo3(signature = (paths, progress = None))]
     fn index(&self, py: Python<'_>, paths: Vec<PathBuf>, progress: Option<Py<PyAny>>) -> PyResult<String> {
@@ -368,8 +376,83 @@ fn list_models() -> PyResult<String> {
     json(&serde_json::json!({"models_dir": dir, "models": rows}))
 }
 
+/// `rhizome serve` over an open index, on threads of its own: the HTTP API, the chat
+/// endpoints, the web UI and `/mcp`, until [`Serving::stop`] (only in a wheel built with
+/// the server, feature `full`).
+#[pyclass(frozen, module = "rhizome._native")]
+struct Serving {
+    url: String,
+    stop: Mutex<Option<std::sync::mpsc::Sender<()>>>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+#[pymethods]
+impl Serving {
+    /// `http://HOST:PORT`.
+    #[getter]
+    fn url(&self) -> String {
+        self.url.clone()
+    }
+
+    /// Stop taking requests, let a write in progress stop at its next batch boundary, and
+    /// wait for the server to end.
+    fn stop(&self, py: Python<'_>) {
+        if let Some(tx) = self.stop.lock().ok().and_then(|mut s| s.take()) {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.lock().ok().and_then(|mut t| t.take()) {
+            py.detach(|| {
+                let _ = t.join();
+            });
+        }
+    }
+}
+
+#[cfg(feature = "full")]
+fn serve(engine: Arc<Engine>, addr: &str, api_keys: &[String]) -> rhizome_core::Result<Serving> {
+    let bad = |why: String| Error::bad_input(format!("addr {addr:?}"), why);
+    let addr: std::net::SocketAddr =
+        addr.parse().map_err(|e| bad(format!("{e}; write HOST:PORT, e.g. 127.0.0.1:8400")))?;
+    let mut opts = rhizome_server::ServerOptions::new(addr);
+    opts.keys = rhizome_server::parse_keys(api_keys, None)?;
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<rhizome_core::Result<std::net::SocketAddr>>();
+    let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+    let thread = std::thread::spawn(move || {
+        let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+            Ok(rt) => rt,
+            Err(e) => {
+                let _ = ready_tx.send(Err(Error::Config(format!("no async runtime: {e}"))));
+                return;
+            }
+        };
+        rt.block_on(async move {
+            let server = match rhizome_server::Server::bind(engine, opts).await {
+                Ok(s) => s,
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e));
+                    return;
+                }
+            };
+            let _ = ready_tx.send(server.local_addr());
+            let stopped = async move {
+                let _ = tokio::task::spawn_blocking(move || stop_rx.recv()).await;
+            };
+            let _ = server.run(stopped).await;
+        });
+    });
+    let bound = ready_rx.recv().map_err(|_| Error::Config("the server thread ended before listening".into()))??;
+    Ok(Serving { url: format!("http://{bound}"), stop: Mutex::new(Some(stop_tx)), thread: Mutex::new(Some(thread)) })
+}
+
+#[cfg(not(feature = "full"))]
+fn serve(_engine: Arc<Engine>, _addr: &str, _api_keys: &[String]) -> rhizome_core::Result<Serving> {
+    Err(Error::Config(
+        "this wheel was built without the server: build it with `maturin build --release --features full`".into(),
+    ))
+}
+
 #[pymodule]
 mod _native {
     #[pymodule_export]
-    use super::{fetch_models, list_models, BadInputError, BusyError, Index, NotFoundError, RhizomeError};
+    use super::{fetch_models, list_models, BadInputError, BusyError, Index, NotFoundError, RhizomeError, Serving};
 }

@@ -12,6 +12,8 @@ import subprocess
 import sys
 import textwrap
 import time
+import urllib.error
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -118,6 +120,33 @@ def test_bad_input_raises_with_the_messages_of_the_cli(examples, tmp_path):
     with pytest.raises(BadInputError, match="role"):
         examples.query(QUESTION, history=[("system", "hi")])
     assert issubclass(BadInputError, rhizome.RhizomeError)
+
+
+def test_serve_answers_over_http_behind_its_key_and_stops(examples):
+    key = "py-key-0123456789"
+    server = examples.serve(api_keys=[key])
+
+    def post(path, body, key):
+        headers = {"Content-Type": "application/json"}
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        req = urllib.request.Request(server.url + path, data=json.dumps(body).encode(), headers=headers)
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return json.loads(r.read())
+
+    try:
+        assert server.url.startswith("http://127.0.0.1:"), server.url
+        r = post("/query", {"question": QUESTION, "method": "basic"}, key)
+        assert r["contexts"][0]["source"].endswith("copenhagen-physics.txt"), r
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            post("/query", {"question": QUESTION}, None)
+        assert refused.value.code == 401
+    finally:
+        server.stop()
+    with pytest.raises(OSError):
+        urllib.request.urlopen(server.url + "/stats", timeout=5)
+    with pytest.raises(BadInputError, match="HOST:PORT"):
+        examples.serve("not an address")
 
 
 def test_four_threads_run_100_queries(examples):

@@ -272,6 +272,13 @@ class Rhizome:
 
     # Other frameworks (imported only when asked for).
 
+    def serve(self, addr: str = "127.0.0.1:0", *, api_keys: Optional[Iterable[str]] = None) -> _native.Serving:
+        """Serve this index over HTTP as `rhizome serve` does (the API, the OpenAI- and
+        Ollama-compatible chat, the web UI and `/mcp`), on threads of its own, until the
+        handle's `stop()`. Port 0 takes a free port (the handle's `url` says which); without
+        `api_keys` (`KEY`, or `KEY:ro` for a read-only key) only loopback addresses are allowed."""
+        return self._index.serve(addr, list(api_keys or []))
+
     def as_langchain_retriever(self, method: str = "hippo", top_k: int = 5, filter: Filter = None) -> Any:
         from .langchain import RhizomeRetriever
 
