@@ -25,9 +25,10 @@ pub fn split_list(line: &str) -> Vec<String> {
     let mut cur = String::new();
     let mut quoted = false;
     let chars: Vec<char> = line.chars().collect();
+    // A word of letters, digits and `_` right before a `=`.
     let starts_key = |i: usize| {
-        let rest: String = chars[i..].iter().collect();
-        rest.split_once('=').is_some_and(|(k, _)| !k.is_empty() && k.chars().all(|c| c.is_alphanumeric() || c == '_'))
+        let key = chars[i..].iter().take_while(|c| c.is_alphanumeric() || **c == '_').count();
+        key > 0 && chars.get(i + key) == Some(&'=')
     };
     for (i, &c) in chars.iter().enumerate() {
         let split = !quoted && (c == ';' || c == ',' || (c.is_whitespace() && starts_key(i + 1)));

@@ -56,10 +56,6 @@ struct Touched {
 }
 
 impl FalkorStore {
-    fn lrange(&self, list: &str, doc_id: &str) -> Vec<Vec<u8>> {
-        cmd([b"LRANGE".to_vec(), self.key(&format!("{list}:{doc_id}")), b"0".to_vec(), b"-1".to_vec()])
-    }
-
     /// The support that remains of the entities `doc_id` supports once its rows go: (name,
     /// count) rows by entity id.
     pub(crate) fn remaining_names(&self, doc_id: &str) -> Result<BTreeMap<String, Vec<(String, i64)>>> {

@@ -3,11 +3,11 @@
 
 use std::collections::HashMap;
 
-use rhizome_core::{DocumentSummary, Result};
+use rhizome_core::{DocumentSummary, FactRecord, MentionRecord, RelationRecord, Result};
 
 use super::keys::PARTIAL;
 use super::rows::ids_lit;
-use super::support::Row;
+use super::support::rows_of;
 use super::FalkorStore;
 
 impl FalkorStore {
@@ -47,11 +47,7 @@ impl FalkorStore {
             .into_iter()
             .map(|r| (r[0].str(), r[1].int().max(0) as u64))
             .collect();
-        let lists = self.pipe(
-            ids.iter()
-                .map(|d| vec![b"LRANGE".to_vec(), self.key(&format!("dm:{d}")), b"0".to_vec(), b"-1".to_vec()])
-                .collect(),
-        )?;
+        let lists = self.pipe(ids.iter().map(|d| self.lrange("dm", d)).collect())?;
         let partial = self.set_of(PARTIAL, true)?;
         let mut described: HashMap<String, (Option<String>, Option<String>)> = self
             .rop(&[("ids", ids_lit(&ids))], "UNWIND $ids AS id MATCH (d:Document {id: id}) RETURN id, d.pages, d.meta")?
@@ -61,12 +57,7 @@ impl FalkorStore {
         docs.into_iter()
             .zip(lists)
             .map(|(d, l)| {
-                let mut ents: Vec<String> = l
-                    .into_array()
-                    .iter()
-                    .filter_map(|x| serde_json::from_str::<Row<rhizome_core::MentionRecord>>(&x.as_str()?).ok())
-                    .map(|r| r.rec.entity_id)
-                    .collect();
+                let mut ents: Vec<String> = rows_of::<MentionRecord>(&l).into_iter().map(|r| r.rec.entity_id).collect();
                 ents.sort();
                 ents.dedup();
                 let (pages, meta) = described.remove(&d.0).unwrap_or_default();
@@ -94,24 +85,14 @@ impl FalkorStore {
     /// [`rhizome_core::StoreRead::supported_by`]: the support rows kept under each
     /// document (`dm:`, `dr:`, `df:`), the same lists a deletion reads.
     pub(super) fn support_of(&self, doc_ids: &[String]) -> Result<rhizome_core::DocSupport> {
-        let lists = |prefix: &str| {
-            self.pipe(
-                doc_ids
-                    .iter()
-                    .map(|d| {
-                        vec![b"LRANGE".to_vec(), self.key(&format!("{prefix}:{d}")), b"0".to_vec(), b"-1".to_vec()]
-                    })
-                    .collect(),
-            )
+        let ids = |list: &str, id: &dyn Fn(&super::Value) -> Vec<String>| -> Result<Vec<String>> {
+            let lists = self.pipe(doc_ids.iter().map(|d| self.lrange(list, d)).collect())?;
+            Ok(lists.iter().flat_map(id).collect())
         };
-        fn ids<T: serde::de::DeserializeOwned>(lists: Vec<super::Value>, id: impl Fn(T) -> String) -> Vec<String> {
-            let rows = lists.into_iter().flat_map(|l| l.into_array());
-            rows.filter_map(|x| serde_json::from_str::<Row<T>>(&x.as_str()?).ok()).map(|r| id(r.rec)).collect()
-        }
         Ok(rhizome_core::DocSupport::new(
-            ids(lists("dm")?, |m: rhizome_core::MentionRecord| m.entity_id),
-            ids(lists("dr")?, |r: rhizome_core::RelationRecord| r.relation.id),
-            ids(lists("df")?, |f: rhizome_core::FactRecord| f.fact.id),
+            ids("dm", &|l| rows_of::<MentionRecord>(l).into_iter().map(|r| r.rec.entity_id).collect())?,
+            ids("dr", &|l| rows_of::<RelationRecord>(l).into_iter().map(|r| r.rec.relation.id).collect())?,
+            ids("df", &|l| rows_of::<FactRecord>(l).into_iter().map(|r| r.rec.fact.id).collect())?,
         ))
     }
 }

@@ -12,16 +12,9 @@ use rhizome_core::{
 
 use super::keys::{cmd, vec_key, COMMUNITIES, LLM, PARTIAL, REPORTS};
 use super::rows::{chunk, document};
-use super::support::Row;
+use super::support::{rows_of, Row};
 use super::{FalkorStore, FalkorUrl, Value};
 use crate::vectors::encode;
-
-fn rows_of<T: serde::de::DeserializeOwned>(v: &Value) -> Vec<Row<T>> {
-    match v {
-        Value::Array(xs) => xs.iter().filter_map(|x| serde_json::from_str(&x.as_str()?).ok()).collect(),
-        _ => Vec::new(),
-    }
-}
 
 impl FalkorStore {
     /// All communities, by level then id (cached while the communities version holds:

@@ -8,6 +8,11 @@ impl FalkorStore {
     pub(crate) fn key(&self, suffix: &str) -> Vec<u8> {
         format!("rhizome:{}:{suffix}", self.url.graph).into_bytes()
     }
+
+    /// The command reading a document's whole support list `list` (`dm`, `dr`, `df`, `dc`).
+    pub(crate) fn lrange(&self, list: &str, doc_id: &str) -> Vec<Vec<u8>> {
+        cmd([b"LRANGE".to_vec(), self.key(&format!("{list}:{doc_id}")), b"0".to_vec(), b"-1".to_vec()])
+    }
 }
 
 /// A command from string-ish parts.

@@ -14,6 +14,15 @@ pub struct Row<T> {
     pub rec: T,
 }
 
+/// The support rows of a list reply (`LRANGE` of a document's list); rows that cannot be
+/// read are left out.
+pub(crate) fn rows_of<T: serde::de::DeserializeOwned>(v: &super::Value) -> Vec<Row<T>> {
+    match v {
+        super::Value::Array(xs) => xs.iter().filter_map(|x| serde_json::from_str(&x.as_str()?).ok()).collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// An entity as its support makes it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EntityAgg {
