@@ -17,7 +17,17 @@ use crate::{IndexInput, Skip};
 pub fn is_edge_list(u: &Upload) -> bool {
     let csv =
         upload_extension(&u.name).is_ok_and(|e| format_of_extension(&e).is_some_and(|f| f.kind == MediaKind::Csv));
-    csv && std::fs::read(&u.path).is_ok_and(|b| rhizome_ingest::import::is_edge_list_header(&b))
+    // The header is in the first bytes; the file may be large.
+    let head = || -> std::io::Result<Vec<u8>> {
+        use rhizome_ingest::import::EDGE_HEADER_BYTES;
+        let mut head = Vec::with_capacity(EDGE_HEADER_BYTES);
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(std::fs::File::open(&u.path)?, EDGE_HEADER_BYTES as u64),
+            &mut head,
+        )?;
+        Ok(head)
+    };
+    csv && head().is_ok_and(|b| rhizome_ingest::import::is_edge_list_header(&b))
 }
 
 /// An uploaded edge list, imported as `rhizome import edges` would import the file under

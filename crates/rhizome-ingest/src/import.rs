@@ -217,11 +217,14 @@ fn is_header(f: &[String]) -> bool {
     f.len() >= 3 && f[..3].iter().all(|x| HEADER_NAMES.contains(&x.trim().to_lowercase().as_str()))
 }
 
-/// Whether a CSV file (its first bytes are enough) starts with an edge list's header
+/// How much of a CSV file [`is_edge_list_header`] reads.
+pub const EDGE_HEADER_BYTES: usize = 4096;
+
+/// Whether a CSV file (its first [`EDGE_HEADER_BYTES`] are enough) starts with an edge list's header
 /// row (`source,relation,target`, [`HEADER_NAMES`]): such a file is imported into the
 /// graph; any other CSV is a table, read as a document.
 pub fn is_edge_list_header(bytes: &[u8]) -> bool {
-    let head = &bytes[..bytes.len().min(4096)];
+    let head = &bytes[..bytes.len().min(EDGE_HEADER_BYTES)];
     let text = String::from_utf8_lossy(head);
     let first = text.trim_start_matches('\u{feff}').lines().next().unwrap_or("");
     is_header(&csv_fields(first))
