@@ -9,6 +9,10 @@ export class ApiError extends Error {
   }
 }
 
+/** The workspace this page is for: the page at /w/NAME/ asks that workspace's routes;
+ * the page at / asks the main index's. */
+export const BASE = (location.pathname.match(/^\/w\/[a-z0-9-]+/) || [""])[0];
+
 let askKey: ((why: string) => Promise<string | null>) | null = null;
 
 /** How to ask the user for a key when the server answers 401. */
@@ -33,7 +37,7 @@ export async function api(path: string, init: RequestInit = {}): Promise<Respons
     const headers = new Headers(init.headers);
     const key = sessionStorage.getItem(KEY);
     if (key) headers.set("Authorization", "Bearer " + key);
-    const r = await fetch(path, { ...init, headers });
+    const r = await fetch(BASE + path, { ...init, headers });
     if (r.status === 401 && attempt < 3 && askKey) {
       const body = await r.json().catch(() => ({}));
       const k = await askKey(body.error || "This server needs an API key.");

@@ -8,18 +8,43 @@ use rhizome_server::{Server, ServerOptions};
 
 use crate::app::App;
 
-pub fn serve(app: App, addr: SocketAddr, api_keys: &[String], max_upload_mb: usize, header_timeout: f64) -> Result<()> {
+/// `rhizome serve`'s flags.
+pub struct ServeFlags {
+    pub addr: SocketAddr,
+    pub api_keys: Vec<String>,
+    pub keys_file: Option<std::path::PathBuf>,
+    pub workspace_idle: f64,
+    pub max_upload_mb: usize,
+    pub header_timeout: f64,
+}
+
+pub fn serve(app: App, flags: ServeFlags) -> Result<()> {
+    let ServeFlags { addr, api_keys, keys_file, workspace_idle, max_upload_mb, header_timeout } = flags;
     if !(header_timeout > 0.0 && header_timeout <= 3600.0) {
         anyhow::bail!("--header-timeout {header_timeout}: give seconds between 0 and 3600, e.g. 30");
     }
+    if !(workspace_idle > 0.0 && workspace_idle <= 86400.0 * 30.0) {
+        anyhow::bail!("--workspace-idle {workspace_idle}: give seconds between 0 and 2592000, e.g. 600");
+    }
     let env_keys = std::env::var("RHIZOME_API_KEYS").ok();
-    let keys = rhizome_server::parse_keys(api_keys, env_keys.as_deref())?;
+    let keys = rhizome_server::parse_keys(&api_keys, env_keys.as_deref())?;
+    // The index's own key file is used when it exists.
+    let keys_file = keys_file.or_else(|| {
+        let own = crate::cmd_admin::key_file(&app, None);
+        own.exists().then_some(own)
+    });
+    if let Some(f) = &keys_file {
+        // Read now, so that a damaged file is named before anything is loaded.
+        rhizome_server::KeyFile::new(f).keys()?;
+    }
     // Refuse a public address without a key before loading anything.
-    rhizome_server::check_bind(&addr, &keys)?;
-    let (n_keys, n_ro) = (keys.len(), keys.iter().filter(|k| k.read_only).count());
+    rhizome_server::check_bind(&addr, !keys.is_empty() || keys_file.is_some())?;
+    let (n_keys, n_ro) = (keys.len(), keys.iter().filter(|k| k.read_only()).count());
     let engine = rhizome_server::launch::engine(&app.store, app.config.clone(), app.no_wait, "rhizome serve")?;
     let mut opts = ServerOptions::new(addr);
     opts.keys = keys;
+    opts.keys_file = keys_file.clone();
+    opts.workspace_idle = std::time::Duration::from_secs_f64(workspace_idle);
     opts.max_body_bytes = max_upload_mb.max(1) << 20;
     opts.header_timeout = std::time::Duration::from_secs_f64(header_timeout);
     let open_files = rhizome_server::launch::raise_open_files();
@@ -37,7 +62,12 @@ pub fn serve(app: App, addr: SocketAddr, api_keys: &[String], max_upload_mb: usi
         let at = server.local_addr()?;
         // One line on stdout, for scripts and tests that asked for port 0.
         println!("listening on http://{at}");
-        let auth = if n_keys == 0 { "no API key (loopback only)".to_string() } else { format!("{n_keys} API key(s), {n_ro} read-only") };
+        let mut auth = if n_keys == 0 { "no API key".to_string() } else { format!("{n_keys} API key(s), {n_ro} read-only") };
+        match &keys_file {
+            Some(f) => auth.push_str(&format!(" and the key file {}", f.display())),
+            None if n_keys == 0 => auth.push_str(" (loopback only)"),
+            None => {}
+        }
         eprintln!("rhizome serve: index {index}; {auth}; up to {open_files} open files; API docs at http://{at}/docs; Ctrl-C to stop");
         server.run(rhizome_server::shutdown_signal()).await?;
         eprintln!("rhizome serve: stopped");

@@ -10,8 +10,8 @@ use rhizome_core::Config;
 
 use crate::app::{shown, App};
 use crate::{
-    cmd_analyze, cmd_communities, cmd_copy, cmd_documents, cmd_eval, cmd_index, cmd_misc, cmd_query, cmd_serve, Cli,
-    Command,
+    cmd_admin, cmd_analyze, cmd_communities, cmd_copy, cmd_documents, cmd_eval, cmd_index, cmd_misc, cmd_query,
+    cmd_serve, Cli, Command,
 };
 
 pub fn run(cli: Cli) -> Result<()> {
@@ -25,7 +25,27 @@ pub fn run(cli: Cli) -> Result<()> {
     for w in &warnings {
         eprintln!("warning: {w}");
     }
-    let store = if config.store.url.is_empty() { cli.index.display().to_string() } else { config.store.url.clone() };
+    let mut store =
+        if config.store.url.is_empty() { cli.index.display().to_string() } else { config.store.url.clone() };
+    if let Some(ws) = &cli.workspace {
+        if matches!(cli.command, Command::Serve { .. } | Command::Workspace { .. }) {
+            anyhow::bail!(
+                "--workspace {ws}: `rhizome serve` serves every workspace (at /w/NAME/...) and `rhizome workspace` \
+                 manages them; leave --workspace out"
+            );
+        }
+        let url = rhizome_store::StoreUrl::parse(&store)?.workspace(ws)?;
+        if ws != rhizome_store::DEFAULT_WORKSPACE
+            && !url.exists()
+            && !matches!(cli.command, Command::Index { .. } | Command::Import { .. })
+        {
+            anyhow::bail!("workspace {ws:?}: no such workspace; `rhizome workspace create {ws}` makes it");
+        }
+        if let rhizome_store::StoreUrl::Dir(d) = &url {
+            std::fs::create_dir_all(d)?;
+        }
+        store = url.to_url();
+    }
     let app = App { store, dir: cli.index.clone(), json: cli.json, config, no_wait: cli.no_wait };
     let index = shown(&app.store);
     dispatch(app, cli.command).map_err(|e| match e.downcast::<rhizome_core::Error>() {
@@ -60,9 +80,13 @@ fn dispatch(app: App, command: Command) -> Result<()> {
             Ok(())
         }
         Command::Bench { what } => bench(app, what),
-        Command::Serve { addr, api_keys, max_upload_mb, header_timeout } => {
-            cmd_serve::serve(app, addr, &api_keys, max_upload_mb, header_timeout)
+        Command::Serve { addr, api_keys, keys_file, workspace_idle, max_upload_mb, header_timeout } => {
+            let opts =
+                cmd_serve::ServeFlags { addr, api_keys, keys_file, workspace_idle, max_upload_mb, header_timeout };
+            cmd_serve::serve(app, opts)
         }
+        Command::Workspace { what } => cmd_admin::workspace(app, what),
+        Command::Keys { what } => cmd_admin::keys(app, what),
         #[cfg(feature = "mcp")]
         Command::Mcp { read_only } => cmd_serve::mcp(app, read_only),
     }

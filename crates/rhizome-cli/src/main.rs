@@ -1,6 +1,7 @@
 //! `rhizome`: the command-line tool. Glue only: every capability lives in a library crate.
 
 mod app;
+mod cmd_admin;
 mod cmd_analyze;
 mod cmd_communities;
 mod cmd_copy;
@@ -29,6 +30,10 @@ pub struct Cli {
     /// Where the index lives: a directory, or a store URL; overrides --index. [store.url]
     #[arg(long, global = true, value_name = "URL")]
     pub store: Option<String>,
+    /// Work on this workspace beside the index instead of the index itself (`rhizome
+    /// workspace list` lists them).
+    #[arg(long, global = true, env = "RHIZOME_WORKSPACE", value_name = "NAME")]
+    pub workspace: Option<String>,
     /// Config file (TOML). Default: ./rhizome.toml when present.
     #[arg(long, global = true, env = "RHIZOME_CONFIG")]
     pub config: Option<PathBuf>,
@@ -186,6 +191,14 @@ pub enum Command {
         /// RHIZOME_API_KEYS=KEY1,KEY2:ro. Without a key the server listens on loopback only.
         #[arg(long = "api-key", value_name = "KEY")]
         api_keys: Vec<String>,
+        /// Keys with names, roles and workspaces (`rhizome keys add`), read again when the
+        /// file changes. Default: keys.json in the --index directory, when it exists.
+        #[arg(long, env = "RHIZOME_KEYS_FILE", value_name = "FILE")]
+        keys_file: Option<PathBuf>,
+        /// Seconds without requests after which a workspace is closed and its memory
+        /// released (it opens again on its next request).
+        #[arg(long, default_value_t = 600.0, value_name = "SECS")]
+        workspace_idle: f64,
         /// Largest request body, uploads included, in MiB.
         #[arg(long, default_value_t = 64)]
         max_upload_mb: usize,
@@ -203,6 +216,16 @@ pub enum Command {
         /// Offer only the tools that read (no add or delete).
         #[arg(long)]
         read_only: bool,
+    },
+    /// The workspaces beside the index: named indexes a server serves side by side.
+    Workspace {
+        #[command(subcommand)]
+        what: cmd_admin::WorkspaceCmd,
+    },
+    /// API keys with roles and workspaces, in the key file `rhizome serve` reads.
+    Keys {
+        #[command(subcommand)]
+        what: cmd_admin::KeysCmd,
     },
     /// Benchmarks that print figures.
     Bench {

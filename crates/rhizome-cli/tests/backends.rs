@@ -80,3 +80,10 @@ fn postgres_store_serves_uploads_and_queries() {
     assert!(r["contexts"][0]["source"].as_str().unwrap().contains("copenhagen-physics"), "{r:#}");
     assert_eq!(s.get_json("/health")["documents"], 3);
 }
+
+#[test]
+fn postgres_workspaces_are_schemas_of_one_database() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pg = rhizome_testdb::postgres::fresh_database("workspaces");
+    support::workspaces_on(&pg, tmp.path());
+}

@@ -59,3 +59,9 @@ fn index_query_and_delete_on_falkordb_match_sqlite() {
     let s = run(rz(&sqlite), &["query", q, "--method", "hippo"]);
     assert_eq!(ids(&f), ids(&s), "after the deletion");
 }
+
+#[test]
+fn falkordb_workspaces_are_graphs_of_one_server() {
+    let tmp = tempfile::tempdir().unwrap();
+    support::workspaces_on(&rhizome_testdb::falkordb::fresh_graph("workspaces"), tmp.path());
+}

@@ -3,6 +3,8 @@
 //! `rhizome index`; then keys, limits and bad input.
 
 mod support;
+#[path = "serve_support/workspaces.rs"]
+mod workspaces;
 
 use std::time::Duration;
 

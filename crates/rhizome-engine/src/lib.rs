@@ -104,8 +104,13 @@ impl Engine {
     /// opened or loaded yet: an index that does not exist is created by the first write.
     /// `config` gets every section of [`settings`] it lacks, at its defaults.
     pub fn open(url: &str, config: Config, write: WriteOptions) -> Result<Engine> {
-        Ok(Engine {
-            url: StoreUrl::parse(url)?,
+        Ok(Engine::at(StoreUrl::parse(url)?, config, write))
+    }
+
+    /// [`Engine::open`] on a parsed URL (e.g. a workspace's, [`StoreUrl::workspace`]).
+    pub fn at(url: StoreUrl, config: Config, write: WriteOptions) -> Engine {
+        Engine {
+            url,
             config: config.with_sections(&settings()),
             write,
             embedder: Mutex::new(None),
@@ -114,7 +119,13 @@ impl Engine {
             readers: Mutex::new(Vec::new()),
             share: share::QueryShare::default(),
             scopes: scope::ScopeCache::default(),
-        })
+        }
+    }
+
+    /// Make the index, empty, when it does not exist yet (an existing one is left as it is).
+    pub fn create_empty(&self) -> Result<()> {
+        drop(self.writer(true)?);
+        Ok(())
     }
 
     pub fn config(&self) -> &Config {
@@ -179,6 +190,11 @@ impl Engine {
         let e = embedder::load(&self.config, held.as_deref())?;
         *slot = Some(e.clone());
         Ok(e)
+    }
+
+    /// The embedder loaded so far, if any (to share it with another engine).
+    pub fn loaded_embedder(&self) -> Option<Arc<dyn Embedder>> {
+        self.embedder.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Use `embedder` for this index instead of loading the configured model (e.g. one

@@ -7,21 +7,27 @@ use std::time::Duration;
 
 use rhizome_core::{Config, Result};
 use rhizome_engine::{Engine, Holder, LockWait, WriteOptions};
+use rhizome_store::StoreUrl;
 
 /// The engine on the index at `store`, writing as `command`. With `no_wait` a write
 /// refuses at once when another process holds the index; else a write job waits its turn
 /// in attempts of 10 s (`jobs::in_writer_turn` tries again until the lock is free or the
 /// server stops).
 pub fn engine(store: &str, config: Config, no_wait: bool, command: &str) -> Result<Arc<Engine>> {
+    engine_at(StoreUrl::parse(store)?, config, no_wait, command)
+}
+
+/// [`engine`] on a parsed URL (a workspace's).
+pub fn engine_at(url: StoreUrl, config: Config, no_wait: bool, command: &str) -> Result<Arc<Engine>> {
     // Before any server or engine thread allocates (see `memory`).
     crate::memory::limit_arenas();
     let wait = if no_wait { LockWait::No } else { LockWait::Up(Some(Duration::from_secs(10))) };
-    let index = store.to_string();
+    let index = url.display();
     let on_wait = Box::new(move |h: &Holder| {
-        eprintln!("waiting: index {index} is being written by {h}; the write job goes on when it finishes");
+        tracing::info!(index = %index, holder = %h, "waiting: the index is being written by another writer; the write job goes on when it finishes");
     });
     let write = WriteOptions { wait, command: command.into(), on_wait };
-    Ok(Arc::new(Engine::open(store, config, write)?))
+    Ok(Arc::new(Engine::at(url, config, write)))
 }
 
 /// Raise the soft limit on open files to the hard one (each connection is a file): a

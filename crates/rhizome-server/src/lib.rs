@@ -11,8 +11,10 @@
 
 mod auth;
 mod chat;
+mod dispatch;
 mod error;
 mod jobs;
+pub mod keys;
 pub mod launch;
 mod limits;
 mod listen;
@@ -22,12 +24,14 @@ pub mod memory;
 mod ollama;
 mod openai;
 mod openapi;
+mod routes_admin;
 mod routes_documents;
 mod routes_graph;
 mod routes_query;
 mod spool;
 mod types;
 mod ui;
+mod workspaces;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -46,7 +50,9 @@ use utoipa::OpenApi;
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
 use utoipa_axum::routes;
 
-pub use auth::{check_bind, parse_keys, ApiKey};
+pub use auth::{check_bind, parse_keys, ApiKey, Caller};
+pub use dispatch::{WorkspaceName, WORKSPACE_HEADER};
+pub use keys::{KeyFile, KeyRing, Role};
 pub use openapi::document as openapi_document;
 
 use error::{ApiError, ApiResult};
@@ -55,8 +61,12 @@ use error::{ApiError, ApiResult};
 #[derive(Debug, Clone)]
 pub struct ServerOptions {
     pub addr: SocketAddr,
-    /// API keys; none: loopback only, no key asked.
+    /// API keys; none (and no key file): loopback only, no key asked.
     pub keys: Vec<ApiKey>,
+    /// Keys with names, roles and workspaces, read again when the file changes.
+    pub keys_file: Option<std::path::PathBuf>,
+    /// A workspace without requests or jobs this long is closed (its memory released).
+    pub workspace_idle: Duration,
     /// Largest request body (uploads included), in bytes.
     pub max_body_bytes: usize,
     /// Write jobs that may wait in the queue before uploads are refused with 503.
@@ -75,6 +85,8 @@ impl ServerOptions {
         ServerOptions {
             addr,
             keys: Vec::new(),
+            keys_file: None,
+            workspace_idle: Duration::from_secs(600),
             max_body_bytes: 64 << 20,
             queue_len: 64,
             header_timeout: Duration::from_secs(30),
@@ -83,13 +95,15 @@ impl ServerOptions {
     }
 }
 
-/// What every handler shares.
+/// What every handler of one workspace shares.
 #[derive(Clone)]
 pub(crate) struct AppState {
     pub engine: Arc<Engine>,
     pub jobs: Arc<jobs::Jobs>,
     pub queue: mpsc::Sender<jobs::WriteJob>,
-    pub keys: Arc<Vec<ApiKey>>,
+    pub keys: Arc<KeyRing>,
+    /// The workspace's name (`default`: the main index).
+    pub workspace: Arc<str>,
     /// The request body limit (uploads included).
     pub max_body_bytes: usize,
     ids: Arc<AtomicU64>,
@@ -141,11 +155,37 @@ pub(crate) fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(ollama::version))
 }
 
-fn router(state: AppState, max_body_bytes: usize) -> Router {
+/// The routes outside any workspace: workspaces and keys, each registered with its
+/// OpenAPI entry.
+pub(crate) fn admin_api() -> OpenApiRouter<Arc<workspaces::Registry>> {
+    use routes_admin as admin;
+    let json_body = || DefaultBodyLimit::max(limits::JSON_BODY_MAX);
+    OpenApiRouter::new()
+        .routes(routes!(admin::list_workspaces, admin::create_workspace).layer(json_body()))
+        .routes(routes!(admin::delete_workspace))
+        .routes(routes!(admin::list_keys, admin::create_key).layer(json_body()))
+        .routes(routes!(admin::revoke_key))
+}
+
+/// The pages that are the same for every workspace and need no key.
+pub(crate) fn static_router() -> Router {
+    Router::new()
+        .route("/", get(ui::index))
+        .route("/ui/app.js", get(ui::app_js))
+        .route("/ui/app.css", get(ui::app_css))
+        .route("/openapi.json", get(openapi::openapi_json))
+        .route("/docs", get(openapi::docs_page))
+        .fallback(error::not_found)
+}
+
+/// One workspace's routes (the API, `/mcp`, the web UI): what a request of that
+/// workspace reaches once [`dispatch`] has checked its key.
+pub(crate) fn workspace_router(state: AppState) -> Router {
     let (api, _) = api().split_for_parts();
     // The MCP endpoint speaks its own protocol (JSON-RPC), outside the API document.
     #[cfg(feature = "mcp")]
     let api = api.route_service("/mcp", mcp::service(&state));
+    let max_body_bytes = state.max_body_bytes;
     // The web UI and the API's own documentation are not part of the document.
     api.route("/", get(ui::index))
         .route("/ui/app.js", get(ui::app_js))
@@ -155,10 +195,19 @@ fn router(state: AppState, max_body_bytes: usize) -> Router {
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), limits::refuse_announced_oversize))
-        .layer(middleware::from_fn_with_state(state.clone(), auth::require_key))
         .layer(DefaultBodyLimit::max(max_body_bytes))
-        .layer(CatchPanicLayer::custom(error::panic_response))
         .with_state(state)
+}
+
+/// The whole server: the routes outside workspaces, then every other request handed to
+/// its workspace.
+fn router(registry: Arc<workspaces::Registry>) -> Router {
+    let (admin, _) = admin_api().split_for_parts();
+    admin
+        .fallback(dispatch::dispatch)
+        .method_not_allowed_fallback(routes_admin::method_not_allowed)
+        .layer(CatchPanicLayer::custom(error::panic_response))
+        .with_state(registry)
 }
 
 /// Load what every query needs (index, embedder, LLM, graph) once, before listening.
@@ -177,15 +226,17 @@ pub struct Server {
     listener: tokio::net::TcpListener,
     router: Router,
     header_timeout: Duration,
-    worker: tokio::task::JoinHandle<()>,
+    registry: Arc<workspaces::Registry>,
     cancel: Arc<AtomicBool>,
 }
 
 impl Server {
     /// Check the options, load the engine's parts and listen on `opts.addr` (port 0: any
-    /// free port, see [`Server::local_addr`]).
+    /// free port, see [`Server::local_addr`]). `engine` is the main index, the workspace
+    /// `default`; the other workspaces are opened beside it on demand.
     pub async fn bind(engine: Arc<Engine>, opts: ServerOptions) -> Result<Server> {
-        check_bind(&opts.addr, &opts.keys)?;
+        let keys = Arc::new(KeyRing::new(opts.keys, opts.keys_file.map(KeyFile::new))?);
+        check_bind(&opts.addr, keys.required())?;
         let e = engine.clone();
         tokio::task::spawn_blocking(move || warm(&e))
             .await
@@ -194,40 +245,40 @@ impl Server {
             .await
             .map_err(|e| Error::Config(format!("cannot listen on {}: {e}", opts.addr)))?;
         let cancel = Arc::new(AtomicBool::new(false));
-        let (queue, rx) = mpsc::channel(opts.queue_len.max(1));
-        let worker = tokio::spawn(jobs::worker(engine.clone(), rx, cancel.clone()));
-        let jobs = Arc::new(jobs::Jobs::new(opts.spool.map(spool::Spool::new)));
-        // Jobs an earlier run accepted and did not finish go first.
-        jobs::resume_pending(&jobs, &queue).await;
-        let state = AppState {
-            engine,
-            jobs,
-            queue,
-            keys: Arc::new(opts.keys),
+        let setup = workspaces::Setup {
+            queue_len: opts.queue_len,
             max_body_bytes: opts.max_body_bytes,
-            ids: Arc::new(AtomicU64::new(0)),
+            spool: opts.spool,
+            idle: opts.workspace_idle,
         };
+        let registry = Arc::new(workspaces::Registry::new(engine, setup, keys, cancel.clone()));
+        // The main index is always open; so is every workspace with unfinished uploads.
+        registry.open_now(rhizome_store::DEFAULT_WORKSPACE).await?;
+        registry.resume_all().await?;
+        tokio::spawn(workspaces::sweep(Arc::downgrade(&registry)));
         let header_timeout = opts.header_timeout;
-        Ok(Server { listener, router: router(state, opts.max_body_bytes), header_timeout, worker, cancel })
+        Ok(Server { listener, router: router(registry.clone()), header_timeout, registry, cancel })
     }
 
     pub fn local_addr(&self) -> Result<SocketAddr> {
         self.listener.local_addr().map_err(|e| Error::Config(format!("the listening socket: {e}")))
     }
 
-    /// Serve until `shutdown` completes; then stop taking connections, let the write job
-    /// in progress stop at its next batch boundary (what it committed stays), fail the
-    /// queued ones, and return when the worker is done.
+    /// Serve until `shutdown` completes; then stop taking connections, let the write jobs
+    /// in progress stop at their next batch boundary (what they committed stays), fail the
+    /// queued ones, and return when the workers are done.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) -> Result<()> {
-        let Server { listener, router, header_timeout, worker, cancel } = self;
+        let Server { listener, router, header_timeout, registry, cancel } = self;
         let flag = cancel.clone();
         let signal = async move {
             shutdown.await;
             flag.store(true, Ordering::Relaxed);
         };
         listen::serve(listener, router, header_timeout, signal).await;
-        // Every sender is gone with the router: the worker ends after the job in progress.
-        let _ = worker.await;
+        // Every sender goes with its workspace: each worker ends after the job in progress.
+        for worker in registry.close_all() {
+            let _ = worker.await;
+        }
         Ok(())
     }
 }

@@ -22,7 +22,7 @@ pub(crate) fn service(
 > {
     let writer = Arc::new(QueueWriter(state.clone()));
     let server = RhizomeMcp::new(state.engine.clone(), writer, false);
-    let hosts = if state.keys.is_empty() { None } else { Some(Vec::new()) };
+    let hosts = if state.keys.required() { Some(Vec::new()) } else { None };
     rhizome_mcp::http_service(server, hosts)
 }
 

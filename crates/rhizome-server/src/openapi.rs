@@ -29,7 +29,9 @@ impl Modify for Security {
 #[openapi(
     info(title = "Rhizome", description = "GraphRAG over one index: upload documents, ask questions with citations, \
         browse the graph; OpenAI- and Ollama-compatible chat. With API keys configured, every endpoint but /health, \
-        /openapi.json and /docs needs `Authorization: Bearer KEY` (or `X-API-Key`); a read-only key cannot upload or delete."),
+        /openapi.json and /docs needs `Authorization: Bearer KEY` (or `X-API-Key`); a read-only key cannot upload or delete. Every route but /workspaces and /keys is also served per workspace \
+        at /w/{workspace}/... (or with the header X-Rhizome-Workspace); without either, it is the main index's \
+        (workspace default)."),
     components(schemas(error::ErrorBody)),
     modifiers(&Security),
     security(("bearer" = []), ("x-api-key" = [])),
@@ -39,6 +41,7 @@ pub struct ApiDoc;
 /// The OpenAPI 3 document.
 pub fn document() -> utoipa::openapi::OpenApi {
     let mut doc = crate::api().into_openapi();
+    doc.merge(crate::admin_api().into_openapi());
     doc.info.version = env!("CARGO_PKG_VERSION").into();
     let models: Vec<String> = crate::chat::models().into_iter().map(|m| m.0).collect();
     if let Some(d) = doc.info.description.as_mut() {

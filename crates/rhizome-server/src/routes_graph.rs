@@ -105,6 +105,6 @@ pub async fn health(State(state): State<AppState>) -> ApiResult<Json<Health>> {
         status: "ok".into(),
         documents,
         version: env!("CARGO_PKG_VERSION").into(),
-        key_required: !state.keys.is_empty(),
+        key_required: state.keys.required(),
     }))
 }

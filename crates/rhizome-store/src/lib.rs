@@ -17,6 +17,7 @@ pub mod lock;
 pub mod pg;
 pub mod sqlite;
 pub mod vectors;
+pub mod workspace;
 
 pub use backend::{Reader, StoreUrl, Writer};
 #[cfg(feature = "falkordb")]
@@ -25,6 +26,7 @@ pub use lock::{Holder, LockWait};
 #[cfg(feature = "postgres")]
 pub use pg::PgStore;
 pub use sqlite::{SqliteLlmCache, SqliteStore, WriterLock, DB_FILE};
+pub use workspace::DEFAULT_WORKSPACE;
 
 /// `%text%` for LIKE (SQLite) and ILIKE (PostgreSQL), with `%`, `_` and `\` in `text`
 /// taken literally.

@@ -201,3 +201,43 @@ pub fn assert_same_index(got: &Path, want: &Path, what: &str) {
     let gap = vector_gap(got, want);
     assert!(gap < 1e-3, "{what}: vectors differ by {gap}");
 }
+
+/// Workspaces on `store` (a directory, or a database store's URL) through the binary: a
+/// workspace holds its own documents, the main index its own, and deleting the workspace
+/// leaves the main index as it was.
+pub fn workspaces_on(store: &str, tmp: &Path) {
+    let on = |ws: Option<&str>, args: &[&str]| -> Command {
+        let mut c = rz(tmp);
+        c.args(["--store", store]);
+        if let Some(w) = ws {
+            c.args(["--workspace", w]);
+        }
+        c.args(args);
+        c
+    };
+    ok(on(None, &["workspace", "create", "team-a"]));
+    let mut c = on(Some("team-a"), &["index"]);
+    c.arg(examples().join("rhizome-plants.md"));
+    ok(c);
+    let mut c = on(None, &["index"]);
+    c.arg(examples().join("copenhagen-physics.txt"));
+    ok(c);
+    let listed = json(on(None, &["workspace", "list"]));
+    assert_eq!(listed["workspaces"], serde_json::json!(["default", "team-a"]), "{listed}");
+    let docs = |ws: Option<&str>| -> Vec<String> {
+        let v = json(on(ws, &["documents"]));
+        v["documents"].as_array().unwrap().iter().map(|d| d["source"].as_str().unwrap().to_string()).collect()
+    };
+    let (main, team) = (docs(None), docs(Some("team-a")));
+    assert!(main.len() == 1 && main[0].ends_with("copenhagen-physics.txt"), "{main:?}");
+    assert!(team.len() == 1 && team[0].ends_with("rhizome-plants.md"), "{team:?}");
+    let answer = json(on(Some("team-a"), &["query", "Who shared the Nobel Prize in Physics with Aage Bohr?"]));
+    let text = answer.to_string();
+    assert!(!text.contains("copenhagen-physics"), "a workspace answers from its own documents only: {text}");
+    let before = json(on(None, &["stats"]));
+    ok(on(None, &["workspace", "delete", "team-a", "--yes"]));
+    assert_eq!(json(on(None, &["workspace", "list"]))["workspaces"], serde_json::json!(["default"]));
+    assert_eq!(json(on(None, &["stats"])), before, "the main index is untouched");
+    let out = on(Some("team-a"), &["stats"]).output().unwrap();
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("no such workspace"));
+}

@@ -71,7 +71,7 @@
 //! expiring 30 s after a holder dies.
 
 mod aliases;
-mod conn;
+pub(crate) mod conn;
 mod delete;
 mod documents;
 mod extra;
@@ -81,7 +81,7 @@ mod lit;
 pub mod lock;
 mod read;
 mod refresh;
-mod reply;
+pub(crate) mod reply;
 mod rows;
 mod schema;
 mod search;

@@ -20,7 +20,7 @@ mod delete;
 mod export;
 mod llm_cache;
 pub mod lock;
-mod pool;
+pub(crate) mod pool;
 mod read;
 mod refresh;
 mod rows;

@@ -93,9 +93,23 @@ ALTER TABLE chunks ADD COLUMN IF NOT EXISTS page_first INT;
 ALTER TABLE chunks ADD COLUMN IF NOT EXISTS page_last INT;
 "#;
 
+/// Whether `meta` is in the connection's own schema: the first of its search path, which
+/// for a workspace (`search_path=rz_NAME,public`, see `crate::workspace`) must be the
+/// workspace's schema itself, never `public` behind it when the workspace's is missing.
+const IN_OWN_SCHEMA: &str = "SELECT to_regclass(quote_ident(current_schema()) || '.meta') IS NOT NULL \
+     AND (p.first NOT LIKE 'rz\\_%' OR current_schema() = p.first) \
+     FROM (SELECT btrim(split_part(current_setting('search_path'), ',', 1), ' \"') AS first) p";
+
+/// The workspace schema the connection's search path names first (`rz_NAME`), if any.
+fn workspace_schema(c: &mut impl GenericClient) -> std::result::Result<Option<String>, postgres::Error> {
+    let first: String =
+        c.query_one("SELECT btrim(split_part(current_setting('search_path'), ',', 1), ' \"')", &[])?.get(0);
+    Ok(first.starts_with("rz_").then_some(first))
+}
+
 /// Whether the schema is there (its version row is written last, in the same transaction).
 pub fn exists(c: &mut impl GenericClient) -> std::result::Result<bool, postgres::Error> {
-    let row = c.query_one("SELECT to_regclass('meta') IS NOT NULL", &[])?;
+    let row = c.query_one(IN_OWN_SCHEMA, &[])?;
     if !row.get::<_, bool>(0) {
         return Ok(false);
     }
@@ -105,7 +119,7 @@ pub fn exists(c: &mut impl GenericClient) -> std::result::Result<bool, postgres:
 /// As [`exists`], with the statements prepared on the connection: `rhizome serve` asks it
 /// for every request, and each unprepared statement costs two round trips.
 pub fn exists_prepared(c: &mut super::pool::Conn) -> std::result::Result<bool, postgres::Error> {
-    let there = c.query("SELECT to_regclass('meta') IS NOT NULL", &[])?.first().is_some_and(|r| r.get::<_, bool>(0));
+    let there = c.query(IN_OWN_SCHEMA, &[])?.first().is_some_and(|r| r.get::<_, bool>(0));
     Ok(there && !c.query("SELECT 1 FROM meta WHERE key = 'schema_version'", &[])?.is_empty())
 }
 
@@ -125,7 +139,14 @@ pub fn ensure(url: &PgUrl, c: &mut postgres::Client, create: bool) -> Result<()>
         }
         let mut tx = c.transaction().map_err(e)?;
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK]).map_err(e)?;
-        if let Err(x) = tx.batch_execute("CREATE EXTENSION IF NOT EXISTS vector") {
+        let workspace = workspace_schema(&mut tx).map_err(e)?;
+        let extension = if workspace.is_some() {
+            // Made in `public`, which every workspace's search path reaches.
+            "CREATE EXTENSION IF NOT EXISTS vector SCHEMA public"
+        } else {
+            "CREATE EXTENSION IF NOT EXISTS vector"
+        };
+        if let Err(x) = tx.batch_execute(extension) {
             return Err(Error::Store(format!(
                 "{}: CREATE EXTENSION vector failed ({}); install pgvector on the server (the \
                  postgresql-NN-pgvector package, or build it), or have an administrator run \
@@ -133,6 +154,13 @@ pub fn ensure(url: &PgUrl, c: &mut postgres::Client, create: bool) -> Result<()>
                 url.display(),
                 x.as_db_error().map(|d| d.message().to_string()).unwrap_or_else(|| x.to_string())
             )));
+        }
+        if let Some(ws) = &workspace {
+            // The schema name is ours (`rz_` and [a-z0-9_]), checked again before use.
+            if ws.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') {
+                tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {ws}; SET LOCAL search_path = {ws}, public"))
+                    .map_err(e)?;
+            }
         }
         tx.batch_execute(
             &SCHEMA
