@@ -116,6 +116,8 @@ async fn route(reg: &Arc<Registry>, req: Request) -> Result<Response, ApiError> 
     let router = ws.router.clone();
     drop(ws);
     let mut response = router.oneshot(Request::from_parts(parts, body)).await.into_response();
+    // For the layers outside (logs, metrics): which workspace answered.
+    response.extensions_mut().insert(WorkspaceName(Arc::from(name.as_str())));
     if named {
         if let Ok(v) = HeaderValue::from_str(&name) {
             response.headers_mut().insert(WORKSPACE_HEADER, v);
