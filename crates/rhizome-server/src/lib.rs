@@ -196,7 +196,22 @@ impl Server {
         let cancel = Arc::new(AtomicBool::new(false));
         let (queue, rx) = mpsc::channel(opts.queue_len.max(1));
         let worker = tokio::spawn(jobs::worker(engine.clone(), rx, cancel.clone()));
-        let jobs = Arc::new(jobs::Jobs::new(opts.spool.map(spool::Spool::new)));
+        let spool = match opts.spool {
+            Some(root) => Some(spool::Spool::open(root).map_err(Error::Config)?),
+            None => None,
+        };
+        // Replicas over one database share its job board: ids and progress of every job.
+        let e = engine.clone();
+        let board = tokio::task::spawn_blocking(move || e.job_board())
+            .await
+            .map_err(|e| Error::Store(format!("opening the job table failed: {e}")))??;
+        let replica = format!(
+            "{} pid {}, {}",
+            host_name(),
+            std::process::id(),
+            listener.local_addr().map(|a| a.to_string()).unwrap_or_default()
+        );
+        let jobs = Arc::new(jobs::Jobs::new(spool, board, replica));
         // Jobs an earlier run accepted and did not finish go first.
         jobs::resume_pending(&jobs, &queue).await;
         let state = AppState {
@@ -230,6 +245,13 @@ impl Server {
         let _ = worker.await;
         Ok(())
     }
+}
+
+/// This machine's name, naming a replica in the job board.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "localhost".into())
 }
 
 /// Ctrl-C or SIGTERM.
