@@ -53,14 +53,14 @@ fn client(c: usize, lb: &Balancer, until: Instant, questions: &[String], docs: &
     let mut i = 0usize;
     while Instant::now() < until {
         i += 1;
-        if pending.is_some() && i % 4 == 0 {
+        if pending.is_some() && i.is_multiple_of(4) {
             let id = pending.unwrap();
             let r = lb.send(&http, "job", None, || http.get(lb.url(&format!("/jobs/{id}"))));
             if matches!(r.body.as_ref().and_then(|b| b["state"].as_str()), Some("done" | "failed")) {
                 pending = None;
             }
             out.push(r);
-        } else if pending.is_none() && i % 3 == 0 && next_doc < docs.len() {
+        } else if pending.is_none() && i.is_multiple_of(3) && next_doc < docs.len() {
             let (name, text) = docs[next_doc].clone();
             next_doc += 1;
             let r = lb.send(&http, "upload", Some(name.clone()), || {
