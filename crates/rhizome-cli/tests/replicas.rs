@@ -197,6 +197,22 @@ fn three_replicas_behind_haproxy_lose_nothing_when_one_is_killed() {
             std::thread::sleep(Duration::from_millis(200));
         }
     }
+    // Every replica answers for a job, whichever accepted it: its state and its events.
+    let (name, id) = &accepted[0];
+    for r in &replicas {
+        let base = format!("http://127.0.0.1:{}", r.port);
+        let v: Value = http.get(format!("{base}/jobs/{id}")).send().unwrap().json().unwrap();
+        assert_eq!(v["state"], "done", "{} on job {id} ({name}): {v:#}", r.name);
+        let events = support::server::sse(http.get(format!("{base}/jobs/{id}/events")).send().unwrap());
+        assert_eq!(events.last().map(|(_, v)| v["state"].clone()), Some(json!("done")), "{}: {events:?}", r.name);
+    }
+    // A second server on a replica's spool refuses to start, saying why.
+    let mut c = rz(&dir.path().join("r0"));
+    c.env("RHIZOME_STORE_URL", &pg).args(["serve", "--addr", "127.0.0.1:0"]);
+    let out = replicas_support::output_within(c, Duration::from_secs(120));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("in use by another rhizome serve"), "{err}");
+
     let present = lb.sources(&http);
     let lost: Vec<&String> =
         accepted.iter().map(|(n, _)| n).filter(|n| !present.contains(&format!("upload:{n}"))).collect();

@@ -285,3 +285,29 @@ pub fn passages(skip: usize, n: usize) -> Vec<(String, String)> {
     assert_eq!(out.len(), n, "the corpus has fewer than {n} distinct passages after {skip}");
     out
 }
+
+/// Run `c` to its end, killed (and the test failed) if it takes longer than `within`.
+pub fn output_within(mut c: Command, within: Duration) -> std::process::Output {
+    let child = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start rhizome");
+    let pid = child.id();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watchdog = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let t = Instant::now();
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                if t.elapsed() > within {
+                    // SAFETY: kill(2) on the PID of our own child, not yet reaped.
+                    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+                    return true;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            false
+        })
+    };
+    let out = child.wait_with_output().unwrap();
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    assert!(!watchdog.join().unwrap(), "still running after {within:?}");
+    out
+}
