@@ -82,7 +82,7 @@ pub fn workspace(app: App, what: WorkspaceCmd) -> Result<()> {
                 return Ok(());
             }
             let url = base.prepare_workspace(&name)?;
-            rhizome_engine::Engine::at(url.clone(), app.config.clone(), Default::default()).create_empty()?;
+            rhizome_engine::Engine::at(url.clone(), app.config.clone(), Default::default())?.create_empty()?;
             println!("workspace {name} created: {}", url.display());
         }
         WorkspaceCmd::Delete { name, yes } => {

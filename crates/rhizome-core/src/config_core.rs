@@ -10,6 +10,10 @@ pub struct StoreConfig {
     /// An index directory (the embedded SQLite index) or a store URL; empty: `--index`
     /// (default `./.rhizome`). Flag `--store`, env `RHIZOME_STORE_URL`.
     pub url: String,
+    /// A PostgreSQL streaming replica of `url` (same database, read-only) that queries
+    /// read from while writes go to `url`; empty: queries read `url`. Reads then lag
+    /// writes by the replica's replay delay. Env `RHIZOME_STORE_READ_URL`.
+    pub read_url: String,
 }
 
 /// The LLM used for extraction and answers. `provider = "none"` (the default) keeps

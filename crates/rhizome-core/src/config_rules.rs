@@ -103,8 +103,9 @@ static RULES: &[Rule] = &[
 /// String settings that are free text, not enums, so they have no rule (booleans need
 /// none either: their type is checked).
 pub const FREE_TEXT: &[&str] = &[
-    "store.url",   // an index directory or URL: rhizome_store::StoreUrl checks it
-    "embed.model", // a model name: the embedder registry (rhizome-embed) checks it
+    "store.url",      // an index directory or URL: rhizome_store::StoreUrl checks it
+    "store.read_url", // a PostgreSQL URL: rhizome_engine::Engine::open checks it
+    "embed.model",    // a model name: the embedder registry (rhizome-embed) checks it
     "llm.base_url",
     "llm.model",
     "llm.api_key_env",

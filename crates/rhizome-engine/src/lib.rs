@@ -48,6 +48,8 @@ pub use rhizome_ingest::pipeline::{IndexReport, NoProgress, Progress};
 pub use rhizome_retrieve::{AnswerKind, Context, ContextKind, Method};
 /// What [`WriteOptions`] is made of: how a second writer waits, and who holds the lock.
 pub use rhizome_store::{Holder, LockWait};
+/// Write jobs shared by the servers of one store (`rhizome serve` replicas).
+pub use rhizome_store::{JobBoard, SharedJob};
 pub use upload::{is_edge_list, load_uploads, text_document, upload_base_name, upload_extension, upload_runs, Upload};
 
 /// How the engine writes: what a second writer does, and how this one is named in the
@@ -69,6 +71,8 @@ impl Default for WriteOptions {
 /// An index and everything needed to work on it.
 pub struct Engine {
     url: StoreUrl,
+    /// Where readers read (`store.read_url`, a streaming replica of `url`), else `url`.
+    read: StoreUrl,
     config: Config,
     write: WriteOptions,
     embedder: Mutex<Option<Arc<dyn Embedder>>>,
@@ -104,13 +108,15 @@ impl Engine {
     /// opened or loaded yet: an index that does not exist is created by the first write.
     /// `config` gets every section of [`settings`] it lacks, at its defaults.
     pub fn open(url: &str, config: Config, write: WriteOptions) -> Result<Engine> {
-        Ok(Engine::at(StoreUrl::parse(url)?, config, write))
+        Engine::at(StoreUrl::parse(url)?, config, write)
     }
 
     /// [`Engine::open`] on a parsed URL (e.g. a workspace's, [`StoreUrl::workspace`]).
-    pub fn at(url: StoreUrl, config: Config, write: WriteOptions) -> Engine {
-        Engine {
+    pub fn at(url: StoreUrl, config: Config, write: WriteOptions) -> Result<Engine> {
+        let read = read_url(&url, &config.store.read_url)?;
+        Ok(Engine {
             url,
+            read,
             config: config.with_sections(&settings()),
             write,
             embedder: Mutex::new(None),
@@ -119,7 +125,7 @@ impl Engine {
             readers: Mutex::new(Vec::new()),
             share: share::QueryShare::default(),
             scopes: scope::ScopeCache::default(),
-        }
+        })
     }
 
     /// Make the index, empty, when it does not exist yet (an existing one is left as it is).
@@ -157,7 +163,7 @@ impl Engine {
                     (s, now)
                 }
                 None => {
-                    let s = self.url.open_reader()?;
+                    let s = self.read.open_reader()?;
                     let now = freshness(&*s)?;
                     (s, now)
                 }
@@ -214,6 +220,12 @@ impl Engine {
         Ok(built)
     }
 
+    /// The store's job board when several servers may share the store (PostgreSQL), else
+    /// None; see [`JobBoard`].
+    pub fn job_board(&self) -> Result<Option<Arc<dyn JobBoard>>> {
+        self.url.job_board()
+    }
+
     /// Whether a write waits for another writer (false: `--no-wait`, refused at once).
     pub fn waits_for_writers(&self) -> bool {
         !matches!(self.write.wait, LockWait::No)
@@ -228,6 +240,25 @@ impl Engine {
     pub fn stats(&self) -> Result<rhizome_core::Stats> {
         self.reader()?.stats()
     }
+}
+
+/// Where readers read: `store.read_url` when given (a PostgreSQL URL beside a PostgreSQL
+/// store), else the store itself.
+fn read_url(url: &StoreUrl, read_url: &str) -> Result<StoreUrl> {
+    let read_url = read_url.trim();
+    if read_url.is_empty() {
+        return Ok(url.clone());
+    }
+    let read = StoreUrl::parse(read_url).map_err(|e| Error::Config(format!("store.read_url: {e}")))?;
+    let both_pg = read.display().starts_with("postgres") && url.display().starts_with("postgres");
+    if !both_pg {
+        return Err(Error::Config(format!(
+            "store.read_url {}: a read replica is a PostgreSQL URL beside a PostgreSQL store.url              (store.url is {}); remove store.read_url, or give postgres://USER@HOST:PORT/DB of a              streaming replica of store.url",
+            read.display(),
+            url.display()
+        )));
+    }
+    Ok(read)
 }
 
 /// What a reader's caches depend on: the graph version (every committed batch,

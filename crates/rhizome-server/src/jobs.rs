@@ -4,14 +4,22 @@
 //! `GET /jobs/{id}` reads and `GET /jobs/{id}/events` streams. Uploads wait in the
 //! [`crate::spool`] until their job ends, so a job cut short by a crash runs again, under
 //! its id, when the server restarts (`resumed` in its view).
+//!
+//! Replicas: on a store several servers share (PostgreSQL), job ids come from the store's
+//! job board ([`rhizome_engine::JobBoard`]) and each job's progress is written there too
+//! (on change, at most every [`MIRROR_EVERY`], and every [`HEARTBEAT`] while it lasts), so
+//! any replica answers `GET /jobs/{id}` for a job another accepted. The upload itself
+//! stays in the spool of the replica that accepted it, which runs it (also after its own
+//! restart); writes of all replicas take turns on the store's writer lock.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use rhizome_core::Document;
-use rhizome_engine::{upload_runs, DeleteOutcome, Engine, IndexInput, Progress, Upload};
-use serde::Serialize;
+use rhizome_engine::{upload_runs, DeleteOutcome, Engine, IndexInput, JobBoard, Progress, Upload};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
 use utoipa::ToSchema;
@@ -22,7 +30,14 @@ use crate::spool::{Journal, Spool, SpoolDir, MAX_RESUMES};
 /// Jobs kept for `GET /jobs/{id}` after they finish.
 const KEEP_FINISHED: usize = 1000;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+/// Shortest time between two writes of a job's progress to the job board.
+const MIRROR_EVERY: Duration = Duration::from_millis(300);
+/// A job's progress is written to the board this often even when unchanged, so that a
+/// job not written for [`SILENT_AFTER`] is known to have lost its replica.
+const HEARTBEAT: Duration = Duration::from_secs(5);
+const SILENT_AFTER: u64 = 20;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum JobState {
     Queued,
@@ -32,7 +47,7 @@ pub enum JobState {
 }
 
 /// A file or document that was not indexed, or a warning.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct JobError {
     /// The uploaded name (`upload:NAME`), or empty for a warning about the whole job.
     pub file: String,
@@ -40,7 +55,7 @@ pub struct JobError {
 }
 
 /// A write job's progress (`GET /jobs/{id}`, and each event of `/events`).
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct JobView {
     pub id: u64,
     /// `index` or `delete`.
@@ -79,21 +94,41 @@ pub struct Jobs {
     map: Mutex<BTreeMap<u64, watch::Sender<JobView>>>,
     /// Where uploads wait for their job (none: a temporary directory, lost in a crash).
     pub spool: Option<Spool>,
+    /// The store's job board when several servers may share the store: ids and progress there.
+    board: Option<Arc<dyn JobBoard>>,
+    /// This server, as the board names it (host, pid, address).
+    replica: String,
+}
+
+/// A job found by id: run here, or known from the job board.
+pub enum Found {
+    Here(watch::Sender<JobView>),
+    Elsewhere(JobView),
 }
 
 impl Jobs {
-    /// Jobs numbered after those of earlier runs that used the same spool.
-    pub fn new(spool: Option<Spool>) -> Self {
+    /// Jobs numbered by `board` when given, else after those of earlier runs that used
+    /// the same spool.
+    pub fn new(spool: Option<Spool>, board: Option<Arc<dyn JobBoard>>, replica: String) -> Self {
         let last = spool.as_ref().map_or(0, Spool::last_id);
-        Jobs { next: AtomicU64::new(last), map: Mutex::default(), spool }
+        Jobs { next: AtomicU64::new(last), map: Mutex::default(), spool, board, replica }
     }
 
-    pub fn create(&self, kind: &str) -> watch::Sender<JobView> {
-        let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
-        if let Some(s) = &self.spool {
-            s.note_id(id);
-        }
-        self.insert(id, kind, false)
+    pub async fn create(&self, kind: &str) -> Result<watch::Sender<JobView>, ApiError> {
+        let id = match &self.board {
+            Some(b) => {
+                let (b, replica) = (b.clone(), self.replica.clone());
+                tokio::task::spawn_blocking(move || b.create(&replica)).await.map_err(ApiError::join)??
+            }
+            None => {
+                let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+                if let Some(s) = &self.spool {
+                    s.note_id(id);
+                }
+                id
+            }
+        };
+        Ok(self.insert(id, kind, false))
     }
 
     /// A job of an earlier run, under its own id.
@@ -115,7 +150,10 @@ impl Jobs {
             outcome: None,
             resumed,
         };
-        let (tx, _) = watch::channel(view);
+        let (tx, rx) = watch::channel(view);
+        if let Some(b) = &self.board {
+            tokio::spawn(mirror(b.clone(), rx));
+        }
         let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
         map.insert(id, tx.clone());
         // Forget the oldest finished jobs beyond the ones kept.
@@ -130,8 +168,74 @@ impl Jobs {
         self.map.lock().unwrap_or_else(|p| p.into_inner()).get(&id).cloned()
     }
 
+    /// The job `id`: one of this server's, else one the job board knows (None: unknown).
+    pub async fn find(&self, id: u64) -> Result<Option<Found>, ApiError> {
+        if let Some(tx) = self.get(id) {
+            return Ok(Some(Found::Here(tx)));
+        }
+        Ok(self.elsewhere(id).await?.map(Found::Elsewhere))
+    }
+
+    /// The job `id` as the job board has it (None: no board, or unknown there).
+    pub async fn elsewhere(&self, id: u64) -> Result<Option<JobView>, ApiError> {
+        let Some(b) = self.board.clone() else { return Ok(None) };
+        let found = tokio::task::spawn_blocking(move || b.get(id)).await.map_err(ApiError::join)??;
+        Ok(found.map(|j| {
+            let mut view = j.view.and_then(|v| serde_json::from_str::<JobView>(&v).ok()).unwrap_or_else(|| JobView {
+                id,
+                kind: "index".into(),
+                state: JobState::Queued,
+                done: 0,
+                total: 0,
+                stage: "queued".into(),
+                place: String::new(),
+                errors: vec![],
+                outcome: None,
+                resumed: false,
+            });
+            if !view.finished() && j.age_secs > SILENT_AFTER {
+                view.stage = format!(
+                    "{} (as last reported {} s ago by the server that accepted it, {}; if that \
+                     server stopped, the job goes on when it starts again)",
+                    view.stage, j.age_secs, j.replica
+                );
+            }
+            view
+        }))
+    }
+
     pub fn list(&self) -> Vec<JobView> {
         self.map.lock().unwrap_or_else(|p| p.into_inner()).values().rev().map(|t| t.borrow().clone()).collect()
+    }
+}
+
+/// Write a job's progress to the job board as it changes, until it is finished.
+async fn mirror(board: Arc<dyn JobBoard>, mut rx: watch::Receiver<JobView>) {
+    rx.mark_changed();
+    loop {
+        // A change, or the heartbeat; the sender gone (job forgotten): stop.
+        tokio::select! {
+            r = rx.changed() => if r.is_err() { return },
+            _ = tokio::time::sleep(HEARTBEAT) => {}
+        }
+        let view = rx.borrow_and_update().clone();
+        let (id, done) = (view.id, view.finished());
+        let Ok(json) = serde_json::to_string(&view) else { return };
+        // The last state is retried a while: a job must not stay "running" on the board.
+        let tries = if done { 20 } else { 1 };
+        for attempt in 0..tries {
+            let (b, json) = (board.clone(), json.clone());
+            match tokio::task::spawn_blocking(move || b.update(id, &json)).await {
+                Ok(Ok(())) => break,
+                Ok(Err(e)) if attempt == 0 => eprintln!("rhizome serve: job {id}: writing its progress: {e}"),
+                _ => {}
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        if done {
+            return;
+        }
+        tokio::time::sleep(MIRROR_EVERY).await;
     }
 }
 

@@ -27,7 +27,7 @@ pub fn engine_at(url: StoreUrl, config: Config, no_wait: bool, command: &str) ->
         tracing::info!(index = %index, holder = %h, "waiting: the index is being written by another writer; the write job goes on when it finishes");
     });
     let write = WriteOptions { wait, command: command.into(), on_wait };
-    Ok(Arc::new(Engine::at(url, config, write)))
+    Ok(Arc::new(Engine::at(url, config, write)?))
 }
 
 /// Raise the soft limit on open files to the hard one (each connection is a file): a

@@ -245,8 +245,15 @@ impl Server {
             .await
             .map_err(|e| Error::Config(format!("cannot listen on {}: {e}", opts.addr)))?;
         let cancel = Arc::new(AtomicBool::new(false));
+        let replica = format!(
+            "{} pid {}, {}",
+            host_name(),
+            std::process::id(),
+            listener.local_addr().map(|a| a.to_string()).unwrap_or_default()
+        );
         let setup = workspaces::Setup {
             queue_len: opts.queue_len,
+            replica,
             max_body_bytes: opts.max_body_bytes,
             spool: opts.spool,
             idle: opts.workspace_idle,
@@ -281,6 +288,13 @@ impl Server {
         }
         Ok(())
     }
+}
+
+/// This machine's name, naming a replica in the job board.
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "localhost".into())
 }
 
 /// Ctrl-C or SIGTERM.

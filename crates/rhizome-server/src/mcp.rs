@@ -61,7 +61,7 @@ impl Writer for QueueWriter {
                 Add::Texts(docs) => Work::Texts(docs, UploadDir::None),
                 Add::Files { uploads, dir } => Work::Files { uploads, dir: UploadDir::Temp(dir) },
             };
-            let job = enqueue(&state, "mcp", work).map_err(failed)?;
+            let job = enqueue(&state, "mcp", work).await.map_err(failed)?;
             outcome(job).await
         })
     }
@@ -70,7 +70,7 @@ impl Writer for QueueWriter {
         let state = self.0.clone();
         Box::pin(async move {
             let (reply, answer) = oneshot::channel();
-            enqueue(&state, "delete", Work::Delete { doc, reply }).map_err(failed)?;
+            enqueue(&state, "delete", Work::Delete { doc, reply }).await.map_err(failed)?;
             let out = answer.await.map_err(|_| rhizome_core::Error::Store("the deletion did not finish".into()))?;
             let out = out.map_err(failed)?;
             Ok(serde_json::to_value(out).unwrap_or(serde_json::Value::Null))

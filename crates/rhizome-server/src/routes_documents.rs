@@ -14,14 +14,14 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::error::{ApiError, ApiJson, ApiPath, ApiQuery, ApiResult, ErrorBody};
-use crate::jobs::{JobView, UploadDir, Work, WriteJob};
+use crate::jobs::{Found, JobView, UploadDir, Work, WriteJob};
 use crate::spool::{Journal, Spool};
 use crate::types::*;
 use crate::{blocking, AppState};
 
 /// Queue a write job; 503 when the queue is full.
-pub(crate) fn enqueue(state: &AppState, kind: &str, work: Work) -> ApiResult<watch::Sender<JobView>> {
-    let job = state.jobs.create(kind);
+pub(crate) async fn enqueue(state: &AppState, kind: &str, work: Work) -> ApiResult<watch::Sender<JobView>> {
+    let job = state.jobs.create(kind).await?;
     if let Err(e) = journal(state, job.borrow().id, &work) {
         job.send_modify(|v| {
             v.state = crate::jobs::JobState::Failed;
@@ -107,7 +107,7 @@ pub async fn upload(State(state): State<AppState>, req: Request) -> ApiResult<im
             "send files as multipart/form-data, or JSON {\"documents\": [{\"title\": ..., \"text\": ...}]}",
         ));
     };
-    let job = enqueue(&state, "index", work)?;
+    let job = enqueue(&state, "index", work).await?;
     let job_id = job.borrow().id;
     Ok((StatusCode::ACCEPTED, Json(Accepted { job_id })))
 }
@@ -198,8 +198,8 @@ fn texts(body: DocumentsBody, spool: Option<&Spool>) -> ApiResult<Work> {
     Ok(Work::Texts(docs, dir))
 }
 
-fn job_of(state: &AppState, id: u64) -> ApiResult<watch::Sender<JobView>> {
-    state.jobs.get(id).ok_or_else(|| {
+async fn job_of(state: &AppState, id: u64) -> ApiResult<Found> {
+    state.jobs.find(id).await?.ok_or_else(|| {
         ApiError::new(
             StatusCode::NOT_FOUND,
             format!("no job {id}"),
@@ -208,14 +208,18 @@ fn job_of(state: &AppState, id: u64) -> ApiResult<watch::Sender<JobView>> {
     })
 }
 
-/// A write job's progress.
+/// A write job's progress. Replicas over one PostgreSQL database answer alike for every
+/// job, whichever of them accepted it.
 #[utoipa::path(get, path = "/jobs/{id}", tag = "documents", params(("id" = u64, Path)),
     responses((status = 200, body = JobView), (status = 404, body = ErrorBody)))]
 pub async fn job(State(state): State<AppState>, ApiPath(id): ApiPath<u64>) -> ApiResult<Json<JobView>> {
-    Ok(Json(job_of(&state, id)?.borrow().clone()))
+    Ok(Json(match job_of(&state, id).await? {
+        Found::Here(tx) => tx.borrow().clone(),
+        Found::Elsewhere(view) => view,
+    }))
 }
 
-/// Recent write jobs, newest first.
+/// Recent write jobs of this server, newest first.
 #[utoipa::path(get, path = "/jobs", tag = "documents", responses((status = 200, body = Vec<JobView>)))]
 pub async fn jobs(State(state): State<AppState>) -> Json<Vec<JobView>> {
     Json(state.jobs.list())
@@ -229,7 +233,31 @@ pub async fn job_events(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<u64>,
 ) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
-    let mut rx = job_of(&state, id)?.subscribe();
+    let mut rx = match job_of(&state, id).await? {
+        Found::Here(tx) => tx.subscribe(),
+        // Another replica's job: its progress as the job board has it, read again every
+        // half second into a channel of its own.
+        Found::Elsewhere(view) => {
+            let (tx, rx) = watch::channel(view);
+            let jobs = state.jobs.clone();
+            tokio::spawn(async move {
+                while !tx.borrow().finished() && !tx.is_closed() {
+                    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                    match jobs.elsewhere(id).await {
+                        Ok(Some(v)) => {
+                            tx.send_if_modified(|old| {
+                                let changed = serde_json::to_value(&*old).ok() != serde_json::to_value(&v).ok();
+                                *old = v;
+                                changed
+                            });
+                        }
+                        _ => return,
+                    }
+                }
+            });
+            rx
+        }
+    };
     rx.mark_changed();
     // (receiver, ended): every change is sent, the finished state last.
     let stream = futures_util::stream::unfold((rx, false), |(mut rx, ended)| async move {
@@ -295,7 +323,7 @@ pub async fn delete(State(state): State<AppState>, ApiPath(id): ApiPath<String>)
         ));
     }
     let (reply, answer) = oneshot::channel();
-    enqueue(&state, "delete", Work::Delete { doc: id, reply })?;
+    enqueue(&state, "delete", Work::Delete { doc: id, reply }).await?;
     let outcome = answer.await.map_err(|_| ApiError::internal("the deletion did not finish"))??;
     Ok(Json(serde_json::to_value(outcome).map_err(|e| ApiError::internal(e.to_string()))?))
 }

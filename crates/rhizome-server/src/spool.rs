@@ -9,6 +9,10 @@
 //! or the texts of a JSON upload). `job.json` is written last (synced, then renamed into
 //! place): a directory without it is an upload that was never acknowledged, removed at
 //! start. `last-id` keeps the last job id given, so ids are not reused after a restart.
+//!
+//! A spool belongs to one server at a time (`flock` on `spool.lock`, released with the
+//! process): replicas of `rhizome serve` over one database each need a spool of their own
+//! (`--index DIR`), else one would run, and remove, uploads another is running.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -21,6 +25,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone)]
 pub struct Spool {
     root: PathBuf,
+    /// Holds the spool's lock for the server's life.
+    _lock: Option<std::sync::Arc<std::fs::File>>,
 }
 
 /// What a spooled job holds.
@@ -72,8 +78,38 @@ fn io(what: &str, p: &Path, e: std::io::Error) -> String {
 }
 
 impl Spool {
+    /// The spool at `root`, without its lock (tests).
+    #[cfg(test)]
     pub fn new(root: PathBuf) -> Self {
-        Spool { root }
+        Spool { root, _lock: None }
+    }
+
+    /// The spool at `root` (made when missing), locked for this process: another server
+    /// holding it is an error that says to give each server a directory of its own.
+    pub fn open(root: PathBuf) -> Result<Self, String> {
+        use std::os::fd::AsRawFd;
+        std::fs::create_dir_all(&root).map_err(|e| io("cannot make the upload spool", &root, e))?;
+        let path = root.join("spool.lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| io("cannot open", &path, e))?;
+        // SAFETY: flock(2) on a descriptor this function owns.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let holder = std::fs::read_to_string(&path).unwrap_or_default();
+            return Err(format!(
+                "the upload spool {} is in use by another rhizome serve ({}); each server needs its \
+                 own: start this one with another --index DIR (a database store keeps only the \
+                 spool there)",
+                root.display(),
+                if holder.trim().is_empty() { "pid unknown".to_string() } else { format!("pid {}", holder.trim()) }
+            ));
+        }
+        let _ = file.set_len(0);
+        let _ = std::io::Write::write_all(&mut &file, std::process::id().to_string().as_bytes());
+        Ok(Spool { root, _lock: Some(std::sync::Arc::new(file)) })
     }
 
     /// The last job id given by an earlier run (0 when none).
@@ -161,6 +197,17 @@ impl Journal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_spool_serves_one_server_at_a_time() {
+        let tmp = tempfile::tempdir().unwrap();
+        let first = Spool::open(tmp.path().join("spool")).unwrap();
+        // flock locks belong to the open file: a second open in this process conflicts too.
+        let err = Spool::open(tmp.path().join("spool")).unwrap_err();
+        assert!(err.contains("in use by another rhizome serve") && err.contains("--index"), "{err}");
+        drop(first);
+        Spool::open(tmp.path().join("spool")).unwrap();
+    }
 
     #[test]
     fn an_accepted_upload_is_pending_until_dropped_and_an_unacknowledged_one_is_removed() {

@@ -47,6 +47,8 @@ impl Workspace {
 /// What a workspace is opened with.
 pub(crate) struct Setup {
     pub queue_len: usize,
+    /// This server, as the job board names it to other replicas.
+    pub replica: String,
     pub max_body_bytes: usize,
     /// The main index's upload spool (none: temporary directories).
     pub spool: Option<PathBuf>,
@@ -147,14 +149,27 @@ impl Registry {
             self.default.clone()
         } else {
             let no_wait = !self.default.waits_for_writers();
-            let e = crate::launch::engine_at(url.clone(), self.default.config().clone(), no_wait, "rhizome serve")?;
+            let mut config = self.default.config().clone();
+            // A read replica holds the same workspaces as the primary.
+            if !config.store.read_url.trim().is_empty() {
+                config.store.read_url = StoreUrl::parse(&config.store.read_url)?.workspace(name)?.to_url();
+            }
+            let e = crate::launch::engine_at(url.clone(), config, no_wait, "rhizome serve")?;
             // One embedder for every workspace of the same model.
             if let Some(shared) = self.default.loaded_embedder() {
                 e.set_embedder(shared);
             }
             e
         };
-        let spool = self.spool_of(name, &url);
+        let spool = match self.spool_of(name, &url) {
+            Some(root) => Some(spool::Spool::open(root).map_err(rhizome_core::Error::Config)?),
+            None => None,
+        };
+        // Replicas over one database share its job board: ids and progress of every job.
+        let e = engine.clone();
+        let board = tokio::task::spawn_blocking(move || e.job_board())
+            .await
+            .map_err(|e| rhizome_core::Error::Store(format!("opening the job table failed: {e}")))??;
         let w = {
             let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(w) = open.get(name) {
@@ -163,7 +178,7 @@ impl Registry {
             let (queue, rx) = mpsc::channel(self.setup.queue_len.max(1));
             let worker = tokio::spawn(jobs::worker(engine.clone(), rx, self.cancel.clone()));
             self.workers.lock().unwrap_or_else(|p| p.into_inner()).push(worker);
-            let jobs = Arc::new(jobs::Jobs::new(spool.map(spool::Spool::new)));
+            let jobs = Arc::new(jobs::Jobs::new(spool, board, self.setup.replica.clone()));
             let state = AppState {
                 engine,
                 jobs,
@@ -220,8 +235,7 @@ impl Registry {
             }
             let url = base.prepare_workspace(&n)?;
             // The index itself, empty: its first write (or this) makes it.
-            let e = Engine::at(url, config, Default::default());
-            e.create_empty()?;
+            Engine::at(url, config, Default::default())?.create_empty()?;
             Ok(true)
         })
         .await

@@ -139,6 +139,17 @@ impl StoreUrl {
         }
     }
 
+    /// The job board of a store several servers may share (PostgreSQL), or None: see
+    /// [`crate::jobs`].
+    pub fn job_board(&self) -> Result<Option<Arc<dyn crate::JobBoard>>> {
+        match self {
+            #[cfg(feature = "postgres")]
+            StoreUrl::Postgres(u) => Ok(Some(Arc::new(crate::pg::PgJobBoard::open(u)?))),
+            #[allow(unreachable_patterns)]
+            _ => Ok(None),
+        }
+    }
+
     /// The LLM response cache kept with the index.
     pub fn llm_cache(&self) -> Result<Arc<dyn LlmCache>> {
         match self {

@@ -12,6 +12,7 @@ pub mod backend;
 mod bm25;
 #[cfg(feature = "falkordb")]
 pub mod falkor;
+pub mod jobs;
 pub mod lock;
 #[cfg(feature = "postgres")]
 pub mod pg;
@@ -22,6 +23,7 @@ pub mod workspace;
 pub use backend::{Reader, StoreUrl, Writer};
 #[cfg(feature = "falkordb")]
 pub use falkor::{FalkorStore, FalkorUrl};
+pub use jobs::{JobBoard, SharedJob};
 pub use lock::{Holder, LockWait};
 #[cfg(feature = "postgres")]
 pub use pg::PgStore;

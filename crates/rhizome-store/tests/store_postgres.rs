@@ -193,6 +193,29 @@ fn postgres_second_writer_waits_or_is_refused_with_the_holder_named() {
     t.join().unwrap().unwrap();
 }
 
+/// Indexes in two schemas of one database (`search_path` in the URL) have a writer lock
+/// each: a writer of one never waits for a writer of the other.
+#[test]
+fn postgres_writer_lock_is_per_schema() {
+    use rhizome_store::LockWait;
+    let url = rhizome_testdb::postgres::fresh_database("schemas");
+    rhizome_testdb::postgres::psql(&url, "CREATE EXTENSION IF NOT EXISTS vector; CREATE SCHEMA w_a; CREATE SCHEMA w_b")
+        .unwrap();
+    let in_schema = |s: &str| format!("{url}?options=-csearch_path%3D{s},public");
+    let a = PgStore::open_writer(&in_schema("w_a"), true, "writer a", LockWait::No, &mut |_| {}).unwrap();
+    let b = PgStore::open_writer(&in_schema("w_b"), true, "writer b", LockWait::No, &mut |_| {});
+    assert!(b.is_ok(), "schema w_b is another index: {:?}", b.err());
+    let err = PgStore::open_writer(&in_schema("w_a"), true, "second a", LockWait::No, &mut |_| {}).err().unwrap();
+    assert!(err.to_string().contains("writer a"), "the same schema is refused, its holder named: {err}");
+    let tables = rhizome_testdb::postgres::psql(
+        &url,
+        "SELECT string_agg(table_schema, ',' ORDER BY table_schema) FROM information_schema.tables WHERE table_name = 'meta'",
+    )
+    .unwrap();
+    assert_eq!(tables, "w_a,w_b", "each index in its own schema");
+    drop(a);
+}
+
 #[test]
 fn postgres_reader_sees_another_connections_writes() {
     let url = rhizome_testdb::postgres::fresh_database("versions");

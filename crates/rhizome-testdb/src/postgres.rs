@@ -167,6 +167,75 @@ pub fn start_in(dir: &Path, wal: Option<&Path>) -> Server {
     Server::new(pid, url, port, dir.to_path_buf(), Some(child), Some(stop))
 }
 
+/// A streaming replica (hot standby) of the server at `primary` (a `postgres://` URL of
+/// this module's servers, or any server allowing replication connections from 127.0.0.1):
+/// `pg_basebackup -R` into a directory of its own, started on a free port. Its URL names
+/// the same database as `primary`; it answers reads only, and lags the primary by its
+/// replay delay.
+pub fn start_standby(primary: &str) -> Server {
+    let bin = bin_dir();
+    let user = server_user();
+    let base = root().join("postgres");
+    std::fs::create_dir_all(&base).unwrap();
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
+    let dir = base.join(format!("pg-{}-{nanos}-standby", std::process::id()));
+    let (data, sock) = (dir.join("data"), dir.join("sock"));
+    std::fs::create_dir_all(&sock).unwrap();
+    for p in [&dir, &sock] {
+        chown(p, user);
+    }
+    let base_url = with_database(primary, "postgres");
+    let out = as_user(&mut Command::new(bin.join("pg_basebackup")), user)
+        .arg("-d")
+        .arg(&base_url)
+        .arg("-D")
+        .arg(&data)
+        .args(["-R", "-X", "stream", "-c", "fast", "--no-sync"])
+        .output()
+        .expect("run pg_basebackup");
+    assert!(
+        out.status.success(),
+        "pg_basebackup from {primary} failed (the primary must allow replication connections):\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let port = free_port();
+    let log = std::fs::File::create(dir.join("postgres.log")).unwrap();
+    let mut child = as_user(&mut Command::new(bin.join("postgres")), user)
+        .arg("-D")
+        .arg(&data)
+        .args(["-h", "127.0.0.1", "-p", &port.to_string()])
+        .arg("-k")
+        .arg(&sock)
+        .args(["-c", "fsync=off", "-c", "max_connections=200", "-c", "hot_standby=on"])
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .expect("start the standby");
+    wait_for_port(port, Some(&mut child), Duration::from_secs(60), "postgres standby");
+    let db = primary.rsplit('/').next().unwrap_or("postgres").split('?').next().unwrap_or("postgres");
+    let url = with_database(&format!("postgres://postgres@127.0.0.1:{port}/postgres"), db);
+    let t0 = Instant::now();
+    while psql(&url, "SELECT 1").is_err() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the standby at {url} does not answer; see {}",
+            dir.join("postgres.log").display()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let mut stop = Command::new(bin.join("pg_ctl"));
+    as_user(&mut stop, user)
+        .arg("stop")
+        .arg("-D")
+        .arg(&data)
+        .args(["-m", "fast", "-w"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let pid = child.id();
+    Server::new(pid, url, port, dir, Some(child), Some(stop))
+}
+
 /// Run one SQL command with the wheel's psql; Err(stderr) when it fails.
 pub fn psql(url: &str, sql: &str) -> Result<String, String> {
     let out = Command::new(bin_dir().join("psql"))

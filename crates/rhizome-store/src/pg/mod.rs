@@ -18,6 +18,7 @@ mod aliases;
 mod communities;
 mod delete;
 mod export;
+mod jobs;
 mod llm_cache;
 pub mod lock;
 pub(crate) mod pool;
@@ -34,6 +35,7 @@ use std::cell::RefCell;
 
 use rhizome_core::{Error, Result};
 
+pub use jobs::PgJobBoard;
 pub use llm_cache::PgLlmCache;
 pub use lock::PgWriterLock;
 pub use pool::Conn;
