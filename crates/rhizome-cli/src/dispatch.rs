@@ -60,8 +60,9 @@ fn dispatch(app: App, command: Command) -> Result<()> {
             Ok(())
         }
         Command::Bench { what } => bench(app, what),
-        Command::Serve { addr, api_keys, max_upload_mb, header_timeout } => {
-            cmd_serve::serve(app, addr, &api_keys, max_upload_mb, header_timeout)
+        Command::Serve { addr, api_keys, max_upload_mb, header_timeout, log_format, otlp_endpoint } => {
+            let logs = cmd_serve::Logs { format: log_format, otlp_endpoint };
+            cmd_serve::serve(app, addr, &api_keys, max_upload_mb, header_timeout, logs)
         }
         #[cfg(feature = "mcp")]
         Command::Mcp { read_only } => cmd_serve::mcp(app, read_only),

@@ -18,7 +18,13 @@ pub fn engine(store: &str, config: Config, no_wait: bool, command: &str) -> Resu
     let wait = if no_wait { LockWait::No } else { LockWait::Up(Some(Duration::from_secs(10))) };
     let index = store.to_string();
     let on_wait = Box::new(move |h: &Holder| {
-        eprintln!("waiting: index {index} is being written by {h}; the write job goes on when it finishes");
+        let msg = format!("waiting: index {index} is being written by {h}; the write job goes on when it finishes");
+        // Through the process's logs when it has them (`rhizome serve`), else on stderr.
+        if tracing::dispatcher::has_been_set() {
+            tracing::warn!("{msg}");
+        } else {
+            eprintln!("{msg}");
+        }
     });
     let write = WriteOptions { wait, command: command.into(), on_wait };
     Ok(Arc::new(Engine::open(store, config, write)?))

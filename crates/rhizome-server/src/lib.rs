@@ -26,6 +26,7 @@ mod routes_documents;
 mod routes_graph;
 mod routes_query;
 mod spool;
+pub mod telemetry;
 mod types;
 mod ui;
 
@@ -108,7 +109,12 @@ pub(crate) async fn blocking<T: Send + 'static>(
     f: impl FnOnce(&Engine) -> Result<T> + Send + 'static,
 ) -> ApiResult<T> {
     let engine = state.engine.clone();
-    tokio::task::spawn_blocking(move || f(&engine)).await.map_err(ApiError::join)?.map_err(ApiError::from)
+    // The request's span goes with the call, so that the engine's spans are its children.
+    let span = tracing::Span::current();
+    tokio::task::spawn_blocking(move || span.in_scope(|| f(&engine)))
+        .await
+        .map_err(ApiError::join)?
+        .map_err(ApiError::from)
 }
 
 /// The routes of the API document, each registered with its OpenAPI entry: a route
@@ -152,12 +158,14 @@ fn router(state: AppState, max_body_bytes: usize) -> Router {
         .route("/ui/app.css", get(ui::app_css))
         .route("/openapi.json", get(openapi::openapi_json))
         .route("/docs", get(openapi::docs_page))
+        .route("/metrics", get(telemetry::metrics::metrics))
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), limits::refuse_announced_oversize))
         .layer(middleware::from_fn_with_state(state.clone(), auth::require_key))
         .layer(DefaultBodyLimit::max(max_body_bytes))
         .layer(CatchPanicLayer::custom(error::panic_response))
+        .layer(middleware::from_fn(telemetry::request::observe))
         .with_state(state)
 }
 

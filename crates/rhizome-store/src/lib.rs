@@ -16,6 +16,7 @@ pub mod lock;
 #[cfg(feature = "postgres")]
 pub mod pg;
 pub mod sqlite;
+pub mod traced;
 pub mod vectors;
 
 pub use backend::{Reader, StoreUrl, Writer};
@@ -25,6 +26,7 @@ pub use lock::{Holder, LockWait};
 #[cfg(feature = "postgres")]
 pub use pg::PgStore;
 pub use sqlite::{SqliteLlmCache, SqliteStore, WriterLock, DB_FILE};
+pub use traced::Traced;
 
 /// `%text%` for LIKE (SQLite) and ILIKE (PostgreSQL), with `%`, `_` and `\` in `text`
 /// taken literally.
