@@ -367,7 +367,12 @@ pub async fn worker(engine: Arc<Engine>, mut rx: mpsc::Receiver<WriteJob>, cance
         }
         let (engine, cancel) = (engine.clone(), cancel.clone());
         let handle = job.job.clone();
-        if let Err(e) = tokio::task::spawn_blocking(move || run(&engine, job, &cancel)).await {
+        // Each job is a span of its own: its log lines carry its id, its trace groups its work.
+        let span = {
+            let v = handle.borrow();
+            tracing::info_span!("job", id = v.id, kind = %v.kind)
+        };
+        if let Err(e) = tokio::task::spawn_blocking(move || span.in_scope(|| run(&engine, job, &cancel))).await {
             tracing::error!(job = handle.borrow().id, "write job did not finish: {e}");
             fail(&handle, &ApiError::join(e));
         }
