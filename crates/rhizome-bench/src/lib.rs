@@ -114,6 +114,13 @@ pub enum BenchCmd {
         /// is the whole work again). More rounds, steadier figures.
         #[arg(long, default_value_t = 1)]
         rounds: usize,
+        /// Log as `rhizome serve --log-format` does (text or json, on stderr; level from
+        /// RHIZOME_LOG), to measure what logging costs. Default: no logging.
+        #[arg(long, value_name = "FORMAT")]
+        log_format: Option<String>,
+        /// Export spans to this OTLP/HTTP endpoint, as `rhizome serve --otlp-endpoint` does.
+        #[arg(long, value_name = "URL")]
+        otlp_endpoint: Option<String>,
     },
     /// Concurrent clients against the HTTP server (in this process) for a while, mixing
     /// queries of every method, chat, reads, uploads and deletions; then checks that every
@@ -186,7 +193,8 @@ pub fn run(bench: Bench, what: BenchCmd) -> Result<()> {
         BenchCmd::LargeFile { corpus, sizes, baseline_max_mb } => {
             large_file::large_file(bench, &corpus, &sizes, baseline_max_mb)
         }
-        BenchCmd::Serve { questions, methods, clients, limit, rounds } => {
+        BenchCmd::Serve { questions, methods, clients, limit, rounds, log_format, otlp_endpoint } => {
+            let _telemetry = serve::telemetry(log_format.as_deref(), otlp_endpoint.as_deref())?;
             serve::serve(bench, &questions, &methods, &clients, limit, rounds)
         }
         BenchCmd::Load { corpus, questions, clients, seconds, sample_secs, seed } => load::load(

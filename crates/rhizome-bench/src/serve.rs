@@ -124,6 +124,23 @@ async fn over_http(
     Ok(Run { ms, wall_s: t.elapsed().as_secs_f64(), cpu_s: cpu_seconds() - cpu, http_ms })
 }
 
+/// The server's logs and trace export for this run, as `rhizome serve` sets them up; none
+/// when neither is asked for.
+pub fn telemetry(
+    log_format: Option<&str>,
+    otlp_endpoint: Option<&str>,
+) -> Result<Option<rhizome_server::telemetry::Telemetry>> {
+    use rhizome_server::telemetry::{init, LogFormat, OtlpConfig};
+    if log_format.is_none() && otlp_endpoint.is_none() {
+        return Ok(None);
+    }
+    let format: LogFormat = log_format.unwrap_or("text").parse()?;
+    // Without --log-format only warnings are written: the run measures the export.
+    let level = std::env::var("RHIZOME_LOG").ok().or_else(|| log_format.is_none().then(|| "warn".to_string()));
+    let otlp = OtlpConfig::resolve(otlp_endpoint, |_| None)?;
+    Ok(Some(init(format, level.as_deref(), otlp)?))
+}
+
 pub fn serve(
     bench: Bench,
     questions: &Path,

@@ -8,6 +8,29 @@ use rhizome_server::{Server, ServerOptions};
 
 use crate::app::App;
 
+/// How `rhizome serve` logs and where its traces go.
+pub struct Logs {
+    /// `--log-format`: text or json.
+    pub format: String,
+    /// `--otlp-endpoint`.
+    pub otlp_endpoint: Option<String>,
+}
+
+/// Logs on stderr and traces to the configured collector, for the life of the guard.
+fn telemetry(logs: &Logs) -> Result<(rhizome_server::telemetry::Telemetry, Option<String>)> {
+    use rhizome_server::telemetry::{init, LogFormat, OtlpConfig};
+    let format: LogFormat = logs.format.parse()?;
+    let mut otlp = OtlpConfig::resolve(logs.otlp_endpoint.as_deref(), |k| std::env::var(k).ok())?;
+    if otlp.is_some() && logs.otlp_endpoint.is_none() && !rhizome_server::telemetry::OTLP_BUILT {
+        // A variable set for other services does not stop this build from serving.
+        eprintln!("warning: OTEL_EXPORTER_OTLP_* is set, but this build of rhizome has no OTLP exporter (feature `otlp`): no traces are sent");
+        otlp = None;
+    }
+    let traces = otlp.as_ref().map(|c| c.traces_url.clone());
+    let guard = init(format, std::env::var("RHIZOME_LOG").ok().as_deref(), otlp)?;
+    Ok((guard, traces))
+}
+
 /// `rhizome serve`'s flags.
 pub struct ServeFlags {
     pub addr: SocketAddr,
@@ -16,16 +39,19 @@ pub struct ServeFlags {
     pub workspace_idle: f64,
     pub max_upload_mb: usize,
     pub header_timeout: f64,
+    pub logs: Logs,
 }
 
 pub fn serve(app: App, flags: ServeFlags) -> Result<()> {
-    let ServeFlags { addr, api_keys, keys_file, workspace_idle, max_upload_mb, header_timeout } = flags;
+    let ServeFlags { addr, api_keys, keys_file, workspace_idle, max_upload_mb, header_timeout, logs } = flags;
     if !(header_timeout > 0.0 && header_timeout <= 3600.0) {
         anyhow::bail!("--header-timeout {header_timeout}: give seconds between 0 and 3600, e.g. 30");
     }
     if !(workspace_idle > 0.0 && workspace_idle <= 86400.0 * 30.0) {
         anyhow::bail!("--workspace-idle {workspace_idle}: give seconds between 0 and 2592000, e.g. 600");
     }
+    let (telemetry, traces) = telemetry(&logs)?;
+    let json = logs.format.trim().eq_ignore_ascii_case("json");
     let env_keys = std::env::var("RHIZOME_API_KEYS").ok();
     let keys = rhizome_server::parse_keys(&api_keys, env_keys.as_deref())?;
     // The index's own key file is used when it exists.
@@ -68,14 +94,27 @@ pub fn serve(app: App, flags: ServeFlags) -> Result<()> {
             None if n_keys == 0 => auth.push_str(" (loopback only)"),
             None => {}
         }
-        eprintln!("rhizome serve: index {index}; {auth}; up to {open_files} open files; API docs at http://{at}/docs; Ctrl-C to stop");
+        let traces = traces.as_deref().map_or(String::new(), |t| format!("; traces to {t}"));
+        let started = format!("index {index}; {auth}; up to {open_files} open files{traces}; API docs at http://{at}/docs; Ctrl-C to stop");
+        // Text logs keep the plain status lines; JSON logs have every line an object.
+        if json {
+            tracing::info!(addr = %at, "rhizome serve: {started}");
+        } else {
+            eprintln!("rhizome serve: {started}");
+        }
         server.run(rhizome_server::shutdown_signal()).await?;
-        eprintln!("rhizome serve: stopped");
+        if json {
+            tracing::info!("rhizome serve: stopped");
+        } else {
+            eprintln!("rhizome serve: stopped");
+        }
         Ok::<_, rhizome_core::Error>(())
     });
     // The engine's LLM runtime must be dropped outside the server's runtime.
     drop(rt);
     drop(engine);
+    // Queued spans are sent before the process ends.
+    drop(telemetry);
     Ok(result?)
 }
 

@@ -80,9 +80,26 @@ fn dispatch(app: App, command: Command) -> Result<()> {
             Ok(())
         }
         Command::Bench { what } => bench(app, what),
-        Command::Serve { addr, api_keys, keys_file, workspace_idle, max_upload_mb, header_timeout } => {
-            let opts =
-                cmd_serve::ServeFlags { addr, api_keys, keys_file, workspace_idle, max_upload_mb, header_timeout };
+        Command::Serve {
+            addr,
+            api_keys,
+            keys_file,
+            workspace_idle,
+            max_upload_mb,
+            header_timeout,
+            log_format,
+            otlp_endpoint,
+        } => {
+            let logs = cmd_serve::Logs { format: log_format, otlp_endpoint };
+            let opts = cmd_serve::ServeFlags {
+                addr,
+                api_keys,
+                keys_file,
+                workspace_idle,
+                max_upload_mb,
+                header_timeout,
+                logs,
+            };
             cmd_serve::serve(app, opts)
         }
         Command::Workspace { what } => cmd_admin::workspace(app, what),

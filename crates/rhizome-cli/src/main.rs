@@ -206,6 +206,15 @@ pub enum Command {
         /// from the previous answer on a kept-alive one) before the connection is closed.
         #[arg(long, default_value_t = 30.0, value_name = "SECS")]
         header_timeout: f64,
+        /// Log lines on stderr: `text`, or `json` (one object a line, with the request's
+        /// id, method and route). The level comes from RHIZOME_LOG (e.g. debug; default info).
+        #[arg(long, env = "RHIZOME_LOG_FORMAT", default_value = "text", value_name = "FORMAT")]
+        log_format: String,
+        /// Send traces to this OpenTelemetry collector (OTLP/HTTP, e.g. http://127.0.0.1:4318;
+        /// spans go to URL/v1/traces). Also OTEL_EXPORTER_OTLP_ENDPOINT or
+        /// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT; OTEL_SERVICE_NAME names the service (rhizome).
+        #[arg(long, value_name = "URL")]
+        otlp_endpoint: Option<String>,
     },
     /// Serve the index to an agent over the Model Context Protocol on stdin and stdout:
     /// tools to search (passages, graph, themes), answer with citations, look up entities,

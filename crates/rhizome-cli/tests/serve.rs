@@ -2,6 +2,8 @@
 //! query every method (JSON and streamed), browse, delete, and the same index as
 //! `rhizome index`; then keys, limits and bad input.
 
+#[path = "serve_support/observability.rs"]
+mod observability;
 mod support;
 #[path = "serve_support/workspaces.rs"]
 mod workspaces;

@@ -21,6 +21,8 @@ pub const NON_SETTING_ENV: &[(&str, &str)] = &[
     ("RHIZOME_PYTHON", "the Python that `rhizome models fetch` runs pip with"),
     ("RHIZOME_LLM_API_KEY", "the API key read by default (see llm.api_key_env)"),
     ("RHIZOME_API_KEYS", "API keys of `rhizome serve`, comma-separated (KEY:ro is read-only)"),
+    ("RHIZOME_LOG", "what `rhizome serve` logs, in env-filter syntax (info, debug, ...)"),
+    ("RHIZOME_LOG_FORMAT", "how `rhizome serve` logs: text or json (--log-format)"),
     ("RHIZOME_LLAMA_THREADS", "decode threads of the local LLM"),
     ("RHIZOME_LLAMA_LOG", "1: keep llama.cpp's own logging"),
     ("RHIZOME_E5_PARITY_CORPUS", "corpus of the e5 parity test (rhizome-embed)"),

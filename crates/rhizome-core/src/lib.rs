@@ -17,6 +17,7 @@ pub mod graph;
 pub mod ids;
 pub mod lang;
 pub mod llm;
+pub mod metrics;
 pub mod model;
 pub mod panic_guard;
 pub mod steps;

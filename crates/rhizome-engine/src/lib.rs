@@ -152,6 +152,7 @@ impl Engine {
     /// again while the index has not changed since its last loan (a write in this process
     /// or another one); otherwise it is dropped and a fresh one opened.
     pub fn reader(&self) -> Result<PooledReader<'_>> {
+        let _loan = tracing::info_span!("store.reader").entered();
         loop {
             let pooled = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
             let (store, stamp) = match pooled {
@@ -193,7 +194,7 @@ impl Engine {
                 return Ok(e.clone());
             }
         }
-        let e = embedder::load(&self.config, held.as_deref())?;
+        let e: Arc<dyn Embedder> = Arc::new(embedder::Observed(embedder::load(&self.config, held.as_deref())?));
         *slot = Some(e.clone());
         Ok(e)
     }
@@ -206,7 +207,7 @@ impl Engine {
     /// Use `embedder` for this index instead of loading the configured model (e.g. one
     /// embedder shared by several engines). It must be the model the index holds.
     pub fn set_embedder(&self, embedder: Arc<dyn Embedder>) {
-        *self.embedder.lock().unwrap_or_else(|p| p.into_inner()) = Some(embedder);
+        *self.embedder.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(embedder::Observed(embedder)));
     }
 
     /// The configured LLM stack (cached with the index), built once; None without one.

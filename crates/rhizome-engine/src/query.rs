@@ -144,14 +144,21 @@ impl Engine {
     /// Answer `req` (checked as [`Engine::check_query`] does). With an LLM and a `sink`, the answer's tokens go to the sink as the
     /// model writes them.
     /// Queries share the cores: one alone uses all of them, one beside others uses one.
+    /// Each query is a `query` span (method, top_k) and one observation of
+    /// `rhizome_query_duration_seconds{method}`.
     pub fn query(&self, req: &QueryRequest, sink: Option<&TokenSink>) -> Result<QueryOutcome> {
-        self.share.run(|| self.query_here(req, sink))
+        let span = tracing::info_span!("query", method = req.method.as_str(), top_k = req.top_k);
+        // The span crosses to the pool the query may run on.
+        self.share.run(|| span.in_scope(|| self.query_here(req, sink)))
     }
 
     fn query_here(&self, req: &QueryRequest, sink: Option<&TokenSink>) -> Result<QueryOutcome> {
         let started = std::time::Instant::now();
-        let mut out = self.answer(req, sink)?;
-        out.timings_ms.insert("total".into(), started.elapsed().as_secs_f64() * 1e3);
+        let out = self.answer(req, sink);
+        let secs = started.elapsed().as_secs_f64();
+        rhizome_core::metrics::QUERY_DURATION.observe(&[req.method.as_str()], secs);
+        let mut out = out?;
+        out.timings_ms.insert("total".into(), secs * 1e3);
         Ok(out)
     }
 
@@ -180,7 +187,8 @@ impl Engine {
         let scoping_ms = t.elapsed().as_secs_f64() * 1e3;
         let mut r = self.with_env_embedder(view, &embedder, &base, req.top_k, graph, |env| {
             let t = std::time::Instant::now();
-            let mut r = retriever(method).retrieve(env, &question)?;
+            let span = tracing::info_span!("retrieve", method = method.as_str());
+            let mut r = span.in_scope(|| retriever(method).retrieve(env, &question))?;
             r.timings_ms.insert("retrieve".into(), t.elapsed().as_secs_f64() * 1e3);
             Ok(r)
         })?;
@@ -195,6 +203,7 @@ impl Engine {
             ));
         }
         let t = std::time::Instant::now();
+        let _answering = tracing::info_span!("answer").entered();
         let own_answer = r.answer.take();
         // A method may say how many of its contexts go to the answer (hippo: qa_top_k).
         let answer_contexts = r.answer_contexts();

@@ -180,15 +180,37 @@ impl<P> Metered<P> {
     }
 }
 
+/// Every call is also an `llm` span (stage, model, then tokens and whether the cache
+/// answered) and counts in the process's metrics (`rhizome_llm_*`).
 impl<P: ChatProvider> ChatProvider for Metered<P> {
     fn id(&self) -> String {
         self.inner.id()
     }
     fn chat<'a>(&'a self, req: &'a ChatRequest, stream: Option<&'a TokenSink>) -> BoxFuture<'a, Result<ChatResponse>> {
-        Box::pin(async move {
+        use rhizome_core::metrics::{LLM_CACHED_CALLS, LLM_CALLS, LLM_ERRORS, LLM_TOKENS};
+        use tracing::field::Empty;
+        let stage = if req.stage.is_empty() { "other" } else { req.stage.as_str() };
+        // Made here, in the caller's context, so that it is the child of the caller's span
+        // whichever thread polls the call.
+        let span = tracing::info_span!(
+            "llm",
+            otel.kind = "client",
+            stage,
+            model = %self.inner.id(),
+            prompt_tokens = Empty,
+            completion_tokens = Empty,
+            cached = Empty,
+            error = Empty,
+        );
+        let call = async move {
             let r = self.inner.chat(req, stream).await;
+            let span = tracing::Span::current();
             match &r {
-                Ok(resp) if resp.cached => self.record(&req.stage, |u| u.cached_calls += 1),
+                Ok(resp) if resp.cached => {
+                    self.record(&req.stage, |u| u.cached_calls += 1);
+                    LLM_CACHED_CALLS.inc(&[stage]);
+                    span.record("cached", true);
+                }
                 Ok(resp) => {
                     self.calls.fetch_add(1, Ordering::Relaxed);
                     let Usage { prompt_tokens, completion_tokens } = resp.usage;
@@ -197,10 +219,21 @@ impl<P: ChatProvider> ChatProvider for Metered<P> {
                         u.prompt_tokens += prompt_tokens;
                         u.completion_tokens += completion_tokens;
                     });
+                    LLM_CALLS.inc(&[stage]);
+                    LLM_TOKENS.add(&["prompt"], prompt_tokens as f64);
+                    LLM_TOKENS.add(&["completion"], completion_tokens as f64);
+                    span.record("prompt_tokens", prompt_tokens);
+                    span.record("completion_tokens", completion_tokens);
+                    span.record("cached", false);
                 }
-                Err(_) => self.record(&req.stage, |u| u.failed_calls += 1),
+                Err(e) => {
+                    self.record(&req.stage, |u| u.failed_calls += 1);
+                    LLM_ERRORS.inc(&[]);
+                    span.record("error", tracing::field::display(e));
+                }
             }
             r
-        })
+        };
+        Box::pin(tracing::Instrument::instrument(call, span))
     }
 }

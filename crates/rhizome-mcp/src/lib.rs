@@ -76,7 +76,9 @@ impl RhizomeMcp {
         f: impl FnOnce(&Engine) -> rhizome_core::Result<T> + Send + 'static,
     ) -> Result<T, String> {
         let engine = self.engine.clone();
-        match tokio::task::spawn_blocking(move || f(&engine)).await {
+        // The caller's span (an HTTP request's) goes with the call.
+        let span = tracing::Span::current();
+        match tokio::task::spawn_blocking(move || span.in_scope(|| f(&engine))).await {
             Ok(r) => r.map_err(|e| message(&e)),
             Err(e) => Err(format!("the call stopped: {e}")),
         }

@@ -415,6 +415,10 @@ fn serve(engine: Arc<Engine>, addr: &str, api_keys: &[String]) -> rhizome_core::
         addr.parse().map_err(|e| bad(format!("{e}; write HOST:PORT, e.g. 127.0.0.1:8400")))?;
     let mut opts = rhizome_server::ServerOptions::new(addr);
     opts.keys = rhizome_server::parse_keys(api_keys, None)?;
+    // The server's warnings and errors on stderr (RHIZOME_LOG=info adds a line per
+    // request), unless the process has set up its logging already.
+    let filter = std::env::var("RHIZOME_LOG").unwrap_or_else(|_| "warn".into());
+    let _ = rhizome_server::telemetry::init(rhizome_server::telemetry::LogFormat::Text, Some(&filter), None);
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<rhizome_core::Result<std::net::SocketAddr>>();
     let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
     let thread = std::thread::spawn(move || {

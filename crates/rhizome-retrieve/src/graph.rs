@@ -196,6 +196,7 @@ impl GraphCache {
         if let Some(g) = self.current(version) {
             return Ok(g);
         }
+        let _load = tracing::info_span!("graph.load", version).entered();
         let g = Arc::new(Graph::build(store.graph_data()?));
         *self.slot.lock().unwrap_or_else(|p| p.into_inner()) = Some((version, g.clone()));
         Ok(g)

@@ -304,9 +304,10 @@ pub(crate) fn ms(since: std::time::Instant) -> f64 {
 }
 
 /// Runs one step of a retrieval, recording its wall time in `timings` under `step`.
+/// Each step is also a span named after it (`otel.name`), under the query's `retrieve`.
 pub(crate) fn timed<T>(timings: &mut BTreeMap<String, f64>, step: &str, f: impl FnOnce() -> T) -> T {
     let t = std::time::Instant::now();
-    let v = f();
+    let v = tracing::info_span!("stage", otel.name = step).in_scope(f);
     timings.insert(step.into(), ms(t));
     v
 }

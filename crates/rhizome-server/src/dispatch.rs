@@ -98,19 +98,30 @@ async fn route(reg: &Arc<Registry>, req: Request) -> Result<Response, ApiError> 
         parts.headers.remove(axum::http::header::CONTENT_LENGTH);
     }
     let public = auth::public(&parts.method, &rest, named);
-    let key = if reg.keys.required() && !public { Some(auth::identify(&reg.keys, &parts.headers)?) } else { None };
+    let key = match reg.keys.required() && !public {
+        true => match auth::identify(&reg.keys, &parts.headers) {
+            Ok(k) => Some(k),
+            Err(e) => return Err(drained(body, e).await),
+        },
+        false => None,
+    };
     if !named && parts.method == Method::GET && MODEL_LISTS.contains(&rest.as_str()) {
         return model_list(reg, key.as_ref(), parts, body, &rest).await;
     }
     if let Some(k) = &key {
-        auth::allow(k, &name, &parts.method, &rest)?;
+        if let Err(e) = auth::allow(k, &name, &parts.method, &rest) {
+            return Err(drained(body, e).await);
+        }
         #[cfg(feature = "mcp")]
         if k.read_only() {
             parts.extensions.insert(rhizome_mcp::ReadOnlyKey);
         }
         parts.extensions.insert(auth::Caller { key: k.clone() });
     }
-    let ws = reg.get(&name).await?;
+    let ws = match reg.get(&name).await {
+        Ok(w) => w,
+        Err(e) => return Err(drained(body, e).await),
+    };
     parts.uri = with_path(&parts.uri, &rest)?;
     parts.extensions.insert(WorkspaceName(ws.state.workspace.clone()));
     let router = ws.router.clone();
@@ -124,6 +135,13 @@ async fn route(reg: &Arc<Registry>, req: Request) -> Result<Response, ApiError> 
         }
     }
     Ok(response)
+}
+
+/// A refusal, after reading what the client sends of a small body (up to 1 MiB, 2 s), so
+/// that the client reads the answer rather than a connection reset while it writes.
+async fn drained(body: Body, e: ApiError) -> ApiError {
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), to_bytes(body, 1 << 20)).await;
+    e
 }
 
 /// The workspace a chat request's model names (`NAME/model`), and the body with the

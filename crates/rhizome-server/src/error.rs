@@ -90,16 +90,21 @@ impl From<Error> for ApiError {
                 "send it again once the server is back; what was committed stays",
             ),
             Error::Index { msg, .. } if msg.starts_with("no Rhizome index here") => ApiError::empty_index(),
-            _ => {
-                eprintln!("error: {e}");
-                ApiError::internal(e.to_string())
-            }
+            _ => ApiError::internal(e.to_string()),
         }
     }
 }
 
+/// Every error answered is a log line in the request's span: a refusal (4xx) at info, a
+/// failure (5xx) at error.
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        let status = self.status.as_u16();
+        if self.status.is_server_error() {
+            tracing::error!(status, hint = %self.body.hint, "{}", self.body.error);
+        } else {
+            tracing::info!(status, hint = %self.body.hint, "refused: {}", self.body.error);
+        }
         (self.status, Json(self.body)).into_response()
     }
 }
@@ -200,7 +205,7 @@ impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath
 
 /// A panic in a handler: 500 JSON instead of a dropped connection.
 pub fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
-    eprintln!("error: a request handler panicked");
+    tracing::error!("a request handler panicked");
     ApiError::internal("the server hit a bug answering this request (a panic)").into_response()
 }
 

@@ -150,6 +150,7 @@ impl Jobs {
             outcome: None,
             resumed,
         };
+        crate::telemetry::metrics::job(kind, "queued");
         let (tx, rx) = watch::channel(view);
         if let Some(b) = &self.board {
             tokio::spawn(mirror(b.clone(), rx));
@@ -305,6 +306,12 @@ impl Progress for JobProgress<'_> {
 }
 
 fn fail(job: &watch::Sender<JobView>, e: &ApiError) {
+    let (id, kind) = {
+        let v = job.borrow();
+        (v.id, v.kind.clone())
+    };
+    crate::telemetry::metrics::job(&kind, "failed");
+    tracing::warn!(job = id, kind, "job failed: {}", e.body.error);
     job.send_modify(|v| {
         v.state = JobState::Failed;
         v.errors.push(JobError { file: String::new(), error: e.body.error.clone() });
@@ -313,6 +320,7 @@ fn fail(job: &watch::Sender<JobView>, e: &ApiError) {
 
 fn succeed<T: Serialize>(job: &watch::Sender<JobView>, outcome: &T) {
     let value = serde_json::to_value(outcome).ok();
+    crate::telemetry::metrics::job(&job.borrow().kind, "done");
     job.send_modify(|v| {
         v.state = JobState::Done;
         v.stage = "done".into();
@@ -419,12 +427,12 @@ pub async fn resume_pending(jobs: &Jobs, queue: &mpsc::Sender<WriteJob>) {
             let e = ApiError::internal(format!(
                 "the server stopped {MAX_RESUMES} times while running this job; it is not run again: upload the files again"
             ));
-            eprintln!("rhizome serve: job {} failed: {}", journal.id, e.body.error);
+            tracing::error!(job = journal.id, "job failed: {}", e.body.error);
             fail(&handle, &e);
             continue;
         }
         if let Err(e) = spool.rewrite(&dir, &journal) {
-            eprintln!("rhizome serve: job {}: {e}", journal.id);
+            tracing::error!(job = journal.id, "job: {e}");
         }
         let Journal { id, files, texts, .. } = &journal;
         let work = if files.is_empty() {
@@ -433,8 +441,9 @@ pub async fn resume_pending(jobs: &Jobs, queue: &mpsc::Sender<WriteJob>) {
             let uploads = journal.uploads(&dir);
             Work::Files { uploads, dir: UploadDir::Spooled(dir) }
         };
-        eprintln!(
-            "rhizome serve: resuming job {id} ({} file(s), {} text(s)) accepted before the last stop",
+        tracing::info!(
+            job = id,
+            "resuming job {id} ({} file(s), {} text(s)) accepted before the last stop",
             files.len(),
             texts.len()
         );
@@ -462,8 +471,13 @@ pub async fn worker(engine: Arc<Engine>, mut rx: mpsc::Receiver<WriteJob>, cance
         }
         let (engine, cancel) = (engine.clone(), cancel.clone());
         let handle = job.job.clone();
-        if let Err(e) = tokio::task::spawn_blocking(move || run(&engine, job, &cancel)).await {
-            eprintln!("error: write job {} did not finish: {e}", handle.borrow().id);
+        // Each job is a span of its own: its log lines carry its id, its trace groups its work.
+        let span = {
+            let v = handle.borrow();
+            tracing::info_span!("job", id = v.id, kind = %v.kind)
+        };
+        if let Err(e) = tokio::task::spawn_blocking(move || span.in_scope(|| run(&engine, job, &cancel))).await {
+            tracing::error!(job = handle.borrow().id, "write job did not finish: {e}");
             fail(&handle, &ApiError::join(e));
         }
         crate::memory::trim();

@@ -24,7 +24,13 @@ pub fn engine_at(url: StoreUrl, config: Config, no_wait: bool, command: &str) ->
     let wait = if no_wait { LockWait::No } else { LockWait::Up(Some(Duration::from_secs(10))) };
     let index = url.display();
     let on_wait = Box::new(move |h: &Holder| {
-        tracing::info!(index = %index, holder = %h, "waiting: the index is being written by another writer; the write job goes on when it finishes");
+        let msg = format!("waiting: index {index} is being written by {h}; the write job goes on when it finishes");
+        // Through the process's logs when it has them (`rhizome serve`), else on stderr.
+        if tracing::dispatcher::has_been_set() {
+            tracing::warn!("{msg}");
+        } else {
+            eprintln!("{msg}");
+        }
     });
     let write = WriteOptions { wait, command: command.into(), on_wait };
     Ok(Arc::new(Engine::at(url, config, write)?))

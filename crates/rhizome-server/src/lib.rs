@@ -29,6 +29,7 @@ mod routes_documents;
 mod routes_graph;
 mod routes_query;
 mod spool;
+pub mod telemetry;
 mod types;
 mod ui;
 mod workspaces;
@@ -122,7 +123,12 @@ pub(crate) async fn blocking<T: Send + 'static>(
     f: impl FnOnce(&Engine) -> Result<T> + Send + 'static,
 ) -> ApiResult<T> {
     let engine = state.engine.clone();
-    tokio::task::spawn_blocking(move || f(&engine)).await.map_err(ApiError::join)?.map_err(ApiError::from)
+    // The request's span goes with the call, so that the engine's spans are its children.
+    let span = tracing::Span::current();
+    tokio::task::spawn_blocking(move || span.in_scope(|| f(&engine)))
+        .await
+        .map_err(ApiError::join)?
+        .map_err(ApiError::from)
 }
 
 /// The routes of the API document, each registered with its OpenAPI entry: a route
@@ -165,6 +171,7 @@ pub(crate) fn admin_api() -> OpenApiRouter<Arc<workspaces::Registry>> {
         .routes(routes!(admin::delete_workspace))
         .routes(routes!(admin::list_keys, admin::create_key).layer(json_body()))
         .routes(routes!(admin::revoke_key))
+        .routes(routes!(telemetry::metrics::metrics))
 }
 
 /// The pages that are the same for every workspace and need no key.
@@ -196,6 +203,7 @@ pub(crate) fn workspace_router(state: AppState) -> Router {
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), limits::refuse_announced_oversize))
         .layer(DefaultBodyLimit::max(max_body_bytes))
+        .layer(middleware::from_fn(telemetry::request::label_route))
         .with_state(state)
 }
 
@@ -207,6 +215,7 @@ fn router(registry: Arc<workspaces::Registry>) -> Router {
         .fallback(dispatch::dispatch)
         .method_not_allowed_fallback(routes_admin::method_not_allowed)
         .layer(CatchPanicLayer::custom(error::panic_response))
+        .layer(middleware::from_fn(telemetry::request::observe))
         .with_state(registry)
 }
 

@@ -57,7 +57,9 @@ pub async fn serve(
                 // EMFILE, ENFILE, ENOBUFS, ENOMEM: wait for connections to close.
                 refused += 1;
                 if last_log.is_none_or(|t| t.elapsed() >= ACCEPT_LOG_EVERY) {
-                    eprintln!("warning: cannot accept connections ({e}; {refused} times so far): waiting for open ones to close");
+                    tracing::warn!(
+                        "cannot accept connections ({e}; {refused} times so far): waiting for open ones to close"
+                    );
                     last_log = Some(Instant::now());
                 }
                 tokio::time::sleep(ACCEPT_BACKOFF).await;

@@ -99,9 +99,11 @@ pub enum Piece {
 /// answer is sent as one piece before the outcome.
 pub fn run_streaming(engine: Arc<Engine>, req: QueryRequest) -> mpsc::UnboundedReceiver<Piece> {
     let (tx, rx) = mpsc::unbounded_channel();
+    let span = tracing::Span::current();
     let handle = tokio::task::spawn_blocking({
         let tx = tx.clone();
         move || {
+            let _request = span.enter();
             let streamed = Arc::new(AtomicBool::new(false));
             let sink = {
                 let (streamed, tx) = (streamed.clone(), tx.clone());

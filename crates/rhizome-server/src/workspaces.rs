@@ -283,6 +283,11 @@ impl Registry {
         closing
     }
 
+    /// The open workspaces' states, by name.
+    pub fn open_workspaces(&self) -> Vec<(String, AppState)> {
+        self.open.lock().unwrap_or_else(|p| p.into_inner()).iter().map(|(n, w)| (n.clone(), w.state.clone())).collect()
+    }
+
     /// The names of the open workspaces.
     pub fn open_names(&self) -> Vec<String> {
         self.open.lock().unwrap_or_else(|p| p.into_inner()).keys().cloned().collect()

@@ -17,7 +17,7 @@ use crate::falkor::{FalkorLlmCache, FalkorStore, FalkorUrl};
 use crate::lock::{Holder, LockWait};
 #[cfg(feature = "postgres")]
 use crate::pg::{PgLlmCache, PgStore};
-use crate::{SqliteLlmCache, SqliteStore, DB_FILE};
+use crate::{SqliteLlmCache, SqliteStore, Traced, DB_FILE};
 
 /// A store for reading, movable to another thread.
 pub type Reader = Box<dyn StoreRead + Send>;
@@ -113,11 +113,11 @@ impl StoreUrl {
     /// Open for reading: no lock, the last committed state.
     pub fn open_reader(&self) -> Result<Reader> {
         match self {
-            StoreUrl::Dir(d) => Ok(Box::new(SqliteStore::open(d, false)?)),
+            StoreUrl::Dir(d) => Ok(Box::new(Traced(SqliteStore::open(d, false)?))),
             #[cfg(feature = "postgres")]
-            StoreUrl::Postgres(u) => Ok(Box::new(PgStore::open(u, false)?)),
+            StoreUrl::Postgres(u) => Ok(Box::new(Traced(PgStore::open(u, false)?))),
             #[cfg(feature = "falkordb")]
-            StoreUrl::Falkor(u) => Ok(Box::new(FalkorStore::open(u, false)?)),
+            StoreUrl::Falkor(u) => Ok(Box::new(Traced(FalkorStore::open(u, false)?))),
         }
     }
 

@@ -17,6 +17,7 @@ pub mod lock;
 #[cfg(feature = "postgres")]
 pub mod pg;
 pub mod sqlite;
+pub mod traced;
 pub mod vectors;
 pub mod workspace;
 
@@ -28,6 +29,7 @@ pub use lock::{Holder, LockWait};
 #[cfg(feature = "postgres")]
 pub use pg::PgStore;
 pub use sqlite::{SqliteLlmCache, SqliteStore, WriterLock, DB_FILE};
+pub use traced::Traced;
 pub use workspace::DEFAULT_WORKSPACE;
 
 /// `%text%` for LIKE (SQLite) and ILIKE (PostgreSQL), with `%`, `_` and `\` in `text`

@@ -15,6 +15,7 @@ const VENVS: &[(&str, &str)] = &[
     ("clients", include_str!("../venvs/clients.txt")),
     ("mcp", include_str!("../venvs/mcp.txt")),
     ("python-package", include_str!("../venvs/python-package.txt")),
+    ("observability", include_str!("../venvs/observability.txt")),
 ];
 
 /// The pins of the venv `name` (see [`VENVS`]).
@@ -25,7 +26,8 @@ pub fn pins(name: &str) -> Vec<&'static str> {
 
 /// The venv `name` with its pins (see [`venv`]): `fixtures` (the document-generation
 /// libraries the format fixtures are made with), `clients` (the official chat clients),
-/// `mcp` (the official MCP SDK), `python-package` (pytest, LangChain, LlamaIndex).
+/// `mcp` (the official MCP SDK), `python-package` (pytest, LangChain, LlamaIndex),
+/// `observability` (the Prometheus client's parser, the OTLP protobuf messages).
 pub fn named(name: &str) -> PathBuf {
     venv(name, &pins(name))
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::support::server::{expect, expect_error, form, ok_json, start, Server};
+use crate::support::server::{expect, expect_error, form, ok_json, serve_cmd, start_cmd, Server};
 use crate::support::{ok, rz};
 
 /// Words only workspace A's documents hold, and only B's.
@@ -119,7 +119,10 @@ fn workspaces_isolate_documents_answers_and_keys() {
     for k in [&root, &a_write, &a_read, &b_write, &b_admin] {
         assert!(!keyfile.contains(k.as_str()), "a key is kept only as its digest");
     }
-    let s = start(&index, &["--workspace-idle", "2"], &[]);
+    let log = dir.path().join("serve.log");
+    let mut cmd = serve_cmd(&index, &["--workspace-idle", "2", "--log-format", "json"], &[]);
+    cmd.stderr(std::fs::File::create(&log).unwrap());
+    let s = start_cmd(cmd);
     assert!(ok_json(s.get("/health"))["key_required"].as_bool().unwrap());
 
     // Workspaces are made by admin keys that reach them.
@@ -174,7 +177,7 @@ fn workspaces_isolate_documents_answers_and_keys() {
     let spec = ok_json(s.get("/openapi.json"));
     let mut tried = 0;
     for (path, item) in spec["paths"].as_object().unwrap() {
-        if path.starts_with("/workspaces") || path.starts_with("/keys") {
+        if path.starts_with("/workspaces") || path.starts_with("/keys") || path == "/metrics" {
             continue;
         }
         let mut concrete = path.clone();
@@ -226,6 +229,11 @@ fn workspaces_isolate_documents_answers_and_keys() {
         let (st, text) = send(&s, Some(&b_write), "post", p, Some(&init), hdr);
         assert_eq!(st, 404, "{p}: {text}");
     }
+    // Metrics name every workspace: an admin key for all of them reads them.
+    assert_eq!(send(&s, Some(&b_admin), "get", "/metrics", None, None).0, 403);
+    let (st, m) = send(&s, Some(&root), "get", "/metrics", None, None);
+    assert!(st == 200 && m.contains("workspace=\"team-a\"") && m.contains("workspace=\"team-b\""), "{m}");
+    assert_eq!(leaks(&m, A_MARKS), None);
     // The main index holds neither; a key of team-b only does not reach it.
     assert_eq!(send(&s, Some(&b_write), "get", "/documents", None, None).0, 404);
     let (st, text) = send(&s, Some(&root), "get", "/documents", None, None);
@@ -318,6 +326,20 @@ fn workspaces_isolate_documents_answers_and_keys() {
         std::thread::sleep(Duration::from_millis(250));
     }
     assert_eq!(get_a("/documents")["total"], 1);
+
+    // Every refusal is in the log with the key's name, never a key.
+    let text = std::fs::read_to_string(&log).unwrap();
+    let refusals: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["fields"]["message"].as_str().is_some_and(|m| m.starts_with("refused")))
+        .collect();
+    for name in ["b-writer", "b-admin", "a-reader", "a-writer"] {
+        assert!(refusals.iter().any(|v| v["fields"]["key"] == name), "no refusal logged for {name}: {text}");
+    }
+    for k in [&root, &a_write, &a_read, &b_write, &b_admin, &new_key] {
+        assert!(!text.contains(k.as_str()), "a key in the log");
+    }
 
     // Deleting a workspace: admin only; then it is gone.
     assert_eq!(send(&s, Some(&a_write), "delete", "/workspaces/team-a", None, None).0, 403);

@@ -118,6 +118,7 @@ impl Retriever for Hippo {
             timed(&mut out.timings_ms, "dense", || passage_scores(env, &graph, &q, question, cfg.passage_bm25_weight))?;
 
         let t = Instant::now();
+        let linking = tracing::info_span!("stage", otel.name = "linking").entered();
         let relative = relative_passage_scores(&passages, cfg.passage_temperature);
         // Facts only seed when an LLM recognises them or `unfiltered_fact_weight` lets
         // unrecognised ones count; otherwise linking them (two scans of every fact
@@ -149,6 +150,7 @@ impl Retriever for Hippo {
             (linked, recognized) = recognition_filter(env, question, linked, &mut out.notes);
         }
         out.timings_ms.insert("linking".into(), ms(t));
+        drop(linking);
 
         let fact_weight = if recognized { 1.0 } else { cfg.unfiltered_fact_weight as f64 };
         if !recognized && fact_weight <= 0.0 && !linked.is_empty() {
@@ -183,6 +185,7 @@ impl Retriever for Hippo {
                 out.timings_ms.insert("graph_build".into(), ms(t));
             }
             let t = Instant::now();
+            let _ppr = tracing::info_span!("stage", otel.name = "ppr").entered();
             let ne = graph.entity_ids.len();
             let mut reset = vec![0.0f64; csr.nodes()];
             for (&e, &w) in &seeds {
