@@ -76,10 +76,10 @@ section! {
         /// question's seeds, of at most this many nodes, instead of the whole graph: the
         /// linked entities and the best-matching passages, then what they reach breadth-first
         /// (see `hippo/subgraph.rs`). The walk's cost then stops growing with the graph (the
-        /// whole graph's forward push still scans every node once per round); the passages
-        /// are near-identical (24,000-passage index, 483,000 nodes, 5000: 17 of 20 questions
-        /// return the exact solver's top 5, PPR p50 1.4 ms instead of 2.9, p95 of hippo's
-        /// retrieval halved; docs/benchmarks.md). 0 (default): always the whole graph.
+        /// whole graph's forward push scans every node once per round). On a 40,000-passage
+        /// index (445,000 nodes), 5000: hippo 1.11x basic's time instead of 2.41x, the exact
+        /// solver's top 5 on 13 of 20 questions, recall within 0.06 (docs/benchmarks.md).
+        /// 0 (default): always the whole graph.
         /// Valid: an integer from 0 to 100000000.
         pub ppr_nodes: usize = 0 => int(0, 100_000_000),
         /// Passages that go to the answer. Valid: an integer from 1 to 1000.
