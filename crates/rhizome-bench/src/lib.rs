@@ -5,7 +5,7 @@
 //!
 //! Layout: `common` (the shared [`Bench`], errors, printing) below one file per command:
 //! `ingest`, `embedders`, `retrieval`, `communities`, `large_file`, `serve`, `load`,
-//! `backends`, `llm`, `formats`, `filter`.
+//! `backends`, `llm`, `formats`, `filter`, `scale`.
 
 mod backends;
 mod common;
@@ -18,6 +18,7 @@ mod large_file;
 mod llm;
 mod load;
 mod retrieval;
+mod scale;
 mod serve;
 
 use std::path::PathBuf;
@@ -165,6 +166,38 @@ pub enum BenchCmd {
         #[arg(long, default_value_t = 64)]
         limit: usize,
     },
+    /// Indexes of growing size from copies of a HippoRAG OpenIE corpus (entities renamed
+    /// per copy, vectors derived from the base corpus's, batches written straight to the
+    /// store): per size, indexing rate, store size, graph load time, resident memory of
+    /// `rhizome serve`, and p50/p95 per method at each --top-k. The index must be empty.
+    Scale {
+        /// HippoRAG OpenIE results JSON (e.g. the MuSiQue one in ../shared/data/musique).
+        openie: PathBuf,
+        /// Questions on that corpus (MuSiQue / HotpotQA format), rewritten for one copy.
+        questions: PathBuf,
+        /// Index sizes in chunks, comma-separated (the index grows from one to the next).
+        #[arg(long, value_delimiter = ',', default_values_t = [10_000usize, 100_000, 300_000, 1_000_000])]
+        sizes: Vec<usize>,
+        /// Methods, comma-separated.
+        #[arg(long, value_delimiter = ',',
+            default_values_t = ["basic", "local", "hippo", "multihop", "tog"].map(String::from))]
+        methods: Vec<String>,
+        /// Passages returned, comma-separated: every method is timed at each.
+        #[arg(long, value_delimiter = ',', default_values_t = [5usize, 8])]
+        top_k: Vec<usize>,
+        /// Questions used.
+        #[arg(long, default_value_t = 30)]
+        limit: usize,
+        /// Chunks per written batch.
+        #[arg(long, default_value_t = 2000)]
+        batch: usize,
+        /// Copy only the corpus's first N passages (0: all).
+        #[arg(long, default_value_t = 0)]
+        base_passages: usize,
+        /// Leave out the resident memory of a `rhizome serve` on the index.
+        #[arg(long)]
+        no_serve: bool,
+    },
     /// Files read as `rhizome index` reads them (PDF, Office, e-books, mail, images):
     /// pages/s and peak memory per file, PDFs against poppler's pdftotext in the same run.
     Formats {
@@ -203,6 +236,22 @@ pub fn run(bench: Bench, what: BenchCmd) -> Result<()> {
         ),
         BenchCmd::Backends { openie, questions, postgres, falkordb, methods, limit } => {
             backends::backends(bench, &openie, &questions, postgres.as_deref(), falkordb.as_deref(), &methods, limit)
+        }
+        BenchCmd::Scale { openie, questions, sizes, methods, top_k, limit, batch, base_passages, no_serve } => {
+            scale::scale(
+                bench,
+                scale::ScaleArgs {
+                    openie: &openie,
+                    questions: &questions,
+                    sizes: &sizes,
+                    methods: &methods,
+                    top_k: &top_k,
+                    limit,
+                    batch,
+                    base_passages,
+                    serve: !no_serve,
+                },
+            )
         }
         BenchCmd::Formats { files } => formats::formats(bench, &files),
         BenchCmd::Retrieval { questions, methods, limit } => retrieval::retrieval(bench, &questions, &methods, limit),

@@ -429,3 +429,33 @@ fn dry_run_counts_replaced_and_unchanged_documents_as_the_run_does() {
         "{run}"
     );
 }
+
+/// `rhizome bench scale` at a toy size on SQLite (the bench itself is a command, run by
+/// hand: docs/benchmarks.md): two sizes of copies of 20 MuSiQue passages, every figure
+/// printed, the second size holding copies of the first's entities under new names.
+#[test]
+fn scale_benchmark_prints_a_row_per_size() {
+    let tmp = tempfile::tempdir().unwrap();
+    let musique = shared().join("musique");
+    let mut c = rz(&tmp.path().join("scale"));
+    c.args(["bench", "scale"])
+        .arg(musique.join("openie_musique_train_results_ner_gpt-3.5-turbo-1106_1890.json"))
+        .arg(musique.join("musique_train.json"))
+        .args(["--base-passages", "20", "--sizes", "30,50", "--limit", "3", "--methods", "basic,hippo"]);
+    let b = json(c);
+    let rows = b["sizes"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{b:#}");
+    assert_eq!((rows[0]["chunks"].as_u64(), rows[1]["chunks"].as_u64()), (Some(30), Some(50)), "{b:#}");
+    assert!(rows[1]["entities"].as_u64().unwrap() > rows[0]["entities"].as_u64().unwrap(), "{b:#}");
+    for r in rows {
+        assert!(r["chunks_per_s"].as_f64().unwrap() > 0.0 && r["store_bytes"].as_u64().unwrap() > 0, "{r:#}");
+        assert!(r["serve_rss_mib"].as_f64().unwrap() > 10.0, "{r:#}");
+        let timed: Vec<String> =
+            r["methods"].as_array().unwrap().iter().map(|m| format!("{}@{}", m["method"], m["top_k"])).collect();
+        let want = ["basic", "hippo", "hippo-whole"].map(|m| [5, 8].map(|k| format!("\"{m}\"@{k}")));
+        assert_eq!(timed, want.concat(), "{r:#}");
+        let whole = &r["methods"][4];
+        assert_eq!(whole["same_passages_as_hippo"], 3, "hippo over a graph below hippo.ppr_nodes is whole: {r:#}");
+    }
+    assert!(rows[1]["synonyms"].as_u64().unwrap() >= rows[0]["synonyms"].as_u64().unwrap(), "{b:#}");
+}

@@ -110,6 +110,26 @@ impl StoreUrl {
         }
     }
 
+    /// Bytes the index takes on disk: the files of a directory index (the database and
+    /// its write-ahead log), a PostgreSQL database's size; None where the backend does not
+    /// say (FalkorDB keeps its graph in memory).
+    pub fn disk_bytes(&self) -> Result<Option<u64>> {
+        match self {
+            StoreUrl::Dir(d) => {
+                let mut n = 0;
+                for e in std::fs::read_dir(d).map_err(|e| Error::io(d, e))? {
+                    let m = e.and_then(|e| e.metadata()).map_err(|e| Error::io(d, e))?;
+                    n += if m.is_file() { m.len() } else { 0 };
+                }
+                Ok(Some(n))
+            }
+            #[cfg(feature = "postgres")]
+            StoreUrl::Postgres(u) => PgStore::database_bytes(u).map(Some),
+            #[cfg(feature = "falkordb")]
+            StoreUrl::Falkor(_) => Ok(None),
+        }
+    }
+
     /// Open for reading: no lock, the last committed state.
     pub fn open_reader(&self) -> Result<Reader> {
         match self {

@@ -23,12 +23,15 @@
 //! 4. PPR (`damping`) over the undirected weighted graph of entity and passage nodes:
 //!    relation edges (weight = supporting triples), synonymy edges (cosine),
 //!    passage-entity edges (1, or `title_edge_weight` to the entity a passage's document
-//!    is titled after). Built once per graph and cached.
+//!    is titled after). Built once per graph and cached. With `ppr_nodes` set, past that
+//!    many nodes the walk runs on the subgraph around the seeds ([`subgraph`]), so a
+//!    question's cost stops growing with the graph.
 //! 5. Passages ranked by `(1 - ppr_weight) x r + ppr_weight x PPR / best PPR`. With
 //!    nothing to seed (no passage score, no entity), by their passage score, with a note.
 //!
 //! Layout: `passages` (step 1), `linking` (steps 2 and 3), `recognition` (the LLM's filter
 //! of step 2), `names` (question spans naming entities), `adjacency` (step 4's graph),
+//! `subgraph` (step 4 on a large graph),
 //! `settings` ([`HippoConfig`]); this file runs the steps.
 
 mod adjacency;
@@ -37,6 +40,7 @@ mod names;
 mod passages;
 mod recognition;
 mod settings;
+mod subgraph;
 
 use std::collections::HashMap;
 use std::time::Instant;
@@ -52,6 +56,7 @@ use self::passages::{passage_scores, relative_passage_scores};
 pub(crate) use self::recognition::parse_kept;
 use self::recognition::recognition_filter;
 pub use self::settings::HippoConfig;
+use self::subgraph::{bounded_ranking, Walk, PASSAGE_SEEDS};
 use crate::ppr::{
     gauss_seidel_f64, personalized_pagerank, ranked_ppr, FusedRanking, DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE,
 };
@@ -69,6 +74,8 @@ pub struct Hippo {
     pub solver: PprSolver,
     /// Link facts even when nothing can make them seed (no LLM, `unfiltered_fact_weight` 0).
     pub always_link_facts: bool,
+    /// PageRank over the whole graph whatever its size (`hippo.ppr_nodes` ignored).
+    pub whole_graph: bool,
 }
 
 /// The PageRank solvers hippo can run (all reach the same top passages).
@@ -88,12 +95,18 @@ pub enum PprSolver {
 impl Hippo {
     /// The previous approach (see the type's documentation).
     pub fn previous() -> Self {
-        Hippo { solver: PprSolver::Reference, always_link_facts: true }
+        Hippo { solver: PprSolver::Reference, always_link_facts: true, whole_graph: true }
     }
 
     /// Today's hippo with the solver it ran before forward push.
     pub fn over_relaxed() -> Self {
-        Hippo { solver: PprSolver::OverRelaxed, always_link_facts: false }
+        Hippo { solver: PprSolver::OverRelaxed, always_link_facts: false, whole_graph: true }
+    }
+
+    /// Today's hippo with PageRank over the whole graph however large it is (before
+    /// `hippo.ppr_nodes` bounded it).
+    pub fn whole_graph() -> Self {
+        Hippo { whole_graph: true, ..Hippo::default() }
     }
 }
 
@@ -113,9 +126,14 @@ impl Retriever for Hippo {
         let mut out = Retrieval::default();
         let q = embed_question(env, question, &mut out.timings_ms)?;
         let graph = timed(&mut out.timings_ms, "graph", || env.graph())?;
-
-        let passages =
-            timed(&mut out.timings_ms, "dense", || passage_scores(env, &graph, &q, question, cfg.passage_bm25_weight))?;
+        // Past `ppr_nodes` nodes (when set), the walk runs on the subgraph around the seeds,
+        // and only the passages that can seed it are scored.
+        let nodes = graph.entity_ids.len() + graph.chunk_ids.len();
+        let bounded = !self.whole_graph && cfg.ppr_nodes > 0 && nodes > cfg.ppr_nodes;
+        let limit = bounded.then_some(PASSAGE_SEEDS.max(env.config.retrieval.top_k));
+        let passages = timed(&mut out.timings_ms, "dense", || {
+            passage_scores(env, &graph, &q, question, cfg.passage_bm25_weight, limit)
+        })?;
 
         let t = Instant::now();
         let linking = tracing::info_span!("stage", otel.name = "linking").entered();
@@ -178,6 +196,27 @@ impl Retriever for Hippo {
         let ranked: Vec<(u32, f64)> = if seeds.is_empty() && !passage_seeds {
             out.notes.push("nothing seeds the graph: passages ranked by dense retrieval (cosine + BM25 share)".into());
             rank(passages.raw.iter().enumerate().map(|(c, &s)| (c as u32, s as f64)))
+        } else if bounded {
+            let t = Instant::now();
+            let (csr, built) = adjacency(env, &graph, &cfg)?;
+            if built {
+                out.timings_ms.insert("graph_build".into(), ms(t));
+            }
+            let t = Instant::now();
+            let walk = Walk {
+                entity_seeds: &seeds,
+                relative: &relative,
+                scored: &passages.scored,
+                passage_weight: cfg.passage_node_weight.max(0.0) as f64,
+                damping: cfg.damping as f64,
+                share: cfg.ppr_weight.clamp(0.0, 1.0) as f64,
+                top_k: env.config.retrieval.top_k,
+            };
+            let b = bounded_ranking(&csr, graph.entity_ids.len(), &walk, cfg.ppr_nodes);
+            out.timings_ms.insert("ppr".into(), ms(t));
+            out.extra.insert("ppr_subgraph_nodes".into(), json!(b.nodes));
+            out.extra.insert("ppr_pushes".into(), json!(b.pushes));
+            b.ranked
         } else {
             let t = Instant::now();
             let (csr, built) = adjacency(env, &graph, &cfg)?;

@@ -19,17 +19,24 @@ pub(super) fn min_max(x: f32, lo: f32, hi: f32) -> f32 {
 pub(super) struct PassageScores {
     pub(super) raw: Vec<f32>,
     pub(super) normalized: Vec<f32>,
+    /// The chunks whose score was computed (the others hold the least computed cosine).
+    pub(super) scored: Vec<u32>,
 }
 
+/// Passage scores of every chunk, or of the best `limit` by cosine (and BM25's
+/// candidates) when given.
 pub(super) fn passage_scores(
     env: &QueryEnv,
     graph: &Graph,
     q: &[f32],
     question: &str,
     bm25_weight: f32,
+    limit: Option<usize>,
 ) -> Result<PassageScores> {
     let n = graph.chunk_ids.len();
-    let hits = if n == 0 { Vec::new() } else { env.store.vector_search(VectorKind::Chunk, q, n)? };
+    let k = limit.unwrap_or(n).min(n);
+    let hits = if n == 0 { Vec::new() } else { env.store.vector_search(VectorKind::Chunk, q, k)? };
+    let mut scored: Vec<u32> = hits.iter().filter_map(|s| graph.chunk(&s.id)).collect();
     // A chunk without a vector scores as the least similar one.
     let floor = hits.last().map_or(0.0, |s| s.score);
     let mut raw = vec![floor; n];
@@ -45,6 +52,7 @@ pub(super) fn passage_scores(
             for s in &sparse {
                 if let Some(c) = graph.chunk(&s.id) {
                     raw[c as usize] += bm25_weight * s.score / best;
+                    scored.push(c);
                 }
             }
         }
@@ -52,7 +60,9 @@ pub(super) fn passage_scores(
     let hi = raw.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let lo = raw.iter().copied().fold(f32::INFINITY, f32::min);
     let normalized = raw.iter().map(|&x| min_max(x, lo, hi)).collect();
-    Ok(PassageScores { raw, normalized })
+    scored.sort_unstable();
+    scored.dedup();
+    Ok(PassageScores { raw, normalized, scored })
 }
 
 /// Per passage, in [0, 1]: `exp((s - s_max) / T)` with `T = passage_temperature` (1 for

@@ -73,6 +73,42 @@ impl Csr {
         for v in 0..n {
             offsets[v + 1] += offsets[v];
         }
+        Csr::from_rows(offsets, targets, weights)
+    }
+
+    /// The subgraph induced by `nodes` (sorted, distinct, in range): local node `i` is
+    /// `nodes[i]`, with the edges between kept nodes and their weights. Edges to nodes
+    /// left out are dropped, so a walk is kept inside. `local` maps a node to its local
+    /// number (`u32::MAX`: left out), at least as long as the graph: it is left as it was
+    /// found. Linear in the kept nodes' edges, whatever the size of the graph.
+    pub fn induced(&self, nodes: &[u32], local: &mut [u32]) -> Csr {
+        for (i, &v) in nodes.iter().enumerate() {
+            local[v as usize] = i as u32;
+        }
+        // Local numbers follow global ones, so each kept row stays sorted by target.
+        let mut offsets = Vec::with_capacity(nodes.len() + 1);
+        offsets.push(0u32);
+        let (mut targets, mut weights) = (Vec::new(), Vec::new());
+        for &v in nodes {
+            for (u, w) in self.neighbors(v) {
+                let j = local[u as usize];
+                if j != u32::MAX {
+                    targets.push(j);
+                    weights.push(w);
+                }
+            }
+            offsets.push(targets.len() as u32);
+        }
+        for &v in nodes {
+            local[v as usize] = u32::MAX;
+        }
+        Csr::from_rows(offsets, targets, weights)
+    }
+
+    /// A graph from its rows (each undirected edge in both rows, rows sorted by target,
+    /// no repeats), with the transition probabilities derived from the weights.
+    fn from_rows(offsets: Vec<u32>, targets: Vec<u32>, weights: Vec<f32>) -> Csr {
+        let n = offsets.len().saturating_sub(1);
         let strength: Vec<f64> = (0..n)
             .map(|v| weights[offsets[v] as usize..offsets[v + 1] as usize].iter().map(|&w| w as f64).sum())
             .collect();

@@ -181,6 +181,20 @@ impl PgStore {
         std::thread::scope(|s| s.spawn(probe).join().unwrap_or(false))
     }
 
+    /// Bytes the database at `url` takes on disk (`pg_database_size`: tables, indexes,
+    /// TOAST; not the server's write-ahead log).
+    pub fn database_bytes(url: &str) -> Result<u64> {
+        let parsed = PgUrl::new(url);
+        let mut conn = pool::take(&parsed)?;
+        let n: i64 = conn
+            .client
+            .query_one("SELECT pg_database_size(current_database())", &[])
+            .map_err(|e| Error::Store(format!("{}: size of the database: {e}", parsed.display())))?
+            .get(0);
+        pool::give(&parsed, conn);
+        Ok(n.max(0) as u64)
+    }
+
     /// The database, as messages name it.
     pub fn url(&self) -> String {
         self.url.display()
