@@ -26,6 +26,20 @@ fn read(path: &Path) -> Result<String> {
     String::from_utf8(bytes).map_err(|e| Error::bad_input(path.display().to_string(), format!("not valid UTF-8 ({e})")))
 }
 
+/// The one chunk of a passage imported whole (a passage is not split).
+pub fn whole_chunk(doc_id: &str, text: String) -> Chunk {
+    Chunk {
+        id: chunk_id(doc_id, 0, &text),
+        doc_id: doc_id.to_string(),
+        ordinal: 0,
+        tokens: count_tokens(&text) as u32,
+        start: 0,
+        end: text.chars().count() as u32,
+        text,
+        pages: None,
+    }
+}
+
 /// Read a HippoRAG OpenIE results file (`{"docs": [{title, text, passage,
 /// extracted_entities, extracted_triples}]}`; a bare list of such docs is accepted too).
 pub fn hipporag_openie(path: &Path) -> Result<Imported> {
@@ -60,16 +74,7 @@ pub fn hipporag_openie(path: &Path) -> Result<Imported> {
             pages: None,
             meta: Default::default(),
         };
-        let chunk = Chunk {
-            id: chunk_id(&doc.id, 0, &text),
-            doc_id: doc.id.clone(),
-            ordinal: 0,
-            tokens: count_tokens(&text) as u32,
-            start: 0,
-            end: text.chars().count() as u32,
-            text,
-            pages: None,
-        };
+        let chunk = whole_chunk(&doc.id, text);
         let mut ex = Extraction::default();
         for e in d.get("extracted_entities").and_then(Value::as_array).into_iter().flatten() {
             match e.as_str().map(str::trim) {

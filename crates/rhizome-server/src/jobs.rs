@@ -82,6 +82,22 @@ pub struct JobView {
 }
 
 impl JobView {
+    /// A job just accepted, waiting its turn.
+    pub fn queued(id: u64, kind: &str, resumed: bool) -> JobView {
+        JobView {
+            id,
+            kind: kind.into(),
+            state: JobState::Queued,
+            done: 0,
+            total: 0,
+            stage: "queued".into(),
+            place: String::new(),
+            errors: vec![],
+            outcome: None,
+            resumed,
+        }
+    }
+
     pub fn finished(&self) -> bool {
         matches!(self.state, JobState::Done | JobState::Failed)
     }
@@ -138,18 +154,7 @@ impl Jobs {
     }
 
     fn insert(&self, id: u64, kind: &str, resumed: bool) -> watch::Sender<JobView> {
-        let view = JobView {
-            id,
-            kind: kind.into(),
-            state: JobState::Queued,
-            done: 0,
-            total: 0,
-            stage: "queued".into(),
-            place: String::new(),
-            errors: vec![],
-            outcome: None,
-            resumed,
-        };
+        let view = JobView::queued(id, kind, resumed);
         crate::telemetry::metrics::job(kind, "queued");
         let (tx, rx) = watch::channel(view);
         if let Some(b) = &self.board {
@@ -182,18 +187,10 @@ impl Jobs {
         let Some(b) = self.board.clone() else { return Ok(None) };
         let found = tokio::task::spawn_blocking(move || b.get(id)).await.map_err(ApiError::join)??;
         Ok(found.map(|j| {
-            let mut view = j.view.and_then(|v| serde_json::from_str::<JobView>(&v).ok()).unwrap_or_else(|| JobView {
-                id,
-                kind: "index".into(),
-                state: JobState::Queued,
-                done: 0,
-                total: 0,
-                stage: "queued".into(),
-                place: String::new(),
-                errors: vec![],
-                outcome: None,
-                resumed: false,
-            });
+            let mut view = j
+                .view
+                .and_then(|v| serde_json::from_str::<JobView>(&v).ok())
+                .unwrap_or_else(|| JobView::queued(id, "index", false));
             if !view.finished() && j.age_secs > SILENT_AFTER {
                 view.stage = format!(
                     "{} (as last reported {} s ago by the server that accepted it, {}; if that \

@@ -145,26 +145,37 @@ pub fn start_in(dir: &Path, wal: Option<&Path>) -> Server {
         .expect("start postgres");
     wait_for_port(port, Some(&mut child), Duration::from_secs(60), "postgres");
     let url = format!("postgres://postgres@127.0.0.1:{port}/postgres");
-    // Accepting connections is not yet accepting queries ("the database system is starting up").
+    wait_for_queries(&url, dir, "postgres");
+    let stop = pg_ctl_stop(&bin, user, &data);
+    let pid = child.id();
+    Server::new(pid, url, port, dir.to_path_buf(), Some(child), Some(stop))
+}
+
+/// Wait until the server at `url` answers a query: accepting connections is not yet
+/// accepting queries ("the database system is starting up").
+fn wait_for_queries(url: &str, dir: &Path, what: &str) {
     let t0 = Instant::now();
-    while psql(&url, "SELECT 1").is_err() {
+    while psql(url, "SELECT 1").is_err() {
         assert!(
             t0.elapsed() < Duration::from_secs(60),
-            "postgres at {url} does not answer; see {}",
+            "{what} at {url} does not answer; see {}",
             dir.join("postgres.log").display()
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// The command that stops the server of data directory `data` (fast, waiting).
+fn pg_ctl_stop(bin: &Path, user: Option<(u32, u32)>, data: &Path) -> Command {
     let mut stop = Command::new(bin.join("pg_ctl"));
     as_user(&mut stop, user)
         .arg("stop")
         .arg("-D")
-        .arg(&data)
+        .arg(data)
         .args(["-m", "fast", "-w"])
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    let pid = child.id();
-    Server::new(pid, url, port, dir.to_path_buf(), Some(child), Some(stop))
+    stop
 }
 
 /// A streaming replica (hot standby) of the server at `primary` (a `postgres://` URL of
@@ -215,23 +226,8 @@ pub fn start_standby(primary: &str) -> Server {
     wait_for_port(port, Some(&mut child), Duration::from_secs(60), "postgres standby");
     let db = primary.rsplit('/').next().unwrap_or("postgres").split('?').next().unwrap_or("postgres");
     let url = with_database(&format!("postgres://postgres@127.0.0.1:{port}/postgres"), db);
-    let t0 = Instant::now();
-    while psql(&url, "SELECT 1").is_err() {
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "the standby at {url} does not answer; see {}",
-            dir.join("postgres.log").display()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let mut stop = Command::new(bin.join("pg_ctl"));
-    as_user(&mut stop, user)
-        .arg("stop")
-        .arg("-D")
-        .arg(&data)
-        .args(["-m", "fast", "-w"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+    wait_for_queries(&url, &dir, "the standby");
+    let stop = pg_ctl_stop(&bin, user, &data);
     let pid = child.id();
     Server::new(pid, url, port, dir, Some(child), Some(stop))
 }

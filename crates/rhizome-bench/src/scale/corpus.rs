@@ -9,9 +9,8 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use rhizome_core::ids::{chunk_id, document_id, normalize_name};
-use rhizome_core::text::count_tokens;
 use rhizome_core::{Chunk, Document, ExtractedEntity, ExtractedFact, ExtractedRelation, Extraction, Result};
-use rhizome_ingest::import::hipporag_openie;
+use rhizome_ingest::import::{hipporag_openie, whole_chunk};
 
 use super::derived::tag;
 
@@ -145,16 +144,7 @@ impl Base {
         let p = &self.passages[i];
         let (title, text) = (p.title.render(k), p.text.render(k));
         let doc = Document::new(format!("scale:copy{k}/{i}"), title, text.clone());
-        let chunk = Chunk {
-            id: chunk_id(&doc.id, 0, &text),
-            doc_id: doc.id.clone(),
-            ordinal: 0,
-            tokens: count_tokens(&text) as u32,
-            start: 0,
-            end: text.chars().count() as u32,
-            text,
-            pages: None,
-        };
+        let chunk = whole_chunk(&doc.id, text);
         let ex = &p.extraction;
         let r = |n: &str| rename(n, k);
         let extraction = Extraction {
