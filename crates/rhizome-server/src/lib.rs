@@ -174,15 +174,20 @@ pub(crate) fn admin_api() -> OpenApiRouter<Arc<workspaces::Registry>> {
         .routes(routes!(telemetry::metrics::metrics))
 }
 
-/// The pages that are the same for every workspace and need no key.
-pub(crate) fn static_router() -> Router {
+/// The pages that are the same for every workspace and need no key: the web UI and the
+/// API's own documentation (not part of the document).
+fn pages<S: Clone + Send + Sync + 'static>() -> Router<S> {
     Router::new()
         .route("/", get(ui::index))
         .route("/ui/app.js", get(ui::app_js))
         .route("/ui/app.css", get(ui::app_css))
         .route("/openapi.json", get(openapi::openapi_json))
         .route("/docs", get(openapi::docs_page))
-        .fallback(error::not_found)
+}
+
+/// [`pages`] alone, for public requests served without opening a workspace.
+pub(crate) fn static_router() -> Router {
+    pages().fallback(error::not_found)
 }
 
 /// One workspace's routes (the API, `/mcp`, the web UI): what a request of that
@@ -193,12 +198,7 @@ pub(crate) fn workspace_router(state: AppState) -> Router {
     #[cfg(feature = "mcp")]
     let api = api.route_service("/mcp", mcp::service(&state));
     let max_body_bytes = state.max_body_bytes;
-    // The web UI and the API's own documentation are not part of the document.
-    api.route("/", get(ui::index))
-        .route("/ui/app.js", get(ui::app_js))
-        .route("/ui/app.css", get(ui::app_css))
-        .route("/openapi.json", get(openapi::openapi_json))
-        .route("/docs", get(openapi::docs_page))
+    api.merge(pages())
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), limits::refuse_announced_oversize))
