@@ -22,6 +22,7 @@ mod html;
 mod ocr;
 mod ods;
 mod pdf;
+mod pdf_bounds;
 mod pdf_layout;
 mod pptx;
 mod sheet;

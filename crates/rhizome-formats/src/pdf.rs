@@ -6,17 +6,20 @@
 //!
 //! Glyphs come from `pdf-extract` (over `lopdf`). Its panics on fonts it cannot decode
 //! are caught per page; structures it would follow forever (a page's `/Parent` chain in
-//! a loop, a form XObject drawing itself) are checked before a page is read, and the
-//! streams it inflates are measured first against [`Limits::max_decompressed`].
+//! a loop, a form XObject drawing itself) are checked before a page is read. Every stream
+//! lopdf or pdf-extract inflates is measured first (`pdf_bounds`), a page that would draw
+//! more than [`pdf_bounds::MAX_PAGE_WORK`] is skipped, and one page's reading stops at
+//! [`MAX_PAGE_GLYPHS`] glyphs or [`PAGE_SECONDS`].
 
 use std::collections::HashSet;
-use std::io::Read;
+use std::time::{Duration, Instant};
 // A panic of pdf-extract or lopdf on a malformed file is guarded (it becomes a note or an
 // error, prints nothing, and the fuzzer does not count it as a failure).
 use rhizome_core::panic_guard::catch;
 
 use pdf_extract::{Dictionary, Document, MediaBox, Object, ObjectId, OutputDev, OutputError, Transform};
 
+use crate::pdf_bounds::{self, MAX_PAGE_WORK};
 use crate::pdf_layout::{self, expand_ligature, Glyph, RawPage};
 use crate::{text, Extracted, Limits, PageUnit, ReadError, Result};
 
@@ -24,6 +27,10 @@ use crate::{text, Extracted, Limits, PageUnit, ReadError, Result};
 const MAX_FORM_DEPTH: usize = 24;
 /// How many forms one page may draw, counting repeats.
 const MAX_FORM_VISITS: usize = 10_000;
+/// Glyphs one page may yield (a dense page has tens of thousands).
+const MAX_PAGE_GLYPHS: usize = 500_000;
+/// Seconds one page's text may take to read.
+const PAGE_SECONDS: u64 = 30;
 /// The note a page without a text layer gets; [`pages_without_text`] reads it back.
 pub(crate) const NO_TEXT: &str = "no text layer";
 
@@ -48,9 +55,11 @@ fn read_pdf_here(bytes: &[u8], limits: &Limits) -> Result<Extracted> {
     if !bytes.windows(5).take(1024).any(|w| w == b"%PDF-") {
         return Err(ReadError::damaged("no %PDF- header: not a PDF file"));
     }
-    let mut doc = match catch(|| Document::load_mem(bytes)) {
-        Ok(Ok(doc)) => doc,
-        Ok(Err(e)) => return Err(ReadError::damaged(format!("cannot parse the PDF ({e})"))),
+    pdf_bounds::check_xref_streams(bytes, limits)?;
+    let mut doc = match catch(|| pdf_bounds::load(bytes, limits)) {
+        Ok(Ok(Ok(doc))) => doc,
+        Ok(Ok(Err(e))) => return Err(ReadError::damaged(format!("cannot parse the PDF ({e})"))),
+        Ok(Err(too_large)) => return Err(too_large),
         Err(_) => return Err(ReadError::damaged("cannot parse the PDF")),
     };
     if doc.is_encrypted() {
@@ -59,9 +68,12 @@ fn read_pdf_here(bytes: &[u8], limits: &Limits) -> Result<Extracted> {
             _ => return Err(ReadError::Encrypted("password-protected PDF".into())),
         }
     }
+    if doc.encryption_state.is_some() || doc.is_encrypted() {
+        // lopdf decrypts while loading and does not filter those objects: measured now.
+        pdf_bounds::check_loaded(&doc, limits)?;
+    }
     let pages: Vec<(u32, ObjectId)> = doc.get_pages().into_iter().collect();
     text::check_pages(pages.len(), limits)?;
-    check_inflated(&doc, limits)?;
     check_references(&doc)?;
     let mut out = Extracted {
         title: info(&doc, b"Title"),
@@ -80,9 +92,13 @@ fn read_pdf_here(bytes: &[u8], limits: &Limits) -> Result<Extracted> {
                 RawPage::default()
             }
             None => {
-                let mut dev = Collector::default();
+                let mut dev = Collector::new();
                 match catch(|| pdf_extract::output_doc_page(&doc, &mut dev, number)) {
                     Ok(Ok(())) => {}
+                    Ok(Err(_)) if dev.stopped.is_some() => {
+                        let why = dev.stopped.unwrap_or_default();
+                        out.notes.push(format!("page {number}: text partly read ({why})"))
+                    }
                     Ok(Err(e)) => out.notes.push(format!("page {number}: text partly read ({e:?})")),
                     Err(_) => out
                         .notes
@@ -116,11 +132,32 @@ pub fn pages_without_text(x: &Extracted) -> Vec<u32> {
         .collect()
 }
 
-/// An output device keeping each glyph with its position.
-#[derive(Default)]
+/// An output device keeping each glyph with its position, until the page's bounds.
 struct Collector {
     page: RawPage,
     space: bool,
+    deadline: Instant,
+    stopped: Option<&'static str>,
+}
+
+impl Collector {
+    fn new() -> Self {
+        let deadline = Instant::now() + Duration::from_secs(PAGE_SECONDS);
+        Collector { page: RawPage::default(), space: false, deadline, stopped: None }
+    }
+
+    /// Stops reading the page (pdf-extract ends it at the error) when a bound is reached.
+    fn within_bounds(&mut self) -> std::result::Result<(), OutputError> {
+        if self.page.glyphs.len() >= MAX_PAGE_GLYPHS {
+            self.stopped = Some("more glyphs than one page may have");
+        } else if Instant::now() > self.deadline {
+            self.stopped = Some("reading it took too long");
+        }
+        match self.stopped {
+            Some(_) => Err(OutputError::FormatError(std::fmt::Error)),
+            None => Ok(()),
+        }
+    }
 }
 
 impl OutputDev for Collector {
@@ -150,6 +187,7 @@ impl OutputDev for Collector {
         font_size: f64,
         ch: &str,
     ) -> std::result::Result<(), OutputError> {
+        self.within_bounds()?;
         if ch.chars().all(char::is_whitespace) {
             self.space = true;
             return Ok(());
@@ -179,6 +217,24 @@ impl OutputDev for Collector {
     }
     fn end_line(&mut self) -> std::result::Result<(), OutputError> {
         Ok(())
+    }
+    fn stroke(
+        &mut self,
+        _: &Transform,
+        _: &pdf_extract::ColorSpace,
+        _: &[f64],
+        _: &pdf_extract::Path,
+    ) -> std::result::Result<(), OutputError> {
+        self.within_bounds()
+    }
+    fn fill(
+        &mut self,
+        _: &Transform,
+        _: &pdf_extract::ColorSpace,
+        _: &[f64],
+        _: &pdf_extract::Path,
+    ) -> std::result::Result<(), OutputError> {
+        self.within_bounds()
     }
 }
 
@@ -242,10 +298,20 @@ fn page_hazard(doc: &Document, page: ObjectId) -> Option<&'static str> {
             None => break,
         }
     }
+    let Some(contents) = pdf_bounds::page_work(doc, page, MAX_PAGE_WORK) else {
+        return Some("its content is larger than one page may draw");
+    };
     let resources = inherited_resources(doc, page)?;
-    let mut visits = 0;
-    let mut chain = Vec::new();
-    forms_ok(doc, resources, &mut chain, &mut visits).err()
+    let mut walk = FormWalk { visits: 0, chain: Vec::new(), left: MAX_PAGE_WORK - contents };
+    forms_ok(doc, resources, &mut walk).err()
+}
+
+/// Where [`forms_ok`] is: the forms it is inside, how many it has visited, and how many
+/// bytes of content the page may still draw.
+struct FormWalk {
+    visits: usize,
+    chain: Vec<ObjectId>,
+    left: u64,
 }
 
 fn inherited_resources(doc: &Document, page: ObjectId) -> Option<&Dictionary> {
@@ -271,8 +337,7 @@ fn deref<'a>(doc: &'a Document, o: &'a Object) -> Option<&'a Object> {
 fn forms_ok<'a>(
     doc: &'a Document,
     resources: &'a Dictionary,
-    chain: &mut Vec<ObjectId>,
-    visits: &mut usize,
+    w: &mut FormWalk,
 ) -> std::result::Result<(), &'static str> {
     let Some(Ok(xobjects)) = resources.get(b"XObject").ok().and_then(|x| deref(doc, x)).map(Object::as_dict) else {
         return Ok(());
@@ -285,17 +350,19 @@ fn forms_ok<'a>(
         if stream.dict.get(b"Subtype").and_then(Object::as_name).ok() == Some(b"Image".as_slice()) {
             continue;
         }
-        *visits += 1;
-        if chain.contains(id) {
+        w.visits += 1;
+        if w.chain.contains(id) {
             return Err("a form XObject draws itself");
         }
-        if chain.len() >= MAX_FORM_DEPTH || *visits > MAX_FORM_VISITS {
+        if w.chain.len() >= MAX_FORM_DEPTH || w.visits > MAX_FORM_VISITS {
             return Err("form XObjects nest too deep");
         }
+        let drawn = pdf_bounds::decoded_len(&stream.dict, &stream.content, w.left);
+        w.left -= drawn.ok_or("its content is larger than one page may draw")?;
         let own = stream.dict.get(b"Resources").ok().and_then(|r| deref(doc, r)).and_then(|r| r.as_dict().ok());
-        chain.push(*id);
-        forms_ok(doc, own.unwrap_or(resources), chain, visits)?;
-        chain.pop();
+        w.chain.push(*id);
+        forms_ok(doc, own.unwrap_or(resources), w)?;
+        w.chain.pop();
     }
     Ok(())
 }
@@ -315,39 +382,6 @@ fn check_references(doc: &Document) -> Result<()> {
         }
         if next == start {
             return Err(ReadError::damaged(format!("object {} {} refers to itself", start.0, start.1)));
-        }
-    }
-    Ok(())
-}
-
-/// Refuses a PDF whose Flate streams (other than images, which are not read) inflate past
-/// [`Limits::max_decompressed`] in all, measuring each with a bounded inflater before
-/// lopdf inflates it whole.
-fn check_inflated(doc: &Document, limits: &Limits) -> Result<()> {
-    let mut total: u64 = 0;
-    for obj in doc.objects.values() {
-        let Object::Stream(s) = obj else { continue };
-        if s.dict.get(b"Subtype").and_then(Object::as_name).ok() == Some(b"Image".as_slice()) {
-            continue;
-        }
-        let flate = match s.dict.get(b"Filter") {
-            Ok(Object::Name(n)) => n == b"FlateDecode",
-            Ok(Object::Array(a)) => a.iter().any(|f| f.as_name().ok() == Some(b"FlateDecode".as_slice())),
-            _ => false,
-        };
-        let budget = limits.max_decompressed.saturating_sub(total);
-        let n = if flate {
-            let mut z = flate2::read::ZlibDecoder::new(s.content.as_slice()).take(budget.saturating_add(1));
-            std::io::copy(&mut z, &mut std::io::sink()).unwrap_or(0)
-        } else {
-            s.content.len() as u64
-        };
-        total = total.saturating_add(n);
-        if total > limits.max_decompressed {
-            return Err(ReadError::TooLarge(format!(
-                "its streams inflate past the {} MiB allowed",
-                limits.max_decompressed >> 20
-            )));
         }
     }
     Ok(())

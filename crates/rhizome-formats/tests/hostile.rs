@@ -8,6 +8,8 @@ use rhizome_formats::{read, read_docx, read_epub, read_pptx, read_xlsx, Limits, 
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
+mod pdf_bombs;
+
 const DOCUMENT: &str = r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
 <w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>
 <w:p><w:r><w:t>Hello from a small document, long enough to be split in half.</w:t></w:r></w:p>
