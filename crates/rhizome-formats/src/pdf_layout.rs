@@ -158,22 +158,25 @@ fn in_band(page: &RawPage, line: &Line) -> bool {
     line.y > page.top - MARGIN_BAND * h || line.y < page.bottom + MARGIN_BAND * h
 }
 
-/// Drops running headers and footers (band lines whose text, digits masked, repeats on
-/// at least half the pages and on three of them, or on both pages of two) and page numbers.
+/// Drops running headers and footers and page numbers. A band line is running when its
+/// text, digits masked, repeats on at least half the pages and on three of them (or on
+/// both pages of two), or on three pages within five: a chapter's title, changing from one
+/// chapter to the next, or on every other page of a book.
 pub(crate) fn drop_running(pages: &[RawPage], lines: &mut [Vec<Line>]) {
     let n = lines.len();
-    let mut counts: HashMap<String, usize> = HashMap::new();
-    for (page, ls) in pages.iter().zip(lines.iter()) {
+    let mut seen: HashMap<String, Vec<usize>> = HashMap::new();
+    for (i, (page, ls)) in pages.iter().zip(lines.iter()).enumerate() {
         let mut keys: Vec<String> = ls.iter().filter(|l| in_band(page, l)).map(|l| masked(&l.text())).collect();
         keys.sort();
         keys.dedup();
         for k in keys {
-            *counts.entry(k).or_default() += 1;
+            seen.entry(k).or_default().push(i);
         }
     }
     let running = |k: &str| {
-        let c = counts.get(k).copied().unwrap_or(0);
-        (n >= 3 && c >= 3 && 2 * c >= n) || (n == 2 && c == 2)
+        let on = seen.get(k).map_or(&[][..], Vec::as_slice);
+        let c = on.len();
+        (n >= 3 && c >= 3 && 2 * c >= n) || (n == 2 && c == 2) || on.windows(3).any(|w| w[2] - w[0] <= 4)
     };
     for (page, ls) in pages.iter().zip(lines.iter_mut()) {
         ls.retain(|l| !(in_band(page, l) && (is_page_number(&l.text()) || running(&masked(&l.text())))));

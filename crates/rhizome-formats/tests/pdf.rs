@@ -96,6 +96,12 @@ fn pdf_fixtures() {
     assert!(l.is_some() && r.is_some() && l < r, "left column first: {}", e.text);
     assert!(e.text.contains("description that a question can reach.\n\nThe right column"), "{}", e.text);
 
+    let (e, want) = read_fixture(dir, "chapters.pdf");
+    check_pages("chapters", &e, &want);
+    for title in ["Chapter One: The Harbour", "Chapter Two: The Ferries", "Chapter Three: The Markets"] {
+        assert!(!e.text.contains(title), "a running header that changes by chapter is dropped: {}", e.text);
+    }
+
     let (e, want) = read_fixture(dir, "table.pdf");
     check_pages("table", &e, &want);
     for row in ["City | Country | Founded", "Hanoi | Vietnam | 1010", "Beijing | China | 1045", "Paris | France | 508"]
