@@ -332,10 +332,31 @@ fn adding_files_processes_only_new_ones_and_a_missing_model_is_explained() {
     let r = query(&idx, "What did Rosalind Franklin photograph?");
     let cited = r["contexts"].as_array().unwrap().iter().filter(|c| c["text"].as_str().unwrap().contains("Photo 51"));
     assert_eq!(cited.count(), 1, "one passage, not one per name: {r:#}");
+
+    // The file first indexed changes: its old content stays, under the copies' names.
+    std::fs::write(&note, "Rosalind Franklin studied the structure of coal before DNA.").unwrap();
+    let mut c = rz(&idx);
+    c.args(["index", "--dry-run"]).arg(&note);
+    assert_eq!(json(c)["documents_replaced"], 1);
+    let mut c = rz(&idx);
+    c.arg("index").arg(&note);
+    let fifth = json(c);
+    assert_eq!((&fifth["report"]["documents_replaced"], &fifth["report"]["documents_indexed"]), (&1.into(), &1.into()));
+    assert_eq!(stats(&idx)["nodes"]["Document"], 5, "the new content, and the old under another name");
+    let mut c = rz(&idx);
+    c.args(["documents", "--search", "franklin"]);
+    let listed = json(c);
+    let kept =
+        listed["documents"].as_array().unwrap().iter().find(|d| d["source"].as_str().unwrap().contains("copies/"));
+    let kept = kept.unwrap_or_else(|| panic!("the old content under a copy's name: {listed:#}"));
+    assert_eq!(kept["aliases"].as_array().unwrap().len(), 2, "{listed:#}");
+    let r = query(&idx, "What did Rosalind Franklin photograph?");
+    assert!(r["contexts"][0]["text"].as_str().unwrap().contains("Photo 51"), "{r:#}");
+
     let mut c = rz(&idx);
     c.arg("delete").arg(names[1]);
     assert_eq!(json(c)["deleted"]["documents"], 1);
-    assert_eq!(stats(&idx)["nodes"]["Document"], 3);
+    assert_eq!(stats(&idx)["nodes"]["Document"], 4);
 
     let out =
         rz(&idx).env("RHIZOME_MODELS_DIR", tmp.path().join("no-models")).args(["query", "anything"]).output().unwrap();

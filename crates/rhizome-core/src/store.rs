@@ -170,6 +170,12 @@ pub struct WriteBatch {
     /// any document holding it as an alias. An alias of a document that is not stored, or
     /// that names the document's own source, is not written.
     pub aliases: Vec<(String, String)>,
+    /// Stored documents whose source now names other content, kept under another of
+    /// their names: (document id, the name that becomes its source, taken from any
+    /// document holding it as an alias). Applied before the batch's documents are
+    /// written, so a document of this batch can take the freed name. A pair whose name is
+    /// another stored document's source is not applied.
+    pub renames: Vec<(String, String)>,
 }
 
 /// A chunk whose extraction failed: kept in the index without its graph until a later run

@@ -279,7 +279,7 @@ impl Engine {
         let existing = if self.exists() { Some(self.reader()?) } else { None };
         // As the run itself sorts them.
         let sorted = rhizome_ingest::incoming::sort(existing.as_deref().map(|s| s as &dyn StoreRead), docs)?;
-        let (new_docs, replaced) = (sorted.new, sorted.replaced.len());
+        let (new_docs, replaced) = (sorted.new, sorted.replaced.len() + sorted.renames.len());
         let chunker = TokenChunker { size: self.config.chunk.size, overlap: self.config.chunk.overlap };
         let chunks: Vec<rhizome_core::Chunk> = new_docs.iter().flat_map(|d| chunker.chunk(d)).collect();
         let refs: Vec<&rhizome_core::Chunk> = chunks.iter().collect();

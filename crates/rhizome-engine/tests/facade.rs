@@ -121,4 +121,24 @@ fn texts_in_memory_are_indexed_and_seen_by_another_engine() {
     writer.delete("upload:grace", &cancel).unwrap();
     assert_eq!(documents(&reader), 1);
     assert_eq!(reader.documents(Some("Hopper"), 0, 10).unwrap().total, 0);
+
+    // A name takes new content while its old content arrives under another name in the
+    // same run (a file renamed, and a new one saved under the old name): both are kept,
+    // the old under its new name, without indexing it again.
+    let docs = vec![
+        text_document("Ada Lovelace", "Ada Lovelace translated Menabrea's paper on the engine.", "upload:ada", "text")
+            .unwrap(),
+        text_document(
+            "Ada Lovelace",
+            "Ada Lovelace wrote the first program for Charles Babbage's Analytical Engine in 1843.",
+            "upload:ada-1843",
+            "text",
+        )
+        .unwrap(),
+    ];
+    let out = writer.index(IndexInput::Documents(docs), &NoProgress, &cancel).unwrap();
+    assert_eq!((out.report.documents_indexed, out.report.documents_replaced), (1, 1), "{:?}", out.report);
+    assert_eq!(documents(&writer), 2);
+    let o = ask(&writer, "Who wrote the first program for the Analytical Engine?", Method::Basic);
+    assert_eq!(o.contexts.first().map(|c| c.source.as_str()), Some("upload:ada-1843"), "{:?}", o.contexts);
 }

@@ -3,13 +3,15 @@
 //! - content indexed already under this name is unchanged;
 //! - content indexed already (or earlier in this run) under another name is not indexed
 //!   again: the new name becomes another source of that document (an alias);
-//! - a name indexed with other content is replaced: the old document goes;
+//! - a name indexed with other content is replaced: the old document goes, unless it has
+//!   another name (an alias, or a name its content arrives under in this run), which then
+//!   becomes its source ([`Incoming::renames`]);
 //! - the rest is new.
 //!
 //! Content is compared by the digest of the text alone ([`text_digest`]), so one file
 //! uploaded under six names is one document with six names, cited once.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use rhizome_core::ids::text_digest;
 use rhizome_core::{Document, Result, StoreRead};
@@ -26,6 +28,9 @@ pub struct Incoming {
     pub unchanged: u64,
     /// Content indexed already, arriving under a new name: (document id, the new name).
     pub aliases: Vec<(String, String)>,
+    /// Stored documents whose source takes other content and that keep another of their
+    /// names as source: (document id, that name). Written before the run's documents.
+    pub renames: Vec<(String, String)>,
 }
 
 /// Sort `docs` against `store` (None: an index that does not exist yet).
@@ -35,6 +40,8 @@ pub fn sort(store: Option<&dyn StoreRead>, docs: Vec<Document>) -> Result<Incomi
     // each such document has so far.
     let mut by_digest: HashMap<String, String> = HashMap::new();
     let mut names: HashMap<String, Vec<String>> = HashMap::new();
+    // Replaced documents' other stored names.
+    let mut other_names: HashMap<String, Vec<String>> = HashMap::new();
     for d in docs {
         let digest = text_digest(&d.text);
         let known = match by_digest.get(&digest) {
@@ -50,6 +57,8 @@ pub fn sort(store: Option<&dyn StoreRead>, docs: Vec<Document>) -> Result<Incomi
         if let Some(s) = store {
             if let Some(old) = s.find_document(&d.source)? {
                 if old.source == d.source && old.id != target && !out.replaced.contains(&old.id) {
+                    let others = s.document_sources(&old.id)?.into_iter().filter(|n| n != &d.source).collect();
+                    other_names.insert(old.id.clone(), others);
                     out.replaced.push(old.id);
                 }
             }
@@ -79,5 +88,25 @@ pub fn sort(store: Option<&dyn StoreRead>, docs: Vec<Document>) -> Result<Incomi
             }
         }
     }
+    keep_under_other_names(&mut out, &other_names);
     Ok(out)
+}
+
+/// A replaced document with another name not taken in this run is kept under it: its
+/// first stored alias, else the first name its content arrived under in this run.
+fn keep_under_other_names(out: &mut Incoming, other_names: &HashMap<String, Vec<String>>) {
+    let mut taken: HashSet<String> = out.new.iter().map(|d| d.source.clone()).collect();
+    for id in std::mem::take(&mut out.replaced) {
+        let stored = other_names.get(&id).into_iter().flatten();
+        let arrived = out.aliases.iter().filter(|(a, _)| a == &id).map(|(_, n)| n);
+        let free = |n: &&String| !taken.contains(n.as_str()) && !out.aliases.iter().any(|(a, m)| a != &id && &m == n);
+        match stored.chain(arrived).find(free).cloned() {
+            Some(name) => {
+                out.aliases.retain(|(a, n)| !(a == &id && n == &name));
+                taken.insert(name.clone());
+                out.renames.push((id, name));
+            }
+            None => out.replaced.push(id),
+        }
+    }
 }

@@ -178,6 +178,10 @@ impl Pipeline<'_> {
             store.delete_document(old, &mut |names| self.embedder.embed(names, EmbedKind::Passage))?;
             report.documents_replaced += 1;
         }
+        if !sorted.renames.is_empty() {
+            report.documents_replaced += sorted.renames.len() as u64;
+            store.write_batch(&WriteBatch { renames: sorted.renames, ..Default::default() })?;
+        }
         report.documents_unchanged += sorted.unchanged;
         report.documents_duplicate += sorted.aliases.len() as u64;
         Ok((sorted.new, sorted.aliases))

@@ -80,6 +80,24 @@ impl FalkorStore {
         self.pipe(cmds).map(drop)
     }
 
+    /// Give each `(document id, name)`'s document that name as its source (see
+    /// [`rhizome_core::WriteBatch::renames`]).
+    pub(crate) fn rename_documents(&self, renames: &[(String, String)]) -> Result<()> {
+        for (doc_id, name) in renames {
+            let holders = self.rop(
+                &[("d", s(doc_id)), ("n", s(name))],
+                "MATCH (o:Document {source: $n}) WHERE o.id <> $d RETURN o.id",
+            )?;
+            let exists = !self.rop(&[("d", s(doc_id))], "MATCH (d:Document {id: $d}) RETURN d.id")?.is_empty();
+            if !holders.is_empty() || !exists {
+                continue;
+            }
+            self.free_alias(name)?;
+            self.qp(&[("d", s(doc_id)), ("n", s(name))], "MATCH (d:Document {id: $d}) SET d.source = $n")?;
+        }
+        Ok(())
+    }
+
     /// A document's aliases in the order they came.
     pub(crate) fn aliases_of(&self, doc_id: &str) -> Result<Vec<String>> {
         let v = self.redis(&[b"LRANGE", &self.key(&aliases_key(doc_id)), b"0", b"-1"])?;

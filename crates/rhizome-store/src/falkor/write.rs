@@ -121,6 +121,7 @@ impl FalkorStore {
     }
 
     fn write_batch_inner(&self, b: &WriteBatch) -> Result<bool> {
+        self.rename_documents(&b.renames)?;
         // Which documents are there already (and not being written in parts).
         let doc_ids: Vec<Lit> = b.documents.iter().map(|d| s(&d.id)).collect();
         let existing: HashSet<String> = if doc_ids.is_empty() {

@@ -53,6 +53,22 @@ pub fn write(c: &mut impl GenericClient, aliases: &[(String, String)]) -> PgResu
     Ok(())
 }
 
+/// Give each `(document id, name)`'s document that name as its source (see
+/// [`rhizome_core::WriteBatch::renames`]).
+pub fn rename(c: &mut impl GenericClient, renames: &[(String, String)]) -> PgResult<()> {
+    for (doc_id, name) in renames {
+        let n = c.execute(
+            "UPDATE documents SET source = $2 WHERE id = $1
+             AND NOT EXISTS (SELECT 1 FROM documents o WHERE o.source = $2 AND o.id <> $1)",
+            &[doc_id, name],
+        )?;
+        if n > 0 {
+            c.execute("DELETE FROM document_aliases WHERE source = $1", &[name])?;
+        }
+    }
+    Ok(())
+}
+
 /// A document's aliases in the order they came.
 pub fn of(c: &mut impl GenericClient, doc_id: &str) -> PgResult<Vec<String>> {
     Ok(c.query("SELECT source FROM document_aliases WHERE doc_id = $1 ORDER BY seq", &[&doc_id])?

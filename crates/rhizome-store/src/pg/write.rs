@@ -25,6 +25,7 @@ fn now() -> i64 {
 }
 
 fn write_batch(c: &mut impl GenericClient, url: &str, batch: &WriteBatch) -> PgResult<u64> {
+    super::aliases::rename(c, &batch.renames)?;
     // Documents: new ones are inserted; one already there is skipped with everything it
     // supports, unless it is written in parts and this is its next part.
     let doc_ids: Vec<&str> = batch.documents.iter().map(|d| d.id.as_str()).collect();

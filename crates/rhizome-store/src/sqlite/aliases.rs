@@ -56,6 +56,24 @@ pub fn write(conn: &Connection, aliases: &[(String, String)]) -> Result<()> {
     Ok(())
 }
 
+/// Give each `(document id, name)`'s document that name as its source (see
+/// [`rhizome_core::WriteBatch::renames`]).
+pub fn rename(conn: &Connection, renames: &[(String, String)]) -> Result<()> {
+    for (doc_id, name) in renames {
+        let n = conn
+            .execute(
+                "UPDATE documents SET source = ?2 WHERE id = ?1
+                 AND NOT EXISTS (SELECT 1 FROM documents o WHERE o.source = ?2 AND o.id <> ?1)",
+                params![doc_id, name],
+            )
+            .map_err(sql)?;
+        if n > 0 {
+            conn.execute("DELETE FROM document_aliases WHERE source = ?1", [name]).map_err(sql)?;
+        }
+    }
+    Ok(())
+}
+
 /// A document's aliases in the order they came.
 pub fn of(conn: &Connection, doc_id: &str) -> Result<Vec<String>> {
     rows::list(conn, "SELECT source FROM document_aliases WHERE doc_id = ?1 ORDER BY seq", [doc_id], |r| r.get(0))

@@ -186,6 +186,7 @@ impl StoreWrite for SqliteStore {
 
     fn write_batch(&mut self, batch: &WriteBatch) -> Result<()> {
         let tx = self.conn.transaction().map_err(sql)?;
+        aliases::rename(&tx, &batch.renames)?;
         let mut skip: HashSet<&str> = HashSet::new();
         let titles: std::collections::HashMap<&str, &str> =
             batch.documents.iter().map(|d| (d.id.as_str(), d.title.as_str())).collect();

@@ -80,6 +80,26 @@ pub fn aliases_contract<S: StoreWrite>(open: &dyn Fn(&Path) -> S) {
     s.write_batch(&alias(&da.id, "copy of alpha.txt")).unwrap();
     assert_eq!(s.document_sources(&da.id).unwrap(), ["alpha.txt", "copy of alpha.txt"], "a freed name is free");
 
+    // A rename gives a document another of its names (or a new one) as its source and
+    // frees the old; a name that is another document's source is not taken.
+    s.write_batch(&WriteBatch {
+        renames: vec![
+            (da.id.clone(), "copy of alpha.txt".into()),
+            ("doc_missing".into(), "ghost.txt".into()),
+            (dg.id.clone(), "copy of alpha.txt".into()),
+        ],
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!(s.document_sources(&da.id).unwrap(), ["copy of alpha.txt"]);
+    assert_eq!(s.find_document("alpha.txt").unwrap(), None, "the old source is free");
+    assert_eq!(s.find_document("copy of alpha.txt").unwrap().map(|d| d.id), Some(da.id.clone()));
+    assert_eq!(s.find_document("ghost.txt").unwrap(), None);
+    assert_eq!(s.document_sources(&dg.id).unwrap(), ["alpha (2).txt"]);
+    s.write_batch(&WriteBatch { renames: vec![(da.id.clone(), "alpha, kept.txt".into())], ..Default::default() })
+        .unwrap();
+    assert_eq!(s.document_sources(&da.id).unwrap(), ["alpha, kept.txt"], "a name not held before");
+
     // A document written in parts is not found by its digest until its last part.
     let mut p = batch("partial", &["Partial text"], &["Part"]);
     let dp = p.documents[0].id.clone();
