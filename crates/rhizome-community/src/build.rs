@@ -124,9 +124,7 @@ pub fn compute(data: &GraphData, cfg: &CommunitiesConfig) -> Vec<Community> {
         let entity_ids = member_ids(&c.nodes);
         let mut top: Vec<u32> = c.nodes.iter().copied().filter(|&n| connected[n as usize]).collect();
         top.sort_by(|&a, &b| eg.degree[b as usize].cmp(&eg.degree[a as usize]).then(a.cmp(&b)));
-        let names: Vec<&str> = top.iter().take(3).map(|&n| eg.names[n as usize].as_str()).collect();
-        let more = top.len().saturating_sub(3);
-        let title = if more > 0 { format!("{} and {more} more", names.join(", ")) } else { names.join(", ") };
+        let title = title(&top.iter().map(|&n| eg.names[n as usize].as_str()).collect::<Vec<_>>());
         out.push(Community {
             id: ids[i].clone(),
             level: c.level,
@@ -139,4 +137,16 @@ pub fn compute(data: &GraphData, cfg: &CommunitiesConfig) -> Vec<Community> {
     }
     out.sort_by(|a, b| (a.level, &a.id).cmp(&(b.level, &b.id)));
     out
+}
+
+/// A community's title: its three most connected members' names (`names`, best first),
+/// and how many more there are.
+pub(crate) fn title(names: &[&str]) -> String {
+    let more = names.len().saturating_sub(3);
+    let top = names[..names.len().min(3)].join(", ");
+    if more > 0 {
+        format!("{top} and {more} more")
+    } else {
+        top
+    }
 }

@@ -277,7 +277,7 @@ pub fn input_fingerprint(m: &Material, sentences: &[String], rating: f32, childr
     rhizome_core::ids::content_id("rfp_", &refs)
 }
 
-fn material<'a>(
+pub(crate) fn material<'a>(
     reader: &mut MaterialReader,
     store: &dyn StoreRead,
     c: &'a Community,
@@ -309,14 +309,14 @@ fn material<'a>(
 const FULL_RATING_SIZE: f64 = 500.0;
 
 /// Degrees, mentions and the sizes behind extractive ratings.
-struct GraphStats {
-    degree: HashMap<String, u32>,
-    entity_chunks: HashMap<String, Vec<String>>,
+pub(crate) struct GraphStats {
+    pub(crate) degree: HashMap<String, u32>,
+    pub(crate) entity_chunks: HashMap<String, Vec<String>>,
     size: HashMap<String, f64>,
 }
 
 impl GraphStats {
-    fn new(data: &GraphData, communities: &[Community]) -> GraphStats {
+    pub(crate) fn new(data: &GraphData, communities: &[Community]) -> GraphStats {
         let mut degree: HashMap<String, u32> = HashMap::new();
         for r in &data.relations {
             *degree.entry(r.source_id.clone()).or_insert(0) += 1;
@@ -338,7 +338,7 @@ impl GraphStats {
     }
 
     /// 10 x ln(1 + size) / ln(1 + FULL_RATING_SIZE), at most 10, one decimal.
-    fn rating(&self, id: &str) -> f32 {
+    pub(crate) fn rating(&self, id: &str) -> f32 {
         let s = self.size.get(id).copied().unwrap_or(0.0);
         let r = 10.0 * (1.0 + s).ln() / (1.0 + FULL_RATING_SIZE).ln();
         (r.clamp(0.0, 10.0) * 10.0).round() as f32 / 10.0
@@ -347,7 +347,7 @@ impl GraphStats {
 
 /// Sentences of the chunks that mention the most members, ranked by how many member
 /// names they contain.
-fn representative_sentences(
+pub(crate) fn representative_sentences(
     reader: &mut MaterialReader,
     store: &dyn StoreRead,
     c: &Community,

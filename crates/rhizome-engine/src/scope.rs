@@ -6,8 +6,8 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
 use rhizome_core::filter::DocFacets;
-use rhizome_core::{DocFilter, DocumentSummary, Error, Result, StoreRead};
-use rhizome_retrieve::scope::Scope;
+use rhizome_core::{Community, DocFilter, DocumentSummary, Error, Result, StoreRead};
+use rhizome_retrieve::scope::{ReportWriter, Scope};
 
 use crate::Engine;
 
@@ -66,7 +66,10 @@ impl Engine {
         let graph = self.graph().get(store)?;
         let ids: Vec<String> = matching.iter().cloned().collect();
         let support = store.supported_by(&ids)?;
-        let scope = Arc::new(Scope::new(&graph, key.0, matching, &support));
+        let settings = self.config.communities.clone();
+        let writer: ReportWriter =
+            Arc::new(move |s: &dyn StoreRead, c: &[Community]| rhizome_community::scoped_reports(s, c, &settings));
+        let scope = Arc::new(Scope::new(&graph, key.0, matching, &support).with_report_writer(writer));
         let mut scopes = self.scopes.scopes.lock().unwrap_or_else(|p| p.into_inner());
         scopes.retain(|(f, k, _)| *k == key && *f != fkey);
         if scopes.len() >= KEPT {

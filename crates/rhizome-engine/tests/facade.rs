@@ -142,3 +142,41 @@ fn texts_in_memory_are_indexed_and_seen_by_another_engine() {
     let o = ask(&writer, "Who wrote the first program for the Analytical Engine?", Method::Basic);
     assert_eq!(o.contexts.first().map(|c| c.source.as_str()), Some("upload:ada-1843"), "{:?}", o.contexts);
 }
+
+#[test]
+fn a_question_in_a_scope_reads_community_reports_of_its_documents_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let engine = engine(tmp.path());
+    let cancel = AtomicBool::new(false);
+    let text = |title: &str, body: &str, source: &str| text_document(title, body, source, "text").unwrap();
+    // One person in both documents: a community of the whole graph holds what each says.
+    let docs = vec![
+        text(
+            "Institute",
+            "Niels Bohr founded the Institute for Theoretical Physics in Copenhagen. Niels Bohr won the Nobel \
+             Prize in Physics in 1922. The Institute for Theoretical Physics trained Werner Heisenberg.",
+            "upload:institute",
+        ),
+        text(
+            "Family",
+            "Niels Bohr married Margrethe Norlund in Slagelse in 1912. Margrethe Norlund sailed with Niels Bohr \
+             on the Oresund. Margrethe Norlund edited the letters of Niels Bohr.",
+            "upload:family",
+        ),
+    ];
+    engine.index(IndexInput::Documents(docs), &NoProgress, &cancel).unwrap();
+    let mut all = QueryRequest::new("What is known about Niels Bohr?", Method::Global);
+    all.retrieve_only = true;
+    let reports = |o: &QueryOutcome| -> String {
+        o.contexts.iter().filter(|c| c.kind.as_str() == "report").map(|c| c.text.clone()).collect::<Vec<_>>().join("\n")
+    };
+    let whole = reports(&engine.query(&all, None).unwrap());
+    assert!(whole.contains("Margrethe"), "the whole index's reports tell of both documents: {whole}");
+    let mut scoped = all.clone();
+    scoped.filter = rhizome_core::DocFilter::parse(&["source=upload:institute"]).unwrap();
+    let got = reports(&engine.query(&scoped, None).unwrap());
+    assert!(got.contains("Bohr"), "{got}");
+    for other in ["Margrethe", "Slagelse", "Oresund"] {
+        assert!(!got.contains(other), "a report in scope tells only its documents, not {other}: {got}");
+    }
+}

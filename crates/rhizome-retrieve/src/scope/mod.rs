@@ -7,19 +7,27 @@
 //! support from a matching document (an edge list's too: [`StoreRead::supported_by`]
 //! reads the support by document), so that a relation between two entities in scope that
 //! only another document states stays out; SYNONYM and SIMILAR_TO edges between nodes in
-//! scope; a community with a member in scope (its report summarises the whole community);
-//! a claim about an entity in scope.
+//! scope; a community with a member in scope, with its members in scope only, and a report
+//! written from the scope's own material by its [`ReportWriter`] (a stored report tells
+//! what every document says of the community); a claim about an entity in scope.
 
 mod store;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use rhizome_core::{ChunkRow, DocSupport, EntityRow, FactRow, GraphData, RelationRow, Result, StoreRead, VectorKind};
+use rhizome_core::{
+    ChunkRow, Community, CommunityReport, DocSupport, EntityRow, FactRow, GraphData, RelationRow, Result, StoreRead,
+    VectorKind,
+};
 
 pub use store::ScopedStore;
 
 use crate::graph::{Graph, GraphCache};
+
+/// Writes the reports of communities (their members in scope only) from what a store seen
+/// through a scope shows; the engine gives the community crate's extractive writer.
+pub type ReportWriter = Arc<dyn Fn(&dyn StoreRead, &[Community]) -> Result<Vec<CommunityReport>> + Send + Sync>;
 
 /// The documents a question may draw on, and what they support.
 pub struct Scope {
@@ -36,6 +44,10 @@ pub struct Scope {
     pub graph: GraphCache,
     /// Communities with a member in scope, read on first use.
     communities: OnceLock<HashSet<String>>,
+    /// Their reports as the scope tells them, written on first use by `report_writer`
+    /// (without one, the stored reports of those communities).
+    reports: OnceLock<Vec<CommunityReport>>,
+    report_writer: Option<ReportWriter>,
     /// Node counts of the whole index (what a search in scope is a share of), read on
     /// first use.
     totals: OnceLock<HashMap<String, u64>>,
@@ -63,10 +75,41 @@ impl Scope {
             facts,
             graph: GraphCache::holding(version, Arc::new(Graph::build(data))),
             communities: OnceLock::new(),
+            reports: OnceLock::new(),
+            report_writer: None,
             totals: OnceLock::new(),
             report_count: OnceLock::new(),
             vectors: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The writer of the scope's community reports.
+    pub fn with_report_writer(mut self, writer: ReportWriter) -> Scope {
+        self.report_writer = Some(writer);
+        self
+    }
+
+    /// A community as the scope shows it: its members in scope only.
+    pub fn restrict(&self, mut c: Community) -> Community {
+        c.entity_ids.retain(|e| self.entities.contains(e));
+        c
+    }
+
+    /// The reports of the communities in scope, written from what `scoped` (the index
+    /// seen through this scope) shows, once per scope.
+    pub fn reports(&self, scoped: &ScopedStore<'_>) -> Result<&[CommunityReport]> {
+        if let Some(r) = self.reports.get() {
+            return Ok(r);
+        }
+        let communities = scoped.communities()?;
+        let made = match &self.report_writer {
+            Some(write) => write(scoped, &communities)?,
+            None => {
+                let ids: Vec<String> = communities.into_iter().map(|c| c.id).collect();
+                scoped.inner.community_reports_of(&ids)?
+            }
+        };
+        Ok(self.reports.get_or_init(|| made))
     }
 
     /// How many nodes with `label` the whole index holds.

@@ -222,7 +222,8 @@ impl StoreRead for ScopedStore<'_> {
     }
     fn communities(&self) -> Result<Vec<Community>> {
         let ok = self.scope.communities(self.inner)?;
-        Ok(self.inner.communities()?.into_iter().filter(|c| ok.contains(&c.id)).collect())
+        let all = self.inner.communities()?.into_iter();
+        Ok(all.filter(|c| ok.contains(&c.id)).map(|c| self.scope.restrict(c)).collect())
     }
     fn communities_version(&self) -> Result<Option<u64>> {
         self.inner.communities_version()
@@ -231,17 +232,22 @@ impl StoreRead for ScopedStore<'_> {
         self.inner.reports_version()
     }
     fn community_reports(&self) -> Result<Vec<CommunityReport>> {
-        let ok = self.scope.communities(self.inner)?;
-        Ok(self.inner.community_reports()?.into_iter().filter(|r| ok.contains(&r.community_id)).collect())
+        Ok(self.scope.reports(self)?.to_vec())
     }
     fn communities_of(&self, entity_ids: &[String]) -> Result<Vec<Community>> {
         let ids = kept(entity_ids, &self.scope.entities);
-        self.inner.communities_of(&ids)
+        Ok(self.inner.communities_of(&ids)?.into_iter().map(|c| self.scope.restrict(c)).collect())
     }
     fn community_reports_of(&self, community_ids: &[String]) -> Result<Vec<CommunityReport>> {
-        let ok = self.scope.communities(self.inner)?;
-        let ids = kept(community_ids, ok);
-        self.inner.community_reports_of(&ids)
+        let wanted: HashSet<&str> = community_ids.iter().map(String::as_str).collect();
+        let all = self.scope.reports(self)?;
+        let mut out: Vec<CommunityReport> =
+            all.iter().filter(|r| wanted.contains(r.community_id.as_str())).cloned().collect();
+        // In the order asked, as the index's own read gives them.
+        let at: std::collections::HashMap<&str, usize> =
+            community_ids.iter().enumerate().map(|(i, id)| (id.as_str(), i)).collect();
+        out.sort_by_key(|r| at.get(r.community_id.as_str()).copied().unwrap_or(usize::MAX));
+        Ok(out)
     }
     fn community_report_count(&self) -> Result<u64> {
         if let Some(n) = self.scope.report_count.get() {
