@@ -41,7 +41,7 @@ pub fn read_eml(bytes: &[u8], limits: &Limits) -> Result<Extracted> {
     let bodies = if plain.iter().any(|b| !b.trim().is_empty()) {
         plain
     } else {
-        message.html_bodies().filter_map(|p| p.text_contents().map(|h| html::to_text(h).0)).collect()
+        message.html_bodies().filter_map(|p| p.text_contents().map(|h| html::html_to_text(h).text)).collect()
     };
     let body = text::tidy(&bodies.join("\n\n"));
     let mut full = head;

@@ -37,8 +37,8 @@ pub fn read_epub(bytes: &[u8], limits: &Limits) -> Result<Extracted> {
             continue;
         };
         number += 1;
-        let (body, heading) = html::to_text(&chapter);
-        out.push_page(number, heading, &text::tidy(&body));
+        let page = html::html_to_text(&chapter);
+        out.push_page(number, page.heading, &page.text);
         text::check_growing(out.text.len(), limits)?;
     }
     text::check_len(&out.text, limits)?;

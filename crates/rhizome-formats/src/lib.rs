@@ -33,6 +33,7 @@ mod zipread;
 pub use docx::read_docx;
 pub use eml::read_eml;
 pub use epub::read_epub;
+pub use html::{decode_entities, html_to_text, HtmlText};
 pub use ocr::{fill_scanned_pages, image_size, read_image, read_pdf_pages};
 pub use pdf::{pages_without_text, read_pdf};
 pub use pptx::read_pptx;

@@ -276,84 +276,37 @@ fn graphrag(input: &[u8]) -> Result<(), String> {
 }
 
 pub fn targets() -> Vec<Target> {
+    let t =
+        |name, what, dict, seeds, run| Target { name, what, max_len: 64 << 10, dict, seeds, run, min_time_limit_s: 0 };
     vec![
+        t("load_text", "TextLoader (.txt)", MARKUP, text_seeds, |i| load_with(&TextLoader, "txt", i)),
+        t("load_markdown", "MarkdownLoader (.md): front matter, headings, markup", MARKUP, markdown_seeds, |i| {
+            load_with(&MarkdownLoader, "md", i)
+        }),
+        t("load_html", "HtmlLoader (.html): tags, entities, scripts", MARKUP, html_seeds, |i| {
+            load_with(&HtmlLoader, "html", i)
+        }),
+        t("load_json_corpus", "CorpusLoader (.json): list and title->sentences forms", JSON, json_seeds, |i| {
+            load_with(&CorpusLoader, "json", i)
+        }),
+        t("load_jsonl_corpus", "CorpusLoader (.jsonl)", JSON, jsonl_seeds, |i| load_with(&CorpusLoader, "jsonl", i)),
+        t("import_openie", "HippoRAG OpenIE JSON importer (Python literals too)", JSON, openie_seeds, |i| {
+            let _ = rhizome_ingest::import::hipporag_openie(&files::write("openie", "json", i));
+            Ok(())
+        }),
+        t("import_edges_csv", "edges.csv importer", CSV, edges_seeds, |i| {
+            let _ = rhizome_ingest::import::edges_csv(&files::write("edges", "csv", i));
+            Ok(())
+        }),
         Target {
-            name: "load_text",
-            what: "TextLoader (.txt)",
-            max_len: 64 << 10,
-            dict: MARKUP,
-            seeds: text_seeds,
-            run: |i| load_with(&TextLoader, "txt", i),
-            min_time_limit_s: 0,
-        },
-        Target {
-            name: "load_markdown",
-            what: "MarkdownLoader (.md): front matter, headings, markup",
-            max_len: 64 << 10,
-            dict: MARKUP,
-            seeds: markdown_seeds,
-            run: |i| load_with(&MarkdownLoader, "md", i),
-            min_time_limit_s: 0,
-        },
-        Target {
-            name: "load_html",
-            what: "HtmlLoader (.html): tags, entities, scripts",
-            max_len: 64 << 10,
-            dict: MARKUP,
-            seeds: html_seeds,
-            run: |i| load_with(&HtmlLoader, "html", i),
-            min_time_limit_s: 0,
-        },
-        Target {
-            name: "load_json_corpus",
-            what: "CorpusLoader (.json): list and title->sentences forms",
-            max_len: 64 << 10,
-            dict: JSON,
-            seeds: json_seeds,
-            run: |i| load_with(&CorpusLoader, "json", i),
-            min_time_limit_s: 0,
-        },
-        Target {
-            name: "load_jsonl_corpus",
-            what: "CorpusLoader (.jsonl)",
-            max_len: 64 << 10,
-            dict: JSON,
-            seeds: jsonl_seeds,
-            run: |i| load_with(&CorpusLoader, "jsonl", i),
-            min_time_limit_s: 0,
-        },
-        Target {
-            name: "import_openie",
-            what: "HippoRAG OpenIE JSON importer (Python literals too)",
-            max_len: 64 << 10,
-            dict: JSON,
-            seeds: openie_seeds,
-            run: |i| {
-                let _ = rhizome_ingest::import::hipporag_openie(&files::write("openie", "json", i));
-                Ok(())
-            },
-            min_time_limit_s: 0,
-        },
-        Target {
-            name: "import_edges_csv",
-            what: "edges.csv importer",
-            max_len: 64 << 10,
-            dict: CSV,
-            seeds: edges_seeds,
-            run: |i| {
-                let _ = rhizome_ingest::import::edges_csv(&files::write("edges", "csv", i));
-                Ok(())
-            },
-            min_time_limit_s: 0,
-        },
-        Target {
-            name: "import_graphrag_parquet",
-            what: "Microsoft GraphRAG folder reader (one parquet table mutated)",
             max_len: 160 << 10,
-            dict: &["PAR1", "\u{0}", "\u{15}", "\u{16}", "\u{19}", "\u{1c}", "\u{ff}"],
-            seeds: parquet_seeds,
-            run: graphrag,
-            min_time_limit_s: 0,
+            ..t(
+                "import_graphrag_parquet",
+                "Microsoft GraphRAG folder reader (one parquet table mutated)",
+                &["PAR1", "\u{0}", "\u{15}", "\u{16}", "\u{19}", "\u{1c}", "\u{ff}"],
+                parquet_seeds,
+                graphrag,
+            )
         },
     ]
 }

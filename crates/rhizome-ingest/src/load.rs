@@ -17,7 +17,6 @@ use rhizome_core::{ids, Document, Error, Loader, Result};
 mod corpus;
 mod files;
 mod formats;
-mod html;
 mod markdown;
 
 pub use files::{unit_name, FileLoader, MAX_FILE_BYTES};
@@ -26,7 +25,6 @@ pub use formats::{
     Format, MediaKind, FORMATS,
 };
 
-pub use html::{decode_entities, html_to_text};
 pub use markdown::markdown_to_text;
 
 /// Bytes inspected for NUL bytes when deciding whether a file is binary.
@@ -65,7 +63,7 @@ pub struct TextLoader;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MarkdownLoader;
 
-/// HTML files ([`MediaKind::Html`]): text by [`html_to_text`]; title = `<title>`,
+/// HTML files ([`MediaKind::Html`]): text by [`rhizome_formats::html_to_text`]; title = `<title>`,
 /// else the file stem.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct HtmlLoader;
@@ -216,8 +214,8 @@ impl Loader for HtmlLoader {
         is_kind(path, |k| k == MediaKind::Html)
     }
     fn load(&self, path: &Path) -> Result<Vec<Document>> {
-        let (title, text) = html_to_text(&read_text(path)?);
-        single_doc(path, title.unwrap_or_else(|| stem(path)), text)
+        let page = rhizome_formats::html_to_text(&read_text(path)?);
+        single_doc(path, page.title.unwrap_or_else(|| stem(path)), page.text)
     }
 }
 

@@ -4,6 +4,7 @@
 //! the small index they run on are in `analyze_support`.
 
 mod analyze_support;
+mod common;
 
 use analyze_support::index::{small_index, Trigrams};
 use analyze_support::{llm, scripted};

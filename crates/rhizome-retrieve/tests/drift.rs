@@ -4,6 +4,7 @@
 //! the LLM-free path and an index without reports. The index and the LLM's side of the
 //! requests are in `drift_support`.
 
+mod common;
 mod drift_support;
 
 use drift_support::replies::{follow_up_of, good_reply, kind, of_kind, prompt_text, titles_in, Kind};

@@ -6,7 +6,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rhizome_core::ids::{chunk_id, document_id, entity_id, fact_id, relation_id};
 use rhizome_core::*;
 use rhizome_llm::prompt::Prompts;
 use rhizome_llm::{BlockingLlm, OpenAiConfig, OpenAiProvider};
@@ -15,6 +14,8 @@ use rhizome_retrieve::ppr::{gauss_seidel_f64, personalized_pagerank, Csr};
 use rhizome_retrieve::{retriever, GraphCache, HippoConfig, Method, QueryEnv, Retrieval};
 use rhizome_store::SqliteStore;
 use serde_json::Value;
+
+mod common;
 
 // ---------------------------------------------------------------- PPR
 
@@ -154,62 +155,18 @@ fn at(cos: f32, axis: usize) -> Vec<f32> {
 
 /// One document with one chunk: its entities, and facts `(s, p, o, cosine to the question)`.
 fn passage(title: &str, text: &str, cos: f32, ents: &[&str], facts: &[(&str, &str, &str, f32)]) -> WriteBatch {
-    let doc = Document {
-        id: document_id(title, text),
-        source: format!("{title}.txt"),
-        title: title.into(),
-        text: text.into(),
-        pages: None,
-        meta: Default::default(),
-    };
-    let chunk = Chunk {
-        id: chunk_id(&doc.id, 0, text),
-        doc_id: doc.id.clone(),
-        ordinal: 0,
-        text: text.into(),
-        tokens: 8,
-        start: 0,
-        end: 0,
-        pages: None,
-    };
+    let doc = common::text_document(title, text);
+    let chunk = common::chunk(&doc, 0, text, 8);
     let mut b = WriteBatch::default();
     b.vectors.push((VectorKind::Chunk, chunk.id.clone(), at(cos, 2)));
     for e in ents {
-        b.mentions.push(MentionRecord {
-            entity_id: entity_id(e),
-            name: e.to_string(),
-            entity_type: "ENTITY".into(),
-            description: String::new(),
-            doc_id: doc.id.clone(),
-            chunk_id: Some(chunk.id.clone()),
-            count: 1,
-            importance: None,
-        });
+        b.mentions.push(common::mention(e, String::new(), &doc, Some(&chunk)));
     }
     for &(s, p, o, fcos) in facts {
-        let (sid, oid) = (entity_id(s), entity_id(o));
-        b.relations.push(RelationRecord {
-            relation: Relation {
-                id: relation_id(&sid, p, &oid),
-                source_id: sid.clone(),
-                target_id: oid.clone(),
-                rel_type: p.into(),
-                description: format!("{s} {p} {o}"),
-                weight: 1.0,
-            },
-            doc_id: doc.id.clone(),
-            chunk_id: Some(chunk.id.clone()),
-        });
-        let f = Fact {
-            id: fact_id(s, p, o),
-            subject: s.into(),
-            predicate: p.into(),
-            object: o.into(),
-            subject_id: sid,
-            object_id: oid,
-        };
-        b.vectors.push((VectorKind::Fact, f.id.clone(), at(fcos, 1)));
-        b.facts.push(FactRecord { fact: f, doc_id: doc.id.clone(), chunk_id: Some(chunk.id.clone()) });
+        b.relations.push(common::relation((s, p, o), format!("{s} {p} {o}"), &doc.id, Some(&chunk.id)));
+        let f = common::fact((s, p, o), &doc.id, &chunk.id);
+        b.vectors.push((VectorKind::Fact, f.fact.id.clone(), at(fcos, 1)));
+        b.facts.push(f);
     }
     b.chunks.push(chunk);
     b.documents.push(doc);

@@ -3,7 +3,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rhizome_core::ids::{chunk_id, document_id, entity_id, normalize_name, relation_id};
 use rhizome_core::llm::{ChatProvider, PromptLlm};
 use rhizome_core::text::count_tokens;
 use rhizome_core::*;
@@ -13,6 +12,9 @@ use rhizome_llm_testing::{last_user_text, MockOpenAi};
 use rhizome_retrieve::{retriever, GraphCache, LocalConfig, Method, QueryEnv, Retrieval};
 use rhizome_store::SqliteStore;
 
+mod common;
+use common::GraphChunk;
+
 use rhizome_core::embed::WordHashEmbedder as WordEmbedder;
 
 const LONG: &str = "Marie Curie won the Nobel Prize in Physics in 1903 together with Pierre Curie \
@@ -20,8 +22,8 @@ const LONG: &str = "Marie Curie won the Nobel Prize in Physics in 1903 together 
     Becquerel, and she won the Nobel Prize in Chemistry in 1911 for the discovery of the \
     elements polonium and radium, the isolation of radium and the study of its compounds.";
 
-/// (document, chunk texts, per chunk: entities mentioned, relations (source, type, target)).
-type Doc = (&'static str, Vec<(&'static str, Vec<&'static str>, Vec<(&'static str, &'static str, &'static str)>)>);
+/// (document, its chunks).
+type Doc = (&'static str, Vec<GraphChunk>);
 
 fn docs() -> Vec<Doc> {
     vec![
@@ -56,63 +58,9 @@ fn docs() -> Vec<Doc> {
 }
 
 fn store(dir: &std::path::Path) -> SqliteStore {
-    let emb = WordEmbedder;
-    let mut s = SqliteStore::open(dir, true).unwrap();
-    s.set_embedding_model(emb.model_id(), emb.dim()).unwrap();
+    let mut s = common::open_store(dir, &WordEmbedder);
     for (title, chunks) in docs() {
-        let body = chunks.iter().map(|c| c.0).collect::<Vec<_>>().join(" ");
-        let doc = Document {
-            id: document_id(title, &body),
-            source: format!("{title}.txt"),
-            title: title.into(),
-            text: body,
-            pages: None,
-            meta: Default::default(),
-        };
-        let mut b = WriteBatch::default();
-        for (i, (text, ents, rels)) in chunks.iter().enumerate() {
-            let c = Chunk {
-                id: chunk_id(&doc.id, i as u32, text),
-                doc_id: doc.id.clone(),
-                ordinal: i as u32,
-                text: text.to_string(),
-                tokens: count_tokens(text) as u32,
-                start: 0,
-                end: 0,
-                pages: None,
-            };
-            for e in ents {
-                b.mentions.push(MentionRecord {
-                    entity_id: entity_id(e),
-                    name: e.to_string(),
-                    entity_type: "ENTITY".into(),
-                    description: format!("{e} appears in {title}"),
-                    doc_id: doc.id.clone(),
-                    chunk_id: Some(c.id.clone()),
-                    count: 1,
-                    importance: None,
-                });
-                let v = emb.embed(&[normalize_name(e)], EmbedKind::Passage).unwrap().remove(0);
-                b.vectors.push((VectorKind::Entity, entity_id(e), v));
-            }
-            for (a, r, t) in rels {
-                let (si, oi) = (entity_id(a), entity_id(t));
-                b.relations.push(RelationRecord {
-                    relation: Relation {
-                        id: relation_id(&si, r, &oi),
-                        source_id: si,
-                        target_id: oi,
-                        rel_type: r.to_string(),
-                        description: format!("{a} {r} {t} ({title})"),
-                        weight: 1.0,
-                    },
-                    doc_id: doc.id.clone(),
-                    chunk_id: Some(c.id.clone()),
-                });
-            }
-            b.chunks.push(c);
-        }
-        b.documents.push(doc);
+        let b = common::graph_document(&WordEmbedder, title, &chunks, |a, r, t| format!("{a} {r} {t} ({title})"));
         s.write_batch(&b).unwrap();
     }
     s

@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use rhizome_core::ids::{chunk_id, document_id, entity_id, relation_id};
+use rhizome_core::ids::entity_id;
 use rhizome_core::llm::PromptLlm;
 use rhizome_core::text::bm25_terms;
 use rhizome_core::*;
@@ -11,6 +11,8 @@ use rhizome_llm::BlockingLlm;
 use rhizome_llm_testing::MockOpenAi;
 use rhizome_retrieve::{retriever, GraphCache, Method, ModesConfig, QueryEnv, Retrieval};
 use rhizome_store::SqliteStore;
+
+mod common;
 
 /// Bag of BM25 terms hashed into 256 dimensions.
 struct TermEmbedder;
@@ -66,8 +68,7 @@ const RELS: &[(&str, &str, &str)] = &[
 
 fn store(dir: &std::path::Path) -> SqliteStore {
     let emb = TermEmbedder;
-    let mut s = SqliteStore::open(dir, true).unwrap();
-    s.set_embedding_model(emb.model_id(), emb.dim()).unwrap();
+    let mut s = common::open_store(dir, &emb);
     let mut names: Vec<&str> = RELS.iter().flat_map(|r| [r.0, r.2]).collect();
     names.sort();
     names.dedup();
@@ -75,43 +76,14 @@ fn store(dir: &std::path::Path) -> SqliteStore {
     let mut chunks: Vec<Vec<Chunk>> = Vec::new();
     for (title, texts) in DOCS {
         let body = texts.join(" ");
-        let doc = Document {
-            id: document_id(title, &body),
-            source: format!("{title}.txt"),
-            title: title.to_string(),
-            text: body,
-            pages: None,
-            meta: Default::default(),
-        };
+        let doc = common::text_document(title, &body);
         let mut cs = Vec::new();
         for (i, t) in texts.iter().enumerate() {
-            let c = Chunk {
-                id: chunk_id(&doc.id, i as u32, t),
-                doc_id: doc.id.clone(),
-                ordinal: i as u32,
-                text: t.to_string(),
-                tokens: 10,
-                start: 0,
-                end: 0,
-                pages: None,
-            };
+            let c = common::chunk(&doc, i as u32, t, 10);
             for n in names.iter().filter(|n| t.contains(*n)) {
-                b.mentions.push(MentionRecord {
-                    entity_id: entity_id(n),
-                    name: n.to_string(),
-                    entity_type: "ENTITY".into(),
-                    description: String::new(),
-                    doc_id: doc.id.clone(),
-                    chunk_id: Some(c.id.clone()),
-                    count: 1,
-                    importance: None,
-                });
+                b.mentions.push(common::mention(n, String::new(), &doc, Some(&c)));
             }
-            b.vectors.push((
-                VectorKind::Chunk,
-                c.id.clone(),
-                emb.embed(&[t.to_string()], EmbedKind::Passage).unwrap().remove(0),
-            ));
+            b.vectors.push((VectorKind::Chunk, c.id.clone(), common::passage_vector(&emb, t)));
             cs.push(c);
         }
         b.chunks.extend(cs.iter().cloned());
@@ -123,32 +95,16 @@ fn store(dir: &std::path::Path) -> SqliteStore {
         b.similar.push(if a < c { (a, c, cos) } else { (c, a, cos) });
     }
     for n in &names {
-        b.vectors.push((
-            VectorKind::Entity,
-            entity_id(n),
-            emb.embed(&[n.to_string()], EmbedKind::Passage).unwrap().remove(0),
-        ));
+        b.vectors.push((VectorKind::Entity, entity_id(n), common::passage_vector(&emb, n)));
     }
-    for (a, r, t) in RELS {
+    for &(a, r, t) in RELS {
         let c = chunks
             .iter()
             .flatten()
             .find(|c| c.text.contains(a) && c.text.contains(t))
             .or_else(|| chunks.iter().flatten().find(|c| c.text.contains(a)))
             .unwrap();
-        let (si, oi) = (entity_id(a), entity_id(t));
-        b.relations.push(RelationRecord {
-            relation: Relation {
-                id: relation_id(&si, r, &oi),
-                source_id: si,
-                target_id: oi,
-                rel_type: r.to_string(),
-                description: String::new(),
-                weight: 1.0,
-            },
-            doc_id: c.doc_id.clone(),
-            chunk_id: Some(c.id.clone()),
-        });
+        b.relations.push(common::relation((a, r, t), String::new(), &c.doc_id, Some(&c.id)));
     }
     s.write_batch(&b).unwrap();
     s

@@ -1,13 +1,14 @@
 //! `multihop` over a small Vietnamese graph in a temporary SQLite store, without an LLM
 //! and with one (a loopback OpenAI-compatible server).
 
-use rhizome_core::ids::{chunk_id, document_id, entity_id, normalize_name, relation_id};
 use rhizome_core::llm::PromptLlm;
 use rhizome_core::*;
 use rhizome_llm::BlockingLlm;
 use rhizome_llm_testing::{last_user_text, Fault, MockOpenAi};
 use rhizome_retrieve::{retriever, GraphCache, Method, MultihopConfig, QueryEnv, Retrieval};
 use rhizome_store::SqliteStore;
+
+mod common;
 
 use rhizome_core::embed::WordHashEmbedder as WordEmbedder;
 
@@ -28,107 +29,13 @@ const EDGES: &[(&str, &str, &str)] = &[
 /// document whose chunk mentions Niels Bohr and Copenhagen (a relation with a chunk).
 fn store(dir: &std::path::Path) -> SqliteStore {
     let emb = WordEmbedder;
-    let mut s = SqliteStore::open(dir, true).unwrap();
-    s.set_embedding_model(emb.model_id(), emb.dim()).unwrap();
+    let mut s = common::open_store(dir, &emb);
     let text = EDGES.iter().map(|(a, r, b)| format!("{a},{r},{b}")).collect::<Vec<_>>().join("\n");
-    let doc = Document {
-        id: document_id("edges", &text),
-        source: "edges.csv".into(),
-        title: "edges".into(),
-        text,
-        pages: None,
-        meta: Default::default(),
-    };
-    let mut b = WriteBatch::default();
-    let mut names: Vec<&str> = EDGES.iter().flat_map(|e| [e.0, e.2]).collect();
-    names.sort();
-    names.dedup();
-    for n in &names {
-        b.mentions.push(MentionRecord {
-            entity_id: entity_id(n),
-            name: n.to_string(),
-            entity_type: "ENTITY".into(),
-            description: String::new(),
-            doc_id: doc.id.clone(),
-            chunk_id: None,
-            count: 1,
-            importance: None,
-        });
-    }
-    let vecs = emb.embed(&names.iter().map(|n| normalize_name(n)).collect::<Vec<_>>(), EmbedKind::Passage).unwrap();
-    for (n, v) in names.iter().zip(vecs) {
-        b.vectors.push((VectorKind::Entity, entity_id(n), v));
-    }
-    for (a, r, t) in EDGES {
-        let (s, o) = (entity_id(a), entity_id(t));
-        b.relations.push(RelationRecord {
-            relation: Relation {
-                id: relation_id(&s, r, &o),
-                source_id: s,
-                target_id: o,
-                rel_type: r.to_string(),
-                description: format!("{a} {r} {t}"),
-                weight: 1.0,
-            },
-            doc_id: doc.id.clone(),
-            chunk_id: None,
-        });
-    }
-    b.documents.push(doc);
-    s.write_batch(&b).unwrap();
-
+    s.write_batch(&common::edge_list(&emb, EDGES, &[], &text)).unwrap();
     let text = "Niels Bohr sinh tại Copenhagen năm 1885.";
-    let doc = Document {
-        id: document_id("niels", text),
-        source: "niels.txt".into(),
-        title: "Niels Bohr".into(),
-        text: text.into(),
-        pages: None,
-        meta: Default::default(),
-    };
-    let c = Chunk {
-        id: chunk_id(&doc.id, 0, text),
-        doc_id: doc.id.clone(),
-        ordinal: 0,
-        text: text.into(),
-        tokens: 8,
-        start: 0,
-        end: 0,
-        pages: None,
-    };
-    let mut b = WriteBatch::default();
-    for n in ["Niels Bohr", "Copenhagen"] {
-        b.mentions.push(MentionRecord {
-            entity_id: entity_id(n),
-            name: n.into(),
-            entity_type: "ENTITY".into(),
-            description: String::new(),
-            doc_id: doc.id.clone(),
-            chunk_id: Some(c.id.clone()),
-            count: 1,
-            importance: None,
-        });
-    }
-    let (s1, o1) = (entity_id("Niels Bohr"), entity_id("Copenhagen"));
-    b.relations.push(RelationRecord {
-        relation: Relation {
-            id: relation_id(&s1, "sinh tại", &o1),
-            source_id: s1,
-            target_id: o1,
-            rel_type: "sinh tại".into(),
-            description: text.into(),
-            weight: 1.0,
-        },
-        doc_id: doc.id.clone(),
-        chunk_id: Some(c.id.clone()),
-    });
-    b.vectors.push((
-        VectorKind::Chunk,
-        c.id.clone(),
-        emb.embed(&[text.to_string()], EmbedKind::Passage).unwrap().remove(0),
-    ));
-    b.chunks.push(c);
-    b.documents.push(doc);
+    let mut b = common::one_chunk(&emb, "niels", "Niels Bohr", text, 8, &["Niels Bohr", "Copenhagen"]);
+    let edge = ("Niels Bohr", "sinh tại", "Copenhagen");
+    b.relations.push(common::relation(edge, text.into(), &b.documents[0].id, Some(&b.chunks[0].id)));
     s.write_batch(&b).unwrap();
     s
 }

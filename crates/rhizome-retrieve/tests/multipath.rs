@@ -3,7 +3,7 @@
 
 use std::sync::atomic::AtomicBool;
 
-use rhizome_core::ids::{chunk_id, document_id, entity_id, fact_id, relation_id};
+use rhizome_core::ids::entity_id;
 use rhizome_core::llm::PromptLlm;
 use rhizome_core::text::bm25_terms;
 use rhizome_core::*;
@@ -11,6 +11,8 @@ use rhizome_llm::BlockingLlm;
 use rhizome_llm_testing::{last_user_text, Fault, MockOpenAi};
 use rhizome_retrieve::{retriever, GraphCache, Method, MultipathConfig, QueryEnv, Retrieval};
 use rhizome_store::SqliteStore;
+
+mod common;
 
 /// Bag of BM25 terms (CJK unigrams and bigrams included) hashed into 256 dimensions.
 struct TermEmbedder;
@@ -68,89 +70,32 @@ const RELS: &[(&str, &str, &str)] = &[
 /// is supported by the chunk naming its source and gives a fact.
 fn store(dir: &std::path::Path) -> SqliteStore {
     let emb = TermEmbedder;
-    let mut s = SqliteStore::open(dir, true).unwrap();
-    s.set_embedding_model(emb.model_id(), emb.dim()).unwrap();
+    let mut s = common::open_store(dir, &emb);
     let mut names: Vec<&str> = RELS.iter().flat_map(|r| [r.0, r.2]).collect();
     names.sort();
     names.dedup();
     let mut b = WriteBatch::default();
     let mut chunk_of = Vec::new();
     for (title, text) in DOCS {
-        let doc = Document {
-            id: document_id(title, text),
-            source: format!("{title}.txt"),
-            title: title.to_string(),
-            text: text.to_string(),
-            pages: None,
-            meta: Default::default(),
-        };
-        let c = Chunk {
-            id: chunk_id(&doc.id, 0, text),
-            doc_id: doc.id.clone(),
-            ordinal: 0,
-            text: text.to_string(),
-            tokens: 20,
-            start: 0,
-            end: 0,
-            pages: None,
-        };
+        let doc = common::text_document(title, text);
+        let c = common::chunk(&doc, 0, text, 20);
         for n in names.iter().filter(|n| text.contains(*n)) {
-            b.mentions.push(MentionRecord {
-                entity_id: entity_id(n),
-                name: n.to_string(),
-                entity_type: "ENTITY".into(),
-                description: format!("{n}, named in {title}"),
-                doc_id: doc.id.clone(),
-                chunk_id: Some(c.id.clone()),
-                count: 1,
-                importance: None,
-            });
+            b.mentions.push(common::mention(n, format!("{n}, named in {title}"), &doc, Some(&c)));
         }
-        b.vectors.push((
-            VectorKind::Chunk,
-            c.id.clone(),
-            emb.embed(&[text.to_string()], EmbedKind::Passage).unwrap().remove(0),
-        ));
+        b.vectors.push((VectorKind::Chunk, c.id.clone(), common::passage_vector(&emb, text)));
         chunk_of.push((doc.id.clone(), c.id.clone(), text.to_string()));
         b.chunks.push(c);
         b.documents.push(doc);
     }
     for n in &names {
-        b.vectors.push((
-            VectorKind::Entity,
-            entity_id(n),
-            emb.embed(&[n.to_string()], EmbedKind::Passage).unwrap().remove(0),
-        ));
+        b.vectors.push((VectorKind::Entity, entity_id(n), common::passage_vector(&emb, n)));
     }
-    for (a, r, t) in RELS {
+    for &(a, r, t) in RELS {
         let (doc, chunk, _) = chunk_of.iter().find(|c| c.2.contains(a)).unwrap();
-        let (si, oi) = (entity_id(a), entity_id(t));
-        b.relations.push(RelationRecord {
-            relation: Relation {
-                id: relation_id(&si, r, &oi),
-                source_id: si.clone(),
-                target_id: oi.clone(),
-                rel_type: r.to_string(),
-                description: String::new(),
-                weight: 1.0,
-            },
-            doc_id: doc.clone(),
-            chunk_id: Some(chunk.clone()),
-        });
-        let f = Fact {
-            id: fact_id(a, r, t),
-            subject: a.to_string(),
-            predicate: r.to_string(),
-            object: t.to_string(),
-            subject_id: si,
-            object_id: oi,
-        };
-        b.vectors.push((
-            VectorKind::Fact,
-            f.id.clone(),
-            emb.embed(&[format!("{a} {r} {t}")], EmbedKind::Passage).unwrap().remove(0),
-        ));
-        b.facts.push(FactRecord { fact: f, doc_id: doc.clone(), chunk_id: Some(chunk.clone()) });
+        b.relations.push(common::relation((a, r, t), String::new(), doc, Some(chunk)));
+        let f = common::fact((a, r, t), doc, chunk);
+        b.vectors.push((VectorKind::Fact, f.fact.id.clone(), common::passage_vector(&emb, &format!("{a} {r} {t}"))));
+        b.facts.push(f);
     }
     s.write_batch(&b).unwrap();
     s.rebuild_synonyms(10, 0.8, &AtomicBool::new(false)).unwrap();

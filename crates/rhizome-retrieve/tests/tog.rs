@@ -2,7 +2,6 @@
 //! pruning) and with an LLM (a loopback OpenAI-compatible server whose responder plays
 //! the pruner, the judge and the answerer).
 
-use rhizome_core::ids::{chunk_id, document_id, entity_id, normalize_name, relation_id};
 use rhizome_core::llm::PromptLlm;
 use rhizome_core::*;
 use rhizome_llm::prompt::Prompts;
@@ -10,6 +9,8 @@ use rhizome_llm::BlockingLlm;
 use rhizome_llm_testing::{blocking_llm_with, last_user_text, MockOpenAi};
 use rhizome_retrieve::{retriever, GraphCache, Method, QueryEnv, Retrieval, TogConfig, TogPruning};
 use rhizome_store::SqliteStore;
+
+mod common;
 use serde_json::{json, Value};
 
 use rhizome_core::embed::WordHashEmbedder as WordEmbedder;
@@ -19,96 +20,14 @@ use rhizome_core::embed::WordHashEmbedder as WordEmbedder;
 /// `ada.txt` whose chunk mentions Ada Lovelace and the Royal Medal.
 fn store(dir: &std::path::Path, edges: &[(String, String, String)], extra_entities: &[&str]) -> SqliteStore {
     let emb = WordEmbedder;
-    let mut s = SqliteStore::open(dir, true).unwrap();
-    s.set_embedding_model(emb.model_id(), emb.dim()).unwrap();
+    let mut s = common::open_store(dir, &emb);
     let text = edges.iter().map(|(a, r, b)| format!("{a},{r},{b}")).collect::<Vec<_>>().join("\n") + "\n.";
-    let doc = Document {
-        id: document_id("edges", &text),
-        source: "edges.csv".into(),
-        title: "edges".into(),
-        text,
-        pages: None,
-        meta: Default::default(),
-    };
-    let mut b = WriteBatch::default();
-    let mut names: Vec<&str> = edges.iter().flat_map(|e| [e.0.as_str(), e.2.as_str()]).collect();
-    names.extend(extra_entities);
-    names.sort();
-    names.dedup();
-    for n in &names {
-        b.mentions.push(MentionRecord {
-            entity_id: entity_id(n),
-            name: n.to_string(),
-            entity_type: "ENTITY".into(),
-            description: String::new(),
-            doc_id: doc.id.clone(),
-            chunk_id: None,
-            count: 1,
-            importance: None,
-        });
-    }
-    let vecs = emb.embed(&names.iter().map(|n| normalize_name(n)).collect::<Vec<_>>(), EmbedKind::Passage).unwrap();
-    for (n, v) in names.iter().zip(vecs) {
-        b.vectors.push((VectorKind::Entity, entity_id(n), v));
-    }
-    for (a, r, t) in edges {
-        let (s, o) = (entity_id(a), entity_id(t));
-        b.relations.push(RelationRecord {
-            relation: Relation {
-                id: relation_id(&s, r, &o),
-                source_id: s,
-                target_id: o,
-                rel_type: r.clone(),
-                description: format!("{a} {r} {t}"),
-                weight: 1.0,
-            },
-            doc_id: doc.id.clone(),
-            chunk_id: None,
-        });
-    }
-    b.documents.push(doc);
-    s.write_batch(&b).unwrap();
-
-    if names.contains(&"Royal Medal") {
+    let list: Vec<common::Edge> = edges.iter().map(|(a, r, t)| (a.as_str(), r.as_str(), t.as_str())).collect();
+    s.write_batch(&common::edge_list(&emb, &list, extra_entities, &text)).unwrap();
+    let medal = |n: &str| n == "Royal Medal";
+    if list.iter().any(|e| medal(e.0) || medal(e.2)) || extra_entities.iter().any(|n| medal(n)) {
         let text = "Ada Lovelace received the Royal Medal for her notes.";
-        let doc = Document {
-            id: document_id("ada", text),
-            source: "ada.txt".into(),
-            title: "Ada Lovelace".into(),
-            text: text.into(),
-            pages: None,
-            meta: Default::default(),
-        };
-        let c = Chunk {
-            id: chunk_id(&doc.id, 0, text),
-            doc_id: doc.id.clone(),
-            ordinal: 0,
-            text: text.into(),
-            tokens: 10,
-            start: 0,
-            end: 0,
-            pages: None,
-        };
-        let mut b = WriteBatch::default();
-        for n in ["Ada Lovelace", "Royal Medal"] {
-            b.mentions.push(MentionRecord {
-                entity_id: entity_id(n),
-                name: n.into(),
-                entity_type: "ENTITY".into(),
-                description: String::new(),
-                doc_id: doc.id.clone(),
-                chunk_id: Some(c.id.clone()),
-                count: 1,
-                importance: None,
-            });
-        }
-        b.vectors.push((
-            VectorKind::Chunk,
-            c.id.clone(),
-            emb.embed(&[text.to_string()], EmbedKind::Passage).unwrap().remove(0),
-        ));
-        b.chunks.push(c);
-        b.documents.push(doc);
+        let b = common::one_chunk(&emb, "ada", "Ada Lovelace", text, 10, &["Ada Lovelace", "Royal Medal"]);
         s.write_batch(&b).unwrap();
     }
     s

@@ -5,41 +5,52 @@
 pub mod replies;
 
 use rhizome_core::embed::WordHashEmbedder as WordEmbedder;
-use rhizome_core::ids::{chunk_id, document_id, entity_id, normalize_name, relation_id};
-use rhizome_core::text::count_tokens;
 use rhizome_core::*;
 use rhizome_store::SqliteStore;
 
-/// (document, chunk text, entities, relations (source, type, target)).
-type Doc = (&'static str, &'static str, Vec<&'static str>, Vec<(&'static str, &'static str, &'static str)>);
+use crate::common::{self, GraphChunk};
+
+/// (document, its one chunk).
+type Doc = (&'static str, GraphChunk);
 
 fn docs() -> Vec<Doc> {
     vec![
         (
             "curie",
-            "Marie Curie worked with Pierre Curie in Paris.",
-            vec!["Marie Curie", "Pierre Curie", "Paris"],
-            vec![("Marie Curie", "MARRIED", "Pierre Curie"), ("Marie Curie", "LIVED_IN", "Paris")],
+            (
+                "Marie Curie worked with Pierre Curie in Paris.",
+                vec!["Marie Curie", "Pierre Curie", "Paris"],
+                vec![("Marie Curie", "MARRIED", "Pierre Curie"), ("Marie Curie", "LIVED_IN", "Paris")],
+            ),
         ),
         (
             "radium",
-            "Marie Curie discovered radium and polonium in 1898.",
-            vec!["Marie Curie", "Radium", "Polonium"],
-            vec![("Marie Curie", "DISCOVERED", "Radium"), ("Marie Curie", "DISCOVERED", "Polonium")],
+            (
+                "Marie Curie discovered radium and polonium in 1898.",
+                vec!["Marie Curie", "Radium", "Polonium"],
+                vec![("Marie Curie", "DISCOVERED", "Radium"), ("Marie Curie", "DISCOVERED", "Polonium")],
+            ),
         ),
         (
             "sorbonne",
-            "Pierre Curie taught at the Sorbonne in Paris.",
-            vec!["Pierre Curie", "Sorbonne", "Paris"],
-            vec![("Pierre Curie", "TAUGHT_AT", "Sorbonne"), ("Sorbonne", "LOCATED_IN", "Paris")],
+            (
+                "Pierre Curie taught at the Sorbonne in Paris.",
+                vec!["Pierre Curie", "Sorbonne", "Paris"],
+                vec![("Pierre Curie", "TAUGHT_AT", "Sorbonne"), ("Sorbonne", "LOCATED_IN", "Paris")],
+            ),
         ),
         (
             "nobel",
-            "Marie Curie won the Nobel Prize in Physics in 1903 and in Chemistry in 1911.",
-            vec!["Marie Curie", "Nobel Prize"],
-            vec![("Marie Curie", "WON", "Nobel Prize")],
+            (
+                "Marie Curie won the Nobel Prize in Physics in 1903 and in Chemistry in 1911.",
+                vec!["Marie Curie", "Nobel Prize"],
+                vec![("Marie Curie", "WON", "Nobel Prize")],
+            ),
         ),
-        ("france", "Paris is the capital of France.", vec!["Paris", "France"], vec![("Paris", "CAPITAL_OF", "France")]),
+        (
+            "france",
+            ("Paris is the capital of France.", vec!["Paris", "France"], vec![("Paris", "CAPITAL_OF", "France")]),
+        ),
     ]
 }
 
@@ -54,59 +65,9 @@ pub const REPORTS: [(&str, &str, f32); 5] = [
 
 pub fn store(dir: &std::path::Path, with_reports: bool) -> SqliteStore {
     let emb = WordEmbedder;
-    let mut s = SqliteStore::open(dir, true).unwrap();
-    s.set_embedding_model(emb.model_id(), emb.dim()).unwrap();
-    for (title, text, ents, rels) in docs() {
-        let doc = Document {
-            id: document_id(title, text),
-            source: format!("{title}.txt"),
-            title: title.into(),
-            text: text.into(),
-            pages: None,
-            meta: Default::default(),
-        };
-        let c = Chunk {
-            id: chunk_id(&doc.id, 0, text),
-            doc_id: doc.id.clone(),
-            ordinal: 0,
-            text: text.into(),
-            tokens: count_tokens(text) as u32,
-            start: 0,
-            end: 0,
-            pages: None,
-        };
-        let mut b = WriteBatch::default();
-        for e in ents {
-            b.mentions.push(MentionRecord {
-                entity_id: entity_id(e),
-                name: e.into(),
-                entity_type: "ENTITY".into(),
-                description: format!("{e} appears in {title}"),
-                doc_id: doc.id.clone(),
-                chunk_id: Some(c.id.clone()),
-                count: 1,
-                importance: None,
-            });
-            let v = emb.embed(&[normalize_name(e)], EmbedKind::Passage).unwrap().remove(0);
-            b.vectors.push((VectorKind::Entity, entity_id(e), v));
-        }
-        for (a, r, t) in rels {
-            let (si, oi) = (entity_id(a), entity_id(t));
-            b.relations.push(RelationRecord {
-                relation: Relation {
-                    id: relation_id(&si, r, &oi),
-                    source_id: si,
-                    target_id: oi,
-                    rel_type: r.into(),
-                    description: format!("{a} {r} {t}"),
-                    weight: 1.0,
-                },
-                doc_id: doc.id.clone(),
-                chunk_id: Some(c.id.clone()),
-            });
-        }
-        b.chunks.push(c);
-        b.documents.push(doc);
+    let mut s = common::open_store(dir, &emb);
+    for (title, chunk) in docs() {
+        let b = common::graph_document(&emb, title, &[chunk], |a, r, t| format!("{a} {r} {t}"));
         s.write_batch(&b).unwrap();
     }
     if with_reports {
