@@ -151,7 +151,7 @@ def test_serve_answers_over_http_behind_its_key_and_stops(examples):
 
 def test_mcp_on_stdio_for_the_official_sdk(tmp_path):
     """`Rhizome(...).mcp()` as the command of an MCP client configuration: the official SDK
-    (its own venv) starts it, asks, adds a text and finds it."""
+    (its own venv) starts it, asks, adds a text with a progress callback and finds it."""
     index = tmp_path / "index"
     Rhizome(index, settings=MINILM).index_texts([("bohr", "Aage Bohr shared the 1975 Nobel Prize in Physics with Ben Mottelson.")])
     serve = f"from rhizome import Rhizome; Rhizome({str(index)!r}, settings={MINILM!r}).mcp()"
@@ -162,6 +162,8 @@ def test_mcp_on_stdio_for_the_official_sdk(tmp_path):
     assert got["server"] == "rhizome" and "add_file" in got["tools"], got
     assert not got["answer"]["error"] and "Mottelson" in got["answer"]["text"], got
     assert "Indexed 1 new document" in got["add_text"]["text"], got
+    steps = [p["progress"] for p in got["add_progress"]]
+    assert steps and steps == sorted(steps), got["add_progress"]
     assert "upload:ferry timetable" in got["found_added"]["text"], got
     assert any(uri.startswith("rhizome://documents/doc_") for uri in got["resources"]), got
 

@@ -29,8 +29,15 @@ def text_of(result):
     return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
 
 
-async def call(client, name, args):
-    r = await client.call_tool(name, args)
+async def call(client, name, args, progress=None):
+    """A tool's result; with `progress` (a list), the progress notifications it sent."""
+    callback = None
+    if progress is not None:
+
+        async def callback(done, total, message):
+            progress.append({"progress": done, "total": total, "message": message})
+
+    r = await client.call_tool(name, args, progress_callback=callback)
     return {"error": bool(r.is_error), "text": text_of(r)}
 
 
@@ -63,7 +70,8 @@ async def session(client, out, writes):
     if not writes:
         out["add_refused"] = await call(client, "add_text", {"title": "ferry", "text": NOTE})
         return
-    out["add_text"] = await call(client, "add_text", {"title": "ferry timetable", "text": NOTE})
+    out["add_progress"] = []
+    out["add_text"] = await call(client, "add_text", {"title": "ferry timetable", "text": NOTE}, out["add_progress"])
     out["found_added"] = await call(client, "search_passages", {"query": "When does the ferry Nordlys leave?", "top_k": 1})
     csv = "source,relation,target\nNordlys,sails to,Vega\n"
     out["add_file"] = await call(client, "add_file", {"name": "ferry.csv", "content_base64": base64.b64encode(csv.encode()).decode()})
@@ -84,7 +92,8 @@ async def main():
             tools = await client.list_tools()
             out["tools"] = [t.name for t in tools.tools]
             out["answer"] = await call(client, "answer", {"question": "Who shared the Nobel Prize with Aage Bohr?"})
-            out["add_text"] = await call(client, "add_text", {"title": "ferry timetable", "text": NOTE})
+            out["add_progress"] = []
+            out["add_text"] = await call(client, "add_text", {"title": "ferry timetable", "text": NOTE}, out["add_progress"])
             out["found_added"] = await call(client, "search_passages", {"query": "When does the ferry Nordlys leave?", "top_k": 1})
             await read_resources(client, out)
     elif mode in ("stdio", "stdio-new"):
