@@ -115,6 +115,9 @@ fn check_mcp_session(v: &serde_json::Value) {
     assert!(!v["resource_text"].as_str().unwrap().is_empty());
     assert!(text(v, "add_text").contains("Indexed 1 new document"), "{v:#}");
     check_progress(v);
+    if let Some(report) = v.get("report_text") {
+        assert!(report.as_str().unwrap().starts_with("# "), "{v:#}");
+    }
     assert!(text(v, "found_added").contains("upload:ferry timetable"), "{v:#}");
     assert!(text(v, "add_file").contains("Indexed"), "{v:#}");
     assert_eq!(v["bad_file"]["error"], true, "{v:#}");

@@ -42,12 +42,16 @@ async def call(client, name, args, progress=None):
 
 
 async def read_resources(client, out):
-    """The resources listed and the text of the first document."""
+    """The resources listed; the text of the first document and of the first community report."""
     resources = await client.list_resources()
     out["resources"] = [r.uri for r in resources.resources]
     doc = next(r.uri for r in resources.resources if r.uri.startswith("rhizome://documents/"))
     read = await client.read_resource(doc)
     out["resource_text"] = read.contents[0].text[:200]
+    report = next((r.uri for r in resources.resources if r.uri.startswith("rhizome://communities/")), None)
+    if report:
+        read = await client.read_resource(report)
+        out["report_text"] = read.contents[0].text[:200]
 
 
 async def session(client, out, writes):

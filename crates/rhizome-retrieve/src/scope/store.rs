@@ -224,6 +224,10 @@ impl StoreRead for ScopedStore<'_> {
         let ok = self.scope.communities(self.inner)?;
         Ok(self.inner.communities()?.into_iter().filter(|c| ok.contains(&c.id)).collect())
     }
+    fn community(&self, id: &str) -> Result<Option<Community>> {
+        let ok = self.scope.communities(self.inner)?;
+        Ok(if ok.contains(id) { self.inner.community(id)? } else { None })
+    }
     fn communities_version(&self) -> Result<Option<u64>> {
         self.inner.communities_version()
     }
