@@ -33,9 +33,10 @@ fn the_python_package_passes_its_suite() {
     eprintln!("testing {}", wheel.display());
     // pytest, langchain-core and llama-index-core, pinned in rhizome-testdb's venvs/.
     let python = rhizome_testdb::python::named("python-package");
-    let pip = python.with_file_name("pip");
-    let out = Command::new(&pip)
-        .args(["install", "--quiet", "--disable-pip-version-check", "--force-reinstall", "--no-deps"])
+    // `python -m pip`: the venv's own pip whatever its scripts' first lines say (a venv
+    // copied from another checkout keeps the other's interpreter path in them).
+    let out = Command::new(&python)
+        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--force-reinstall", "--no-deps"])
         .arg(&wheel)
         .output()
         .unwrap();
@@ -61,6 +62,9 @@ fn the_python_package_passes_its_suite() {
         .env("RHIZOME_TEST_OPENIE_INDEX", &openie)
         .env("RHIZOME_TEST_OPENIE_CLI", json!({"recall": cli["recall"], "stats": stats}).to_string())
         .env("RHIZOME_TEST_FIGURES_OUT", figures.join("figures.txt"))
+        // The official MCP SDK (its own venv) as the client of `Rhizome(...).mcp()`.
+        .env("RHIZOME_TEST_MCP_PYTHON", rhizome_testdb::python::named("mcp"))
+        .env("RHIZOME_TEST_MCP_CLIENT", repo().join("crates/rhizome-cli/tests/clients/mcp_client.py"))
         .env_remove("RHIZOME_INDEX")
         .env_remove("RHIZOME_CONFIG")
         .output()

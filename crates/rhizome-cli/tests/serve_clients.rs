@@ -69,6 +69,19 @@ fn vi_zh_index(index: &Path) {
     ok(c);
 }
 
+/// The progress notifications `add_text` sent: some, growing, each within its total and
+/// saying what runs.
+fn check_progress(v: &serde_json::Value) {
+    let notes = v["add_progress"].as_array().unwrap();
+    assert!(!notes.is_empty(), "no progress notification: {v:#}");
+    let done: Vec<f64> = notes.iter().map(|n| n["progress"].as_f64().unwrap()).collect();
+    assert!(done.windows(2).all(|w| w[0] <= w[1]), "progress went back: {notes:?}");
+    for n in notes {
+        assert!(n["total"].as_f64().unwrap() >= n["progress"].as_f64().unwrap(), "{n}");
+        assert!(n["message"].as_str().unwrap().contains(" of "), "{n}");
+    }
+}
+
 fn text(v: &serde_json::Value, step: &str) -> String {
     assert_eq!(v[step]["error"], false, "{step} failed: {v:#}");
     v[step]["text"].as_str().unwrap().to_string()
@@ -101,6 +114,10 @@ fn check_mcp_session(v: &serde_json::Value) {
     assert!(resources.iter().any(|r| r.as_str().unwrap().starts_with("rhizome://documents/doc_")), "{v:#}");
     assert!(!v["resource_text"].as_str().unwrap().is_empty());
     assert!(text(v, "add_text").contains("Indexed 1 new document"), "{v:#}");
+    check_progress(v);
+    if let Some(report) = v.get("report_text") {
+        assert!(report.as_str().unwrap().starts_with("# "), "{v:#}");
+    }
     assert!(text(v, "found_added").contains("upload:ferry timetable"), "{v:#}");
     assert!(text(v, "add_file").contains("Indexed"), "{v:#}");
     assert_eq!(v["bad_file"]["error"], true, "{v:#}");

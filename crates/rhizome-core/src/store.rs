@@ -306,6 +306,8 @@ pub trait StoreRead {
     }
     /// All communities, by level then id.
     fn communities(&self) -> Result<Vec<Community>>;
+    /// One community by id (None: no such community).
+    fn community(&self, id: &str) -> Result<Option<Community>>;
     /// The graph version the stored communities were computed at (None: never computed
     /// or imported). Communities are stale when it differs from [`StoreRead::graph_version`].
     fn communities_version(&self) -> Result<Option<u64>>;

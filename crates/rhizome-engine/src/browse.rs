@@ -320,4 +320,13 @@ impl Engine {
             })
             .collect())
     }
+
+    /// One community by id with its report (None: no such community), read without
+    /// reading the others.
+    pub fn community_with_report(&self, id: &str) -> Result<Option<CommunityWithReport>> {
+        let store = self.reader()?;
+        let Some(community) = store.community(id)? else { return Ok(None) };
+        let report = store.community_reports_of(std::slice::from_ref(&community.id))?.into_iter().next();
+        Ok(Some(CommunityWithReport { community, report }))
+    }
 }

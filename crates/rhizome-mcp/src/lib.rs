@@ -10,8 +10,10 @@
 //! lists nor runs the tools that write.
 //!
 //! Files: `tools.rs` (the table: names, descriptions, schemas), `render.rs` (results as
-//! text), `resources.rs`, `write.rs` (the writer).
+//! text), `resources.rs`, `write.rs` (the writer), `progress.rs` (a write's progress as
+//! MCP progress notifications).
 
+mod progress;
 mod render;
 mod resources;
 pub mod tools;
@@ -31,6 +33,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
+pub use progress::{Step, Tracker};
 pub use write::{Add, DirectWriter, WriteFuture, Writer};
 
 /// Marks an HTTP request made with a read-only API key (the server's auth puts it in the
@@ -84,7 +87,8 @@ impl RhizomeMcp {
         }
     }
 
-    async fn run(&self, name: &str, a: Args) -> ToolResult {
+    /// Run tool `name`; a write tells `progress` how far it is.
+    async fn run(&self, name: &str, a: Args, progress: Tracker) -> ToolResult {
         match name {
             "search_passages" | "search_graph" | "search_themes" => {
                 let method = tools::family_method(name, a.opt_str("method").as_deref())?;
@@ -165,12 +169,12 @@ impl RhizomeMcp {
                 let text = a.str("text")?;
                 let source = format!("upload:{}", title.trim());
                 let doc = text_document(&title, &text, &source, "text").map_err(|e| message(&e))?;
-                let out = self.writer.add(Add::Texts(vec![doc])).await.map_err(|e| message(&e))?;
+                let out = self.writer.add(Add::Texts(vec![doc]), progress).await.map_err(|e| message(&e))?;
                 Ok((render::indexed(&out), Some(out)))
             }
             "add_file" => {
                 let add = a.file()?;
-                let out = self.writer.add(add).await.map_err(|e| message(&e))?;
+                let out = self.writer.add(add, progress).await.map_err(|e| message(&e))?;
                 Ok((render::indexed(&out), Some(out)))
             }
             "delete_document" => {
@@ -298,7 +302,20 @@ impl ServerHandler for RhizomeMcp {
             return Ok(CallToolResult::error(vec![ContentBlock::text(msg)]).into());
         }
         let args = Args(request.arguments.unwrap_or_default());
-        Ok(match self.run(spec.name, args).await {
+        // A write's progress, when the client asked for it with a progress token.
+        let (tracker, notifier) = match context.meta.get_progress_token() {
+            Some(token) if spec.writes => {
+                let (t, task) = progress::notifier(token, context.peer.clone());
+                (t, Some(task))
+            }
+            _ => (Tracker::none(), None),
+        };
+        let result = self.run(spec.name, args, tracker).await;
+        // The last notification goes before the result.
+        if let Some(task) = notifier {
+            let _ = task.await;
+        }
+        Ok(match result {
             Ok((text, json)) => {
                 let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
                 r.structured_content = json;

@@ -56,8 +56,7 @@ pub fn read(e: &Engine, uri: &str) -> Result<ReadResourceResult> {
         return Ok(ReadResourceResult::new(vec![text]));
     }
     if let Some(id) = uri.strip_prefix(COMMUNITIES) {
-        let found = e.communities_with_reports(None)?.into_iter().find(|c| c.community.id == id);
-        let Some(report) = found.and_then(|c| c.report) else {
+        let Some(report) = e.community_with_report(id)?.and_then(|c| c.report) else {
             return Err(Error::NotFound(format!("no community report {id:?}; list them with resources/list")));
         };
         let mut md = format!("# {}\n\n{}\n", report.title, report.summary);

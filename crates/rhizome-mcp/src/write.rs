@@ -8,8 +8,10 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use rhizome_core::{Document, Error, Result};
-use rhizome_engine::{upload_runs, Engine, IndexInput, NoProgress, Upload};
+use rhizome_engine::{upload_runs, Engine, IndexInput, Upload};
 use serde_json::Value;
+
+use crate::progress::Tracker;
 
 /// A write's future: its outcome as JSON (an `IndexOutcome` or a `DeleteOutcome`).
 pub type WriteFuture = Pin<Box<dyn Future<Output = Result<Value>> + Send>>;
@@ -24,7 +26,9 @@ pub enum Add {
 
 /// The index's writer, as the MCP server sees it.
 pub trait Writer: Send + Sync + 'static {
-    fn add(&self, add: Add) -> WriteFuture;
+    /// Add to the index, telling `progress` how far the write is (every clone of it is
+    /// dropped when the write ends).
+    fn add(&self, add: Add, progress: Tracker) -> WriteFuture;
     /// Delete a document by id or source.
     fn delete(&self, doc: String) -> WriteFuture;
 }
@@ -34,10 +38,10 @@ pub trait Writer: Send + Sync + 'static {
 pub struct DirectWriter(pub Arc<Engine>);
 
 impl Writer for DirectWriter {
-    fn add(&self, add: Add) -> WriteFuture {
+    fn add(&self, add: Add, progress: Tracker) -> WriteFuture {
         let engine = self.0.clone();
         Box::pin(async move {
-            tokio::task::spawn_blocking(move || index(&engine, add))
+            tokio::task::spawn_blocking(move || index(&engine, add, &progress))
                 .await
                 .map_err(|e| Error::Store(format!("the write stopped: {e}")))?
         })
@@ -56,7 +60,7 @@ impl Writer for DirectWriter {
     }
 }
 
-fn index(engine: &Engine, add: Add) -> Result<Value> {
+fn index(engine: &Engine, add: Add, progress: &Tracker) -> Result<Value> {
     let cancel = AtomicBool::new(false);
     let inputs = match add {
         Add::Texts(docs) => vec![IndexInput::Documents(docs)],
@@ -67,18 +71,18 @@ fn index(engine: &Engine, add: Add) -> Result<Value> {
                 return Err(Error::bad_input("file", format!("nothing to index ({})", why.join("; "))));
             }
             // An edge list is read by its import: the folder stays until the end.
-            let out = run(engine, inputs, &cancel);
+            let out = run(engine, inputs, progress, &cancel);
             drop(dir);
             return out;
         }
     };
-    run(engine, inputs, &cancel)
+    run(engine, inputs, progress, &cancel)
 }
 
-fn run(engine: &Engine, inputs: Vec<IndexInput>, cancel: &AtomicBool) -> Result<Value> {
+fn run(engine: &Engine, inputs: Vec<IndexInput>, progress: &Tracker, cancel: &AtomicBool) -> Result<Value> {
     let mut outcomes = Vec::new();
     for input in inputs {
-        outcomes.push(engine.index(input, &NoProgress, cancel)?);
+        outcomes.push(engine.index(input, progress, cancel)?);
     }
     let value = match outcomes.len() {
         1 => serde_json::to_value(&outcomes[0]),

@@ -19,6 +19,10 @@ use rhizome_core::{Config, DocFilter, Error};
 use rhizome_engine::{text_document, Engine, IndexInput, Method, Progress, QueryRequest, WriteOptions};
 use serde::Serialize;
 
+mod serve;
+
+use serve::Serving;
+
 create_exception!(rhizome, RhizomeError, PyException, "An error of the engine; its message says what to do.");
 create_exception!(rhizome, BadInputError, RhizomeError, "An argument, setting or file the engine cannot take.");
 create_exception!(rhizome, NotFoundError, RhizomeError, "No such document, entity or index.");
@@ -177,7 +181,14 @@ impl Index {
     #[pyo3(signature = (addr = "127.0.0.1:0", api_keys = Vec::new()))]
     fn serve(&self, py: Python<'_>, addr: &str, api_keys: Vec<String>) -> PyResult<Serving> {
         let engine = self.engine.clone();
-        py.detach(|| serve(engine, addr, &api_keys)).map_err(to_py)
+        py.detach(|| serve::serve(engine, addr, &api_keys)).map_err(to_py)
+    }
+
+    /// Serve this index over MCP on this process's stdin and stdout (`rhizome mcp`),
+    /// until the client closes stdin; `read_only`: without the tools that write.
+    #[pyo3(signature = (read_only = false))]
+    fn mcp(&self, py: Python<'_>, read_only: bool) -> PyResult<()> {
+        serve::mcp(py, self.engine.clone(), read_only)
     }
 
     /// Index files and folders; `progress(event, stage, done, total, message)`.
@@ -374,85 +385,6 @@ fn list_models() -> PyResult<String> {
         .map(|(name, installed, path)| serde_json::json!({"name": name, "installed": installed, "path": path}))
         .collect();
     json(&serde_json::json!({"models_dir": dir, "models": rows}))
-}
-
-/// `rhizome serve` over an open index, on threads of its own: the HTTP API, the chat
-/// endpoints, the web UI and `/mcp`, until [`Serving::stop`] (only in a wheel built with
-/// the server, feature `full`).
-#[pyclass(frozen, module = "rhizome._native")]
-struct Serving {
-    url: String,
-    stop: Mutex<Option<std::sync::mpsc::Sender<()>>>,
-    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
-}
-
-#[pymethods]
-impl Serving {
-    /// `http://HOST:PORT`.
-    #[getter]
-    fn url(&self) -> String {
-        self.url.clone()
-    }
-
-    /// Stop taking requests, let a write in progress stop at its next batch boundary, and
-    /// wait for the server to end.
-    fn stop(&self, py: Python<'_>) {
-        if let Some(tx) = self.stop.lock().ok().and_then(|mut s| s.take()) {
-            let _ = tx.send(());
-        }
-        if let Some(t) = self.thread.lock().ok().and_then(|mut t| t.take()) {
-            py.detach(|| {
-                let _ = t.join();
-            });
-        }
-    }
-}
-
-#[cfg(feature = "full")]
-fn serve(engine: Arc<Engine>, addr: &str, api_keys: &[String]) -> rhizome_core::Result<Serving> {
-    let bad = |why: String| Error::bad_input(format!("addr {addr:?}"), why);
-    let addr: std::net::SocketAddr =
-        addr.parse().map_err(|e| bad(format!("{e}; write HOST:PORT, e.g. 127.0.0.1:8400")))?;
-    let mut opts = rhizome_server::ServerOptions::new(addr);
-    opts.keys = rhizome_server::parse_keys(api_keys, None)?;
-    // The server's warnings and errors on stderr (RHIZOME_LOG=info adds a line per
-    // request), unless the process has set up its logging already.
-    let filter = std::env::var("RHIZOME_LOG").unwrap_or_else(|_| "warn".into());
-    let _ = rhizome_server::telemetry::init(rhizome_server::telemetry::LogFormat::Text, Some(&filter), None);
-    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<rhizome_core::Result<std::net::SocketAddr>>();
-    let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
-    let thread = std::thread::spawn(move || {
-        let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-            Ok(rt) => rt,
-            Err(e) => {
-                let _ = ready_tx.send(Err(Error::Config(format!("no async runtime: {e}"))));
-                return;
-            }
-        };
-        rt.block_on(async move {
-            let server = match rhizome_server::Server::bind(engine, opts).await {
-                Ok(s) => s,
-                Err(e) => {
-                    let _ = ready_tx.send(Err(e));
-                    return;
-                }
-            };
-            let _ = ready_tx.send(server.local_addr());
-            let stopped = async move {
-                let _ = tokio::task::spawn_blocking(move || stop_rx.recv()).await;
-            };
-            let _ = server.run(stopped).await;
-        });
-    });
-    let bound = ready_rx.recv().map_err(|_| Error::Config("the server thread ended before listening".into()))??;
-    Ok(Serving { url: format!("http://{bound}"), stop: Mutex::new(Some(stop_tx)), thread: Mutex::new(Some(thread)) })
-}
-
-#[cfg(not(feature = "full"))]
-fn serve(_engine: Arc<Engine>, _addr: &str, _api_keys: &[String]) -> rhizome_core::Result<Serving> {
-    Err(Error::Config(
-        "this wheel was built without the server: build it with `maturin build --release --features full`".into(),
-    ))
 }
 
 #[pymodule]

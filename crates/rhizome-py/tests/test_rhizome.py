@@ -149,6 +149,25 @@ def test_serve_answers_over_http_behind_its_key_and_stops(examples):
         examples.serve("not an address")
 
 
+def test_mcp_on_stdio_for_the_official_sdk(tmp_path):
+    """`Rhizome(...).mcp()` as the command of an MCP client configuration: the official SDK
+    (its own venv) starts it, asks, adds a text with a progress callback and finds it."""
+    index = tmp_path / "index"
+    Rhizome(index, settings=MINILM).index_texts([("bohr", "Aage Bohr shared the 1975 Nobel Prize in Physics with Ben Mottelson.")])
+    serve = f"from rhizome import Rhizome; Rhizome({str(index)!r}, settings={MINILM!r}).mcp()"
+    client = [os.environ["RHIZOME_TEST_MCP_PYTHON"], os.environ["RHIZOME_TEST_MCP_CLIENT"]]
+    out = subprocess.run([*client, "command", sys.executable, "-c", serve], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["server"] == "rhizome" and "add_file" in got["tools"], got
+    assert not got["answer"]["error"] and "Mottelson" in got["answer"]["text"], got
+    assert "Indexed 1 new document" in got["add_text"]["text"], got
+    steps = [p["progress"] for p in got["add_progress"]]
+    assert steps and steps == sorted(steps), got["add_progress"]
+    assert "upload:ferry timetable" in got["found_added"]["text"], got
+    assert any(uri.startswith("rhizome://documents/doc_") for uri in got["resources"]), got
+
+
 def test_four_threads_run_100_queries(examples):
     questions = [QUESTION, "Where is the Niels Bohr Institute?", "What is a knowledge graph?", "Which plants have rhizomes?"] * 25
     expected = {q: examples.query(q, "hippo").answer for q in set(questions)}

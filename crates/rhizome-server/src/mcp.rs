@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use rhizome_mcp::{Add, RhizomeMcp, WriteFuture, Writer};
+use rhizome_mcp::{Add, RhizomeMcp, Tracker, WriteFuture, Writer};
 use tokio::sync::{oneshot, watch};
 
 use crate::error::ApiError;
@@ -53,8 +53,26 @@ async fn outcome(job: watch::Sender<JobView>) -> rhizome_core::Result<serde_json
     }
 }
 
+/// The job's stages, told to `progress` until the job ends.
+async fn follow(mut job: watch::Receiver<JobView>, progress: Tracker) {
+    loop {
+        {
+            let view = job.borrow_and_update();
+            if !view.stage.is_empty() {
+                progress.stage(&view.stage, view.done, view.total, &view.place);
+            }
+            if view.finished() {
+                return;
+            }
+        }
+        if job.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
 impl Writer for QueueWriter {
-    fn add(&self, add: Add) -> WriteFuture {
+    fn add(&self, add: Add, progress: Tracker) -> WriteFuture {
         let state = self.0.clone();
         Box::pin(async move {
             let work = match add {
@@ -62,6 +80,9 @@ impl Writer for QueueWriter {
                 Add::Files { uploads, dir } => Work::Files { uploads, dir: UploadDir::Temp(dir) },
             };
             let job = enqueue(&state, "mcp", work).await.map_err(failed)?;
+            if progress.wanted() {
+                tokio::spawn(follow(job.subscribe(), progress));
+            }
             outcome(job).await
         })
     }

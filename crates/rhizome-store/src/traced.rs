@@ -94,6 +94,9 @@ impl<S: StoreRead> StoreRead for Traced<S> {
     fn communities(&self) -> Result<Vec<Community>> {
         info_span!("store.communities").in_scope(|| self.0.communities())
     }
+    fn community(&self, id: &str) -> Result<Option<Community>> {
+        self.0.community(id)
+    }
     fn communities_version(&self) -> Result<Option<u64>> {
         self.0.communities_version()
     }

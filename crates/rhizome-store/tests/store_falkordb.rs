@@ -64,6 +64,11 @@ fn falkordb_store_rekeys_an_entity_whose_name_went() {
 }
 
 #[test]
+fn falkordb_store_reads_one_community() {
+    community_contract(&falkor_opener());
+}
+
+#[test]
 fn falkordb_entity_importance_is_the_mean_of_its_support() {
     importance_contract(FalkorStore::open(&falkor_url("importance"), true).unwrap());
 }

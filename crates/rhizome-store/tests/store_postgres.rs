@@ -58,6 +58,11 @@ fn postgres_store_rekeys_an_entity_whose_name_went() {
     rekey_contract(&pg_opener());
 }
 
+#[test]
+fn postgres_store_reads_one_community() {
+    community_contract(&pg_opener());
+}
+
 /// Reads on SQLite and PostgreSQL of the same writes give the same answers (scores,
 /// ties, orders).
 #[test]

@@ -36,6 +36,11 @@ fn sqlite_store_keeps_what_is_known_of_a_document() {
 }
 
 #[test]
+fn sqlite_store_reads_one_community() {
+    community_contract(&|p: &Path| SqliteStore::open(p, true).unwrap());
+}
+
+#[test]
 fn sqlite_store_rekeys_an_entity_whose_name_went() {
     rekey_contract(&|p: &Path| SqliteStore::open(p, true).unwrap());
 }

@@ -4,6 +4,7 @@
     mcp_client.py stdio-new RHIZOME_BINARY INDEX         (an index not created yet: status only)
     mcp_client.py http URL KEY
     mcp_client.py http-ro URL KEY                       (a read-only key)
+    mcp_client.py command PROGRAM [ARGS...]             (any command that serves MCP on stdio)
 
 Prints one JSON object with what each step got; the Rust test asserts on it.
 """
@@ -28,9 +29,29 @@ def text_of(result):
     return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
 
 
-async def call(client, name, args):
-    r = await client.call_tool(name, args)
+async def call(client, name, args, progress=None):
+    """A tool's result; with `progress` (a list), the progress notifications it sent."""
+    callback = None
+    if progress is not None:
+
+        async def callback(done, total, message):
+            progress.append({"progress": done, "total": total, "message": message})
+
+    r = await client.call_tool(name, args, progress_callback=callback)
     return {"error": bool(r.is_error), "text": text_of(r)}
+
+
+async def read_resources(client, out):
+    """The resources listed; the text of the first document and of the first community report."""
+    resources = await client.list_resources()
+    out["resources"] = [r.uri for r in resources.resources]
+    doc = next(r.uri for r in resources.resources if r.uri.startswith("rhizome://documents/"))
+    read = await client.read_resource(doc)
+    out["resource_text"] = read.contents[0].text[:200]
+    report = next((r.uri for r in resources.resources if r.uri.startswith("rhizome://communities/")), None)
+    if report:
+        read = await client.read_resource(report)
+        out["report_text"] = read.contents[0].text[:200]
 
 
 async def session(client, out, writes):
@@ -49,15 +70,12 @@ async def session(client, out, writes):
     out["bad_filter"] = await call(client, "search_passages", {"query": ZH, "filter": ["colour=red"]})
     # Filters on one line, as the chat header takes them.
     out["filter_line"] = await call(client, "search_passages", {"query": ZH, "top_k": 3, "filter": "lang=zh; source=*"})
-    resources = await client.list_resources()
-    out["resources"] = [r.uri for r in resources.resources]
-    doc = next(r.uri for r in resources.resources if r.uri.startswith("rhizome://documents/"))
-    read = await client.read_resource(doc)
-    out["resource_text"] = read.contents[0].text[:200]
+    await read_resources(client, out)
     if not writes:
         out["add_refused"] = await call(client, "add_text", {"title": "ferry", "text": NOTE})
         return
-    out["add_text"] = await call(client, "add_text", {"title": "ferry timetable", "text": NOTE})
+    out["add_progress"] = []
+    out["add_text"] = await call(client, "add_text", {"title": "ferry timetable", "text": NOTE}, out["add_progress"])
     out["found_added"] = await call(client, "search_passages", {"query": "When does the ferry Nordlys leave?", "top_k": 1})
     csv = "source,relation,target\nNordlys,sails to,Vega\n"
     out["add_file"] = await call(client, "add_file", {"name": "ferry.csv", "content_base64": base64.b64encode(csv.encode()).decode()})
@@ -69,9 +87,20 @@ async def session(client, out, writes):
 async def main():
     mode = sys.argv[1]
     out = {"mode": mode}
-    if mode in ("stdio", "stdio-new"):
-        # The SDK passes on only a few variables; where the models are is one more.
-        env = {k: v for k, v in os.environ.items() if k.startswith("RHIZOME_")}
+    # The SDK passes on only a few variables to a server it starts; where the models are is one more.
+    env = {k: v for k, v in os.environ.items() if k.startswith("RHIZOME_")}
+    if mode == "command":
+        params = StdioServerParameters(command=sys.argv[2], args=sys.argv[3:], env=env)
+        async with Client(params) as client:
+            out["server"] = client.server_info.name if client.server_info else None
+            tools = await client.list_tools()
+            out["tools"] = [t.name for t in tools.tools]
+            out["answer"] = await call(client, "answer", {"question": "Who shared the Nobel Prize with Aage Bohr?"})
+            out["add_progress"] = []
+            out["add_text"] = await call(client, "add_text", {"title": "ferry timetable", "text": NOTE}, out["add_progress"])
+            out["found_added"] = await call(client, "search_passages", {"query": "When does the ferry Nordlys leave?", "top_k": 1})
+            await read_resources(client, out)
+    elif mode in ("stdio", "stdio-new"):
         params = StdioServerParameters(command=sys.argv[2], args=["--index", sys.argv[3], *sys.argv[4:], "mcp"], env=env)
         async with Client(params) as client:
             out["server"] = client.server_info.name if client.server_info else None

@@ -18,6 +18,7 @@ import asyncio
 import functools
 import json
 import os
+import sys
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
@@ -278,6 +279,15 @@ class Rhizome:
         handle's `stop()`. Port 0 takes a free port (the handle's `url` says which); without
         `api_keys` (`KEY`, or `KEY:ro` for a read-only key) only loopback addresses are allowed."""
         return self._index.serve(addr, list(api_keys or []))
+
+    def mcp(self, *, read_only: bool = False) -> None:
+        """Serve this index over the Model Context Protocol on this process's stdin and
+        stdout, as `rhizome mcp` does, until the client closes stdin (or Ctrl-C): the
+        command of an MCP client configuration, e.g. `python -c "from rhizome import
+        Rhizome; Rhizome('./index').mcp()"`. Nothing else may write to stdout meanwhile.
+        `read_only` leaves out the tools that write."""
+        sys.stdout.flush()
+        self._index.mcp(read_only)
 
     def as_langchain_retriever(self, method: str = "hippo", top_k: int = 5, filter: Filter = None) -> Any:
         from .langchain import RhizomeRetriever

@@ -225,6 +225,10 @@ impl StoreRead for ScopedStore<'_> {
         let all = self.inner.communities()?.into_iter();
         Ok(all.filter(|c| ok.contains(&c.id)).map(|c| self.scope.restrict(c)).collect())
     }
+    fn community(&self, id: &str) -> Result<Option<Community>> {
+        let ok = self.scope.communities(self.inner)?;
+        Ok(if ok.contains(id) { self.inner.community(id)? } else { None })
+    }
     fn communities_version(&self) -> Result<Option<u64>> {
         self.inner.communities_version()
     }

@@ -280,6 +280,11 @@ impl StoreRead for FalkorStore {
         self.communities_impl()
     }
 
+    fn community(&self, id: &str) -> Result<Option<rhizome_core::Community>> {
+        // The communities are one value, read once while the graph stays the same.
+        Ok(self.communities_cached()?.iter().find(|c| c.id == id).cloned())
+    }
+
     fn communities_version(&self) -> Result<Option<u64>> {
         Ok(self.meta_get("communities_version")?.and_then(|v| v.parse().ok()))
     }

@@ -42,6 +42,12 @@ pub fn communities(c: &mut impl GenericClient) -> PgResult<Vec<Community>> {
         .collect())
 }
 
+pub fn community(c: &mut impl GenericClient, id: &str) -> PgResult<Option<Community>> {
+    Ok(c.query_opt(&format!("SELECT {COMMUNITY_COLUMNS} FROM communities WHERE id = $1"), &[&id])?
+        .as_ref()
+        .map(community_row))
+}
+
 pub fn communities_of(c: &mut impl GenericClient, entity_ids: &[String]) -> PgResult<Vec<Community>> {
     Ok(c.query(
         &format!(

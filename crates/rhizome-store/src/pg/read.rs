@@ -430,6 +430,10 @@ impl StoreRead for PgStore {
         self.q(communities::communities)
     }
 
+    fn community(&self, id: &str) -> Result<Option<rhizome_core::Community>> {
+        self.q(|c| communities::community(c, id))
+    }
+
     fn communities_version(&self) -> Result<Option<u64>> {
         Ok(self.meta("communities_version")?.and_then(|v| v.parse().ok()))
     }

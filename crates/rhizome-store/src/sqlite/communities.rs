@@ -79,6 +79,11 @@ pub fn communities(conn: &Connection) -> Result<Vec<Community>> {
     rows::list(conn, &format!("SELECT {COMMUNITY_COLUMNS} FROM communities ORDER BY level, id"), [], community_row)
 }
 
+pub fn community(conn: &Connection, id: &str) -> Result<Option<Community>> {
+    let q = format!("SELECT {COMMUNITY_COLUMNS} FROM communities WHERE id = ?1");
+    conn.query_row(&q, [id], community_row).optional().map_err(sql)
+}
+
 pub fn communities_of(conn: &Connection, entity_ids: &[String]) -> Result<Vec<Community>> {
     let q = "SELECT community_id FROM community_members WHERE entity_id = ?1";
     let mut ids: Vec<String> = rows::union_by(conn, q, entity_ids, |r| r.get(0), String::as_str)?;

@@ -337,6 +337,10 @@ impl StoreRead for SqliteStore {
         super::communities::communities(&self.conn)
     }
 
+    fn community(&self, id: &str) -> Result<Option<rhizome_core::Community>> {
+        super::communities::community(&self.conn, id)
+    }
+
     fn communities_version(&self) -> Result<Option<u64>> {
         super::communities::version(&self.conn)
     }

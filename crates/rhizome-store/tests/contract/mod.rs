@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 mod aliases;
+mod communities;
 mod meta;
 
 use std::path::Path;
@@ -13,6 +14,7 @@ use rhizome_core::ids::{chunk_id, document_id, entity_id, fact_id, relation_id, 
 use rhizome_core::*;
 
 pub use aliases::aliases_contract;
+pub use communities::community_contract;
 pub use meta::meta_contract;
 
 pub fn unit(v: &[f32]) -> Vec<f32> {
