@@ -227,7 +227,7 @@ impl StoreRead for ScopedStore<'_> {
     }
     fn community(&self, id: &str) -> Result<Option<Community>> {
         let ok = self.scope.communities(self.inner)?;
-        Ok(if ok.contains(id) { self.inner.community(id)? } else { None })
+        Ok(if ok.contains(id) { self.inner.community(id)?.map(|c| self.scope.restrict(c)) } else { None })
     }
     fn communities_version(&self) -> Result<Option<u64>> {
         self.inner.communities_version()
