@@ -180,3 +180,41 @@ fn a_question_in_a_scope_reads_community_reports_of_its_documents_only() {
         assert!(!got.contains(other), "a report in scope tells only its documents, not {other}: {got}");
     }
 }
+
+/// Records where indexing says it is.
+#[derive(Default)]
+struct Places(std::sync::Mutex<Vec<String>>);
+
+impl rhizome_engine::Progress for Places {
+    fn start(&self, _: &str, _: u64) {}
+    fn advance(&self, _: u64) {}
+    fn finish(&self) {}
+    fn warn(&self, _: &str) {}
+    fn at(&self, place: &str) {
+        self.0.lock().unwrap().push(place.to_string());
+    }
+}
+
+#[test]
+fn a_long_paged_document_reports_the_page_indexing_is_at() {
+    let tmp = tempfile::tempdir().unwrap();
+    let engine = engine(tmp.path());
+    let mut text = String::new();
+    let mut pages = Vec::new();
+    for n in 1..=120u32 {
+        let start = text.chars().count() as u32;
+        for s in 0..12 {
+            text.push_str(&format!("Harbour record {n}.{s} lists the ferry Halvorsen {s} arriving at pier {n}. "));
+        }
+        text.push_str("\n\n");
+        pages.push(rhizome_core::PageSpan { number: n, label: None, start, end: text.chars().count() as u32 });
+    }
+    let mut doc = rhizome_core::Document::new("/docs/harbour log.pdf", "Harbour log", &text);
+    doc.pages = Some(rhizome_core::Pagination { unit: "page".into(), pages });
+    let places = Places::default();
+    let out = engine.index(IndexInput::Documents(vec![doc]), &places, &AtomicBool::new(false)).unwrap();
+    assert_eq!(out.stats.nodes["Chunk"], 120, "a chunk a page here: {:?}", out.stats);
+    let seen = places.0.into_inner().unwrap();
+    assert_eq!(seen.first().map(String::as_str), Some("harbour log.pdf: page 64 of 120"), "{seen:?}");
+    assert_eq!(seen.last().map(String::as_str), Some("harbour log.pdf: page 120 of 120"), "{seen:?}");
+}

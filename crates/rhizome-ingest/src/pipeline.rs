@@ -21,6 +21,10 @@ pub use crate::resolve::resolve;
 pub use crate::setup::{IndexReport, NoProgress, Pipeline, Prepared, Progress, SIMILAR_WINDOW};
 use crate::stage::Unwritten;
 
+/// Chunks of a paged document written at a time (about 30 pages of a report): each part
+/// moves the progress on to its last page.
+const PAGED_PART_CHUNKS: usize = 64;
+
 impl Pipeline<'_> {
     /// Chunk and extract `docs`, then run the common stages.
     ///
@@ -51,13 +55,16 @@ impl Pipeline<'_> {
             let mut from = resume.get(&doc.id).map_or(0, |&d| (d as usize).min(n));
             self.progress.advance(share(from));
             let chunks = std::sync::Arc::new(chunks);
+            // A paged document (a long PDF) is written a few pages at a time, so that its
+            // progress says which page indexing is at.
+            let most = if doc.pages.is_some() { PAGED_PART_CHUNKS.min(max_chunks) } else { max_chunks };
             loop {
-                let room = max_chunks.saturating_sub(in_batch).max(1);
+                let room = max_chunks.saturating_sub(in_batch).clamp(1, most);
                 let end = (from + room).min(n);
                 let advance = share(end) - share(from);
                 parts.push(Part { doc, chunks: chunks.clone(), from, end, advance });
                 in_batch += end - from;
-                if parts.len() >= max_docs || in_batch >= max_chunks {
+                if parts.len() >= max_docs || in_batch >= max_chunks || (end < n && doc.pages.is_some()) {
                     self.write_parts(store, std::mem::take(&mut parts), &mut report)?;
                     in_batch = 0;
                 }
