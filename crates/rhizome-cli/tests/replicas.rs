@@ -1,7 +1,7 @@
 //! Replicas of `rhizome serve` over one PostgreSQL database, behind HAProxy (Debian's; see
 //! scripts/install-test-deps): 16 clients query and upload through the load balancer for
-//! `RHIZOME_SOAK_SECS` (60 by default; `scripts/soak-replicas` runs the 10-minute
-//! version) while one replica is killed (SIGKILL) midway and started again. Then: every
+//! `RHIZOME_SOAK_SECS` (60 by default; the test command, `scripts/test`, and
+//! `scripts/soak-replicas` run it for 10 minutes) while one replica is killed (SIGKILL) midway and started again. Then: every
 //! upload answered 2xx is indexed (its job, polled through the balancer whichever replica
 //! answers, is done), the only errors are requests in flight on the killed replica when
 //! it died, and the index's counts equal those of a fresh index of the surviving
