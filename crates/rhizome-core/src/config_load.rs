@@ -27,6 +27,8 @@ pub const NON_SETTING_ENV: &[(&str, &str)] = &[
     ("RHIZOME_LLAMA_LOG", "1: keep llama.cpp's own logging"),
     ("RHIZOME_E5_PARITY_CORPUS", "corpus of the e5 parity test (rhizome-embed)"),
     ("RHIZOME_E5_PARITY_N", "texts taken by the e5 parity test (rhizome-embed)"),
+    ("RHIZOME_SOAK_SECS", "seconds the replicas soak test runs (scripts/test: 600)"),
+    ("RHIZOME_WHEEL_POLICY", "the manylinux policy scripts/build-wheel checks the wheel against"),
 ];
 
 /// A command-line flag that stands for a setting, e.g. `--top-k 3` for

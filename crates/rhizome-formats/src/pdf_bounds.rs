@@ -225,9 +225,13 @@ thread_local! {
 }
 
 /// `Document::load_mem`, measuring each stream object as lopdf reads it (see the module
-/// doc). An encrypted file's objects are not filtered by lopdf; [`check_loaded`] measures
-/// them after decryption.
+/// doc). An encrypted file's objects are not filtered by lopdf: its object streams are
+/// bounded by their stored size first ([`check_encrypted_object_streams`]), and
+/// [`check_loaded`] measures the rest after decryption.
 pub(crate) fn load(bytes: &[u8], limits: &Limits) -> Result<std::result::Result<Document, pdf_extract::Error>> {
+    if find_all(bytes, b"/Encrypt").next().is_some() {
+        check_encrypted_object_streams(bytes, limits)?;
+    }
     fn measure(id: (u32, u16), obj: &mut Object) -> Option<((u32, u16), Object)> {
         if let Object::Stream(s) = obj {
             if !is_image(&s.dict) {
@@ -255,6 +259,48 @@ pub(crate) fn load(bytes: &[u8], limits: &Limits) -> Result<std::result::Result<
         return Err(too_large(limits));
     }
     Ok(doc)
+}
+
+/// Most a stream can grow through its filters: deflate's 1032 to 1, LZW's 4096 bytes a
+/// 9-bit code at best, ASCII85's `z`.
+fn most_growth(dict: &Dictionary) -> u64 {
+    filter_names(dict.get(b"Filter").ok()).iter().fold(1u64, |g, f| match f.as_slice() {
+        b"FlateDecode" | b"Fl" => g.saturating_mul(1032),
+        b"LZWDecode" | b"LZW" => g.saturating_mul(4096),
+        b"ASCII85Decode" | b"A85" => g.saturating_mul(4),
+        _ => g,
+    })
+}
+
+/// An encrypted file's object streams are decrypted and expanded by lopdf before anything
+/// can measure them: one whose stored size times its filters' [`most_growth`] passes the
+/// budget is refused. (A usual object stream holds tens of kilobytes.)
+fn check_encrypted_object_streams(bytes: &[u8], limits: &Limits) -> Result<()> {
+    for at in find_all(bytes, b"stream") {
+        let after = bytes.get(at + 6).copied();
+        let before = bytes[..at].iter().rev().find(|c| !c.is_ascii_whitespace()).copied();
+        if !matches!(after, Some(b'\r' | b'\n')) || before != Some(b'>') {
+            continue;
+        }
+        let from = at.saturating_sub(64 << 10);
+        let Some(obj) = bytes[from..at].windows(3).rposition(|w| w == b"obj").map(|i| from + i) else { continue };
+        let Some(dict) = parse_dict(&bytes[obj + 3..at]) else { continue };
+        if !dict.has_type(b"ObjStm") {
+            continue;
+        }
+        let mut start = at + 6;
+        start += usize::from(bytes.get(start) == Some(&b'\r'));
+        start += usize::from(bytes.get(start) == Some(&b'\n'));
+        let stored = find_all(&bytes[start..], b"endstream").next().unwrap_or(bytes.len() - start);
+        if (stored as u64).saturating_mul(most_growth(&dict)) > limits.max_decompressed {
+            return Err(ReadError::TooLarge(format!(
+                "an object stream of this encrypted PDF could inflate past the {} MiB allowed; save an \
+                 unencrypted copy and index that",
+                limits.max_decompressed >> 20
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn too_large(limits: &Limits) -> ReadError {

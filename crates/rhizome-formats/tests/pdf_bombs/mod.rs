@@ -144,6 +144,22 @@ fn an_object_stream_bomb_is_refused_before_lopdf_expands_it() {
 }
 
 #[test]
+fn an_encrypted_files_object_stream_is_bounded_by_its_stored_size() {
+    // lopdf decrypts and expands an encrypted file's object streams before anything can
+    // measure them: 4 MiB behind two Flate filters is refused by what it could become.
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    z.write_all(&zeros_flate(4 * MIB)).unwrap();
+    let mut objs = pages(&[text_page("Hello")]);
+    objs.push(stream("/Type /ObjStm /N 1 /First 4 /Filter [/FlateDecode /FlateDecode]", &z.finish().unwrap()));
+    objs.push(b"<< /Filter /Standard /V 1 /R 2 /O <00> /U <00> /P -4 >>".to_vec());
+    let mut file = pdf(&objs, None);
+    let at = file.windows(14).rposition(|w| w == b"/Root 1 0 R >>").expect("trailer");
+    file.splice(at + 12..at + 12, format!("/Encrypt {} 0 R ", objs.len()).into_bytes());
+    let got = read_pdf(&file, &small());
+    assert!(matches!(&got, Err(ReadError::TooLarge(m)) if m.contains("encrypted")), "{got:?}");
+}
+
+#[test]
 fn lzw_and_chained_filters_are_measured_decoded() {
     let lzw = weezl::encode::Encoder::with_tiff_size_switch(weezl::BitOrder::Msb, 8)
         .encode(&vec![b' '; 64 * MIB])
