@@ -19,7 +19,9 @@ use rhizome_core::{Chunker, Document, Error, Extractor, Result, Stats, StoreRead
 use rhizome_ingest::chunk::TokenChunker;
 use rhizome_ingest::extract::NlpExtractor;
 use rhizome_ingest::import;
-use rhizome_ingest::load::{default_loaders, document_formats, extension_list, load_path, CorpusLoader, FORMATS};
+use rhizome_ingest::load::{
+    default_loaders, document_formats, extension_list, load_path_observed, CorpusLoader, FORMATS,
+};
 use rhizome_ingest::pipeline::{IndexReport, Pipeline, Progress};
 use rhizome_llm::{LlmExtractor, StageUsage};
 use serde::Serialize;
@@ -90,12 +92,13 @@ pub struct DryRun {
 }
 
 /// Documents and what was skipped loading them.
-fn load(paths: &[PathBuf]) -> (Vec<Document>, Vec<Skip>) {
+/// The documents of `paths`, telling `at` where a long read is (OCR of a scan, by page).
+fn load(paths: &[PathBuf], at: &dyn Fn(&str)) -> (Vec<Document>, Vec<Skip>) {
     let loaders = default_loaders();
     let mut docs = Vec::new();
     let mut skipped = Vec::new();
     for p in paths {
-        let out = load_path(p, &loaders);
+        let out = load_path_observed(p, &loaders, at);
         docs.extend(out.documents);
         skipped.extend(out.skipped.into_iter().map(|s| Skip { path: s.path, reason: s.reason }));
     }
@@ -157,7 +160,7 @@ impl Engine {
     pub fn index(&self, input: IndexInput, progress: &dyn Progress, cancel: &AtomicBool) -> Result<IndexOutcome> {
         let (docs, prepared, skipped, warnings) = match input {
             IndexInput::Paths(paths) => {
-                let (docs, skipped) = load(&paths);
+                let (docs, skipped) = load(&paths, &|place| progress.at(place));
                 if docs.is_empty() {
                     // Nothing is written, and no index is created.
                     let named: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
@@ -275,7 +278,7 @@ impl Engine {
     /// What indexing `paths` would do: new documents, chunks, and the LLM calls and
     /// tokens it would spend (cached calls excluded). Writes nothing.
     pub fn dry_run(&self, paths: &[PathBuf]) -> Result<DryRun> {
-        let (docs, skipped) = load(paths);
+        let (docs, skipped) = load(paths, &|_| {});
         let existing = if self.exists() { Some(self.reader()?) } else { None };
         // As the run itself sorts them.
         let sorted = rhizome_ingest::incoming::sort(existing.as_deref().map(|s| s as &dyn StoreRead), docs)?;

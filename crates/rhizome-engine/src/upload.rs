@@ -8,7 +8,9 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use rhizome_core::{ids, text::nfc, Document, Error, Result};
-use rhizome_ingest::load::{default_loaders, extension_list, format_of_extension, load_path, MediaKind, FORMATS};
+use rhizome_ingest::load::{
+    default_loaders, extension_list, format_of_extension, load_path_observed, MediaKind, FORMATS,
+};
 
 use crate::{IndexInput, Skip};
 
@@ -92,8 +94,9 @@ fn stem(p: &Path) -> String {
 /// title the file would have had under its uploaded name and the source `upload:NAME`
 /// (`upload:NAME#N` for the entries of a corpus file). Files that cannot be read are
 /// skipped, named by their uploaded name; a document uploaded twice under one name is kept
-/// once (under two names, indexing keeps the second name as an alias).
-pub fn load_uploads(uploads: &[Upload]) -> (Vec<Document>, Vec<Skip>) {
+/// once (under two names, indexing keeps the second name as an alias). `at` is told where
+/// a long read is (OCR of a scan, by page), under the uploaded name.
+pub fn load_uploads(uploads: &[Upload], at: &dyn Fn(&str)) -> (Vec<Document>, Vec<Skip>) {
     let loaders = default_loaders();
     let mut docs = Vec::new();
     let mut skipped = Vec::new();
@@ -106,7 +109,8 @@ pub fn load_uploads(uploads: &[Upload]) -> (Vec<Document>, Vec<Skip>) {
             Some(rest) => format!("{label}{rest}"),
             None => label.clone(),
         };
-        let out = load_path(&u.path, &loaders);
+        let saved_name = u.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let out = load_path_observed(&u.path, &loaders, &|place| at(&place.replacen(&saved_name, base, 1)));
         for s in out.skipped {
             skipped.push(Skip { path: relabel(&s.path), reason: s.reason.replace(&saved, &label) });
         }
@@ -132,10 +136,11 @@ pub fn load_uploads(uploads: &[Upload]) -> (Vec<Document>, Vec<Skip>) {
 
 /// Uploaded files as the index runs that take them: their documents first (one run), then
 /// each edge list (an import of its own); and the files that could not be read, named by
-/// their uploaded names. No run at all: nothing could be read.
-pub fn upload_runs(uploads: Vec<Upload>) -> (Vec<IndexInput>, Vec<Skip>) {
+/// their uploaded names. No run at all: nothing could be read. `at` is told where a long
+/// read is.
+pub fn upload_runs(uploads: Vec<Upload>, at: &dyn Fn(&str)) -> (Vec<IndexInput>, Vec<Skip>) {
     let (edges, files): (Vec<Upload>, Vec<Upload>) = uploads.into_iter().partition(is_edge_list);
-    let (docs, skipped) = load_uploads(&files);
+    let (docs, skipped) = load_uploads(&files, at);
     let mut runs = Vec::new();
     if !docs.is_empty() {
         runs.push(IndexInput::Documents(docs));
@@ -173,10 +178,13 @@ mod tests {
         std::fs::write(&saved, "Aage Bohr shared the Nobel Prize.\n").unwrap();
         let bad = dir.path().join("upload-1.txt");
         std::fs::write(&bad, "").unwrap();
-        let (docs, skipped) = load_uploads(&[
-            Upload { name: "../../etc/bohr.txt".into(), path: saved },
-            Upload { name: "empty.txt".into(), path: bad },
-        ]);
+        let (docs, skipped) = load_uploads(
+            &[
+                Upload { name: "../../etc/bohr.txt".into(), path: saved },
+                Upload { name: "empty.txt".into(), path: bad },
+            ],
+            &|_| {},
+        );
         assert_eq!(docs.len(), 1);
         assert_eq!(docs[0].title, "bohr");
         assert_eq!(docs[0].source, "upload:bohr.txt");

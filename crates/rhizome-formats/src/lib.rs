@@ -42,10 +42,21 @@ pub use sheet::{read_csv_table, read_ods, read_xlsx};
 /// Reads `bytes` as a file with extension `ext` (`docx`, `PPTX`, `.xlsx`, ...; case and a
 /// leading dot do not matter), or `None` when no reader here takes that extension.
 pub fn read(ext: &str, bytes: &[u8], limits: &Limits) -> Option<Result<Extracted>> {
+    read_observed(ext, bytes, limits, &|_, _| {})
+}
+
+/// [`read`], telling `ocr_page(n, of)` as OCR reads each scanned page (the `n`th of `of`
+/// to read): the slow part of a long scan.
+pub fn read_observed(
+    ext: &str,
+    bytes: &[u8],
+    limits: &Limits,
+    ocr_page: &dyn Fn(u32, u32),
+) -> Option<Result<Extracted>> {
     let ext = ext.trim_start_matches('.').to_ascii_lowercase();
     match ext.as_str() {
         // Pages without a text layer are read by OCR.
-        "pdf" => Some(read_pdf(bytes, limits).and_then(|x| fill_scanned_pages(bytes, x, limits))),
+        "pdf" => Some(read_pdf(bytes, limits).and_then(|x| fill_scanned_pages(bytes, x, limits, ocr_page))),
         "docx" => Some(read_docx(bytes, limits)),
         "pptx" => Some(read_pptx(bytes, limits)),
         "xlsx" => Some(read_xlsx(bytes, limits)),

@@ -43,8 +43,14 @@ pub fn read_image(bytes: &[u8], limits: &Limits) -> Result<Extracted> {
 }
 
 /// Reads by OCR the pages of a PDF (`bytes`) numbered in `pages`, rendered at 300 dpi:
-/// their text, in the order asked. A page OCR cannot read comes back empty.
-pub fn read_pdf_pages(bytes: &[u8], pages: &[u32], limits: &Limits) -> Result<Vec<(u32, String)>> {
+/// their text, in the order asked, telling `done(k, of)` after each. A page OCR cannot
+/// read comes back empty.
+pub fn read_pdf_pages(
+    bytes: &[u8],
+    pages: &[u32],
+    limits: &Limits,
+    done: &dyn Fn(u32, u32),
+) -> Result<Vec<(u32, String)>> {
     if pages.is_empty() {
         return Ok(Vec::new());
     }
@@ -76,6 +82,7 @@ pub fn read_pdf_pages(bytes: &[u8], pages: &[u32], limits: &Limits) -> Result<Ve
         };
         let _ = std::fs::remove_file(&png);
         out.push((n, text));
+        done(out.len() as u32, pages.len() as u32);
     }
     Ok(out)
 }
@@ -83,12 +90,18 @@ pub fn read_pdf_pages(bytes: &[u8], pages: &[u32], limits: &Limits) -> Result<Ve
 /// A PDF's pages that had no text layer ([`crate::pages_without_text`]),
 /// read by OCR and put in place. Without Tesseract, a PDF that has no text at all is
 /// [`ReadError::NeedsOcr`]; one with some text keeps it, and the pages left out are noted.
-pub fn fill_scanned_pages(bytes: &[u8], mut x: Extracted, limits: &Limits) -> Result<Extracted> {
+/// `done(k, of)` is told after each page read.
+pub fn fill_scanned_pages(
+    bytes: &[u8],
+    mut x: Extracted,
+    limits: &Limits,
+    done: &dyn Fn(u32, u32),
+) -> Result<Extracted> {
     let scanned: Vec<u32> = crate::pdf::pages_without_text(&x);
     if scanned.is_empty() {
         return Ok(x);
     }
-    let read = match read_pdf_pages(bytes, &scanned, limits) {
+    let read = match read_pdf_pages(bytes, &scanned, limits, done) {
         Ok(read) => read,
         Err(e @ ReadError::NeedsOcr(_)) if x.text.trim().is_empty() => return Err(e),
         Err(e) => {

@@ -247,7 +247,12 @@ impl Loader for CorpusLoader {
 /// what cannot be loaded is listed in [`LoadOutcome::skipped`] with the reason. A
 /// document whose id was already loaded is kept once (the repeat is reported as skipped).
 pub fn load_path(path: &Path, loaders: &[Box<dyn Loader>]) -> LoadOutcome {
-    let mut walk = Walk { loaders, out: LoadOutcome::default(), seen: HashMap::new(), dirs: HashSet::new() };
+    load_path_observed(path, loaders, &|_| {})
+}
+
+/// [`load_path`], telling `at` where a long read is (a scan read by OCR, page by page).
+pub fn load_path_observed(path: &Path, loaders: &[Box<dyn Loader>], at: &dyn Fn(&str)) -> LoadOutcome {
+    let mut walk = Walk { loaders, at, out: LoadOutcome::default(), seen: HashMap::new(), dirs: HashSet::new() };
     // Sources are canonical (absolute, `.`/`..` and links resolved), so that one file has
     // one source however its path was typed: `delete` and replacement find it by any
     // spelling.
@@ -258,6 +263,7 @@ pub fn load_path(path: &Path, loaders: &[Box<dyn Loader>]) -> LoadOutcome {
 
 struct Walk<'a> {
     loaders: &'a [Box<dyn Loader>],
+    at: &'a dyn Fn(&str),
     out: LoadOutcome,
     /// Document id -> source of its first occurrence.
     seen: HashMap<String, String>,
@@ -316,7 +322,7 @@ impl Walk<'_> {
             return self.skip(display, unsupported_reason(extension(path).as_deref()));
         };
         let loaded = if is_kind(path, MediaKind::is_read_by_formats) {
-            FileLoader.load_outcome(path).map(|(docs, skipped)| {
+            FileLoader.load_outcome_observed(path, self.at).map(|(docs, skipped)| {
                 self.out.skipped.extend(skipped);
                 docs
             })

@@ -65,7 +65,7 @@ fn index(engine: &Engine, add: Add, progress: &Tracker) -> Result<Value> {
     let inputs = match add {
         Add::Texts(docs) => vec![IndexInput::Documents(docs)],
         Add::Files { uploads, dir } => {
-            let (inputs, skipped) = upload_runs(uploads);
+            let (inputs, skipped) = upload_runs(uploads, &|place| rhizome_engine::Progress::at(progress, place));
             if inputs.is_empty() {
                 let why: Vec<String> = skipped.iter().map(|s| format!("{}: {}", s.path, s.reason)).collect();
                 return Err(Error::bad_input("file", format!("nothing to index ({})", why.join("; "))));

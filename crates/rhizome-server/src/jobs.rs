@@ -371,7 +371,7 @@ fn run(engine: &Engine, job: WriteJob, cancel: &AtomicBool) {
         }
         Work::Files { uploads, mut dir } => {
             // Documents first, then each edge list (an import of its own).
-            let (runs, skipped) = upload_runs(uploads);
+            let (runs, skipped) = upload_runs(uploads, &|place| progress.at(place));
             for s in &skipped {
                 progress.warn(&format!("skipped {}: {}", s.path, s.reason));
             }

@@ -6,7 +6,7 @@
 
 use std::io::Write;
 
-use rhizome_formats::{read_pdf, Limits, ReadError};
+use rhizome_formats::{read_observed, read_pdf, Limits, ReadError};
 
 /// Objects 1.. of a PDF with a classic cross-reference table; `xref_stream` replaces the
 /// table with a stream object holding the given (encoded) bytes and dictionary entries.
@@ -202,4 +202,18 @@ fn a_page_with_too_many_glyphs_stops_at_the_bound() {
     let got = read_pdf(&pdf(&pages(&[text_page(&long)]), None), &Limits::default()).expect("reads");
     assert!(got.text.len() < 600_000, "{} chars", got.text.len());
     assert!(got.notes.iter().any(|n| n.contains("more glyphs than one page may have")), "{:?}", got.notes);
+}
+
+#[test]
+fn ocr_tells_each_scanned_page_as_it_reads_it() {
+    // Three pages without a text layer: OCR reads them one by one (finding nothing here).
+    let blank = || stream("", b"0 0 m 10 10 l S");
+    let file = pdf(&pages(&[blank(), blank(), blank()]), None);
+    let told = std::sync::Mutex::new(Vec::new());
+    let got = read_observed("pdf", &file, &Limits::default(), &|k, of| told.lock().unwrap().push((k, of))).unwrap();
+    if matches!(got, Err(ReadError::NeedsOcr(_))) {
+        eprintln!("tesseract is not installed: nothing to tell");
+        return;
+    }
+    assert_eq!(told.into_inner().unwrap(), [(1, 3), (2, 3), (3, 3)], "{got:?}");
 }

@@ -36,6 +36,12 @@ impl FileLoader {
     /// The documents of `path` and the attachments that could not be read (as
     /// `FILE#NAME`, with the reason).
     pub fn load_outcome(&self, path: &Path) -> Result<(Vec<Document>, Vec<Skipped>)> {
+        self.load_outcome_observed(path, &|_| {})
+    }
+
+    /// [`FileLoader::load_outcome`], telling `at` where a long read is (`scan.pdf: OCR,
+    /// page 3 of 40`).
+    pub fn load_outcome_observed(&self, path: &Path, at: &dyn Fn(&str)) -> Result<(Vec<Document>, Vec<Skipped>)> {
         let size = fs::metadata(path).map_err(|e| Error::io(path, e))?.len();
         if size > MAX_FILE_BYTES {
             return Err(bad(path, format!("too large: {size} bytes (at most {MAX_FILE_BYTES} are read)")));
@@ -53,7 +59,7 @@ impl FileLoader {
             ));
         }
         let mut out = (Vec::new(), Vec::new());
-        read_into(&path.display().to_string(), &stem(path), &ext, &bytes, 0, &mut out)?;
+        read_into(&path.display().to_string(), &stem(path), &ext, &bytes, 0, &mut out, at)?;
         Ok(out)
     }
 }
@@ -67,11 +73,14 @@ fn read_into(
     bytes: &[u8],
     depth: usize,
     out: &mut (Vec<Document>, Vec<Skipped>),
+    at: &dyn Fn(&str),
 ) -> Result<()> {
     let bad = |msg: String| Error::bad_input(source, msg);
     let limits = Limits::default();
-    let read =
-        rhizome_formats::read(ext, bytes, &limits).ok_or_else(|| bad(format!("unsupported file type .{ext}")))?;
+    let name = source.rsplit(['/', '\\']).next().unwrap_or(source);
+    let ocr_page = |k: u32, of: u32| at(&format!("{name}: OCR, page {k} of {of}"));
+    let read = rhizome_formats::read_observed(ext, bytes, &limits, &ocr_page)
+        .ok_or_else(|| bad(format!("unsupported file type .{ext}")))?;
     let mut x = read.map_err(|e| bad(e.to_string()))?;
     let attachments = std::mem::take(&mut x.attachments);
     let mut doc = document(source, name_stem, x).ok_or_else(|| bad("no text in it".into()))?;
@@ -94,7 +103,7 @@ fn read_into(
         }
         let a_stem = Path::new(&a.name).file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let result = if format.kind.is_read_by_formats() {
-            read_into(&at, &a_stem, &a_ext, &a.bytes, depth + 1, out)
+            read_into(&at, &a_stem, &a_ext, &a.bytes, depth + 1, out, &|_| {})
         } else {
             text_attachment(&at, &a_stem, &a.bytes).map(|mut d| {
                 d.meta.media_type = super::media_type_of_extension(&a_ext).map(str::to_string);
