@@ -164,23 +164,50 @@ fn ascii_hex(input: &[u8], out: &mut Bounded) {
 pub(crate) fn check_xref_streams(bytes: &[u8], limits: &Limits) -> Result<()> {
     let base = bytes.windows(5).position(|w| w == b"%PDF-").unwrap_or(0);
     let cap = MAX_XREF.min(limits.max_decompressed);
+    // Each offset once, and only where an object starts: a file repeating `/Prev N` costs
+    // no more than one look at each of its objects.
+    let mut offsets = std::collections::BTreeSet::new();
     for key in [&b"startxref"[..], b"/Prev", b"/XRefStm"] {
         for at in find_all(bytes, key) {
             let Some(offset) = number_after(&bytes[at + key.len()..]) else { continue };
-            let Some(start) = base.checked_add(offset).filter(|&s| s < bytes.len()) else { continue };
-            if let Some((dict, content)) = raw_stream_at(&bytes[start..]) {
-                if let Some(d) = parse_dict(dict) {
-                    if decoded_len(&d, content, cap).is_none() {
-                        return Err(ReadError::TooLarge(format!(
-                            "its cross-reference stream inflates past the {} MiB allowed",
-                            cap >> 20
-                        )));
-                    }
-                }
-            }
+            offsets.extend(base.checked_add(offset).filter(|&s| s < bytes.len()));
+        }
+    }
+    let ends = Ends::of(bytes);
+    for start in offsets {
+        let Some((dict, content)) = raw_stream_at(bytes, start, &ends) else { continue };
+        if parse_dict(dict).is_some_and(|d| decoded_len(&d, content, cap).is_none()) {
+            return Err(ReadError::TooLarge(format!(
+                "its cross-reference stream inflates past the {} MiB allowed",
+                cap >> 20
+            )));
         }
     }
     Ok(())
+}
+
+/// Where every `endstream` of a file is, found once: the end of a stream is looked up,
+/// never searched for again from each stream.
+struct Ends(Vec<usize>);
+
+impl Ends {
+    fn of(bytes: &[u8]) -> Ends {
+        Ends(find_all(bytes, b"endstream").collect())
+    }
+
+    /// Where the stream whose data starts at `start` ends: the next `endstream`, else the
+    /// end of the file.
+    fn after(&self, start: usize, len: usize) -> usize {
+        self.0.get(self.0.partition_point(|&e| e < start)).copied().unwrap_or(len)
+    }
+}
+
+/// Where a stream's data starts, after the `stream` keyword at `kw` and its end of line.
+fn data_start(bytes: &[u8], kw: usize) -> usize {
+    let mut s = kw + b"stream".len();
+    s += usize::from(bytes.get(s) == Some(&b'\r'));
+    s += usize::from(bytes.get(s) == Some(&b'\n'));
+    s
 }
 
 fn find_all<'a>(hay: &'a [u8], needle: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
@@ -193,21 +220,24 @@ fn number_after(b: &[u8]) -> Option<usize> {
     std::str::from_utf8(&digits).ok()?.parse().ok()
 }
 
-/// The dictionary text and stream bytes of an `N G obj << … >> stream … endstream` at the
-/// start of `b` (the stream running to `endstream`, whatever `/Length` says).
-fn raw_stream_at(b: &[u8]) -> Option<(&[u8], &[u8])> {
+/// The dictionary text and stream bytes of an `N G obj << … >> stream … endstream`
+/// starting at `at` (the stream running to `endstream`, whatever `/Length` says); `None`
+/// where no object starts there, or the object (up to `endobj`, within 64 KiB) has no
+/// stream.
+fn raw_stream_at<'a>(bytes: &'a [u8], at: usize, ends: &Ends) -> Option<(&'a [u8], &'a [u8])> {
+    let b = &bytes[at..];
+    let lead = b.iter().take_while(|c| c.is_ascii_whitespace()).count();
+    let mut words = b[lead..b.len().min(lead + 48)].split(|c| c.is_ascii_whitespace()).filter(|w| !w.is_empty());
+    let numbers = |w: Option<&[u8]>| w.is_some_and(|w| w.iter().all(u8::is_ascii_digit));
+    if !numbers(words.next()) || !numbers(words.next()) || !words.next()?.starts_with(b"obj") {
+        return None;
+    }
     let head = &b[..b.len().min(64 << 10)];
     let obj = find_all(head, b"obj").next()?;
-    let kw = obj + find_all(&head[obj..], b"stream").next()?;
-    let mut s = kw + b"stream".len();
-    if b.get(s) == Some(&b'\r') {
-        s += 1;
-    }
-    if b.get(s) == Some(&b'\n') {
-        s += 1;
-    }
-    let end = find_all(&b[s..], b"endstream").next().map_or(b.len(), |e| s + e);
-    Some((&head[obj + 3..kw], &b[s..end]))
+    let own = find_all(&head[obj..], b"endobj").next().map_or(head.len(), |e| obj + e);
+    let kw = obj + find_all(&head[obj..own], b"stream").next()?;
+    let start = data_start(bytes, at + kw);
+    Some((&head[obj + 3..kw], &bytes[start..ends.after(start, bytes.len())]))
 }
 
 fn parse_dict(text: &[u8]) -> Option<Dictionary> {
@@ -276,22 +306,28 @@ fn most_growth(dict: &Dictionary) -> u64 {
 /// can measure them: one whose stored size times its filters' [`most_growth`] passes the
 /// budget is refused. (A usual object stream holds tens of kilobytes.)
 fn check_encrypted_object_streams(bytes: &[u8], limits: &Limits) -> Result<()> {
+    let ends = Ends::of(bytes);
+    // A stream's dictionary lies after the `endstream` before it: looking back no further,
+    // each byte is looked at once.
+    let mut previous = 0;
     for at in find_all(bytes, b"stream") {
         let after = bytes.get(at + 6).copied();
         let before = bytes[..at].iter().rev().find(|c| !c.is_ascii_whitespace()).copied();
+        let from = at.saturating_sub(64 << 10).max(previous);
+        if at >= 3 && &bytes[at - 3..at] == b"end" {
+            previous = at;
+            continue;
+        }
         if !matches!(after, Some(b'\r' | b'\n')) || before != Some(b'>') {
             continue;
         }
-        let from = at.saturating_sub(64 << 10);
         let Some(obj) = bytes[from..at].windows(3).rposition(|w| w == b"obj").map(|i| from + i) else { continue };
         let Some(dict) = parse_dict(&bytes[obj + 3..at]) else { continue };
         if !dict.has_type(b"ObjStm") {
             continue;
         }
-        let mut start = at + 6;
-        start += usize::from(bytes.get(start) == Some(&b'\r'));
-        start += usize::from(bytes.get(start) == Some(&b'\n'));
-        let stored = find_all(&bytes[start..], b"endstream").next().unwrap_or(bytes.len() - start);
+        let start = data_start(bytes, at);
+        let stored = ends.after(start, bytes.len()) - start;
         if (stored as u64).saturating_mul(most_growth(&dict)) > limits.max_decompressed {
             return Err(ReadError::TooLarge(format!(
                 "an object stream of this encrypted PDF could inflate past the {} MiB allowed; save an \
