@@ -197,6 +197,14 @@ pub enum BenchCmd {
         /// Leave out the resident memory of a `rhizome serve` on the index.
         #[arg(long)]
         no_serve: bool,
+        /// N consecutive copies share one set of entities (renamed alike), so entities grow
+        /// N times slower than chunks (0 or 1: every copy its own entities).
+        #[arg(long, default_value_t = 0)]
+        entity_share: u32,
+        /// Go on from the chunks an earlier run with the same corpus and --entity-share
+        /// left in the index (a size equal to them is measured without writing).
+        #[arg(long)]
+        resume: bool,
     },
     /// Files read as `rhizome index` reads them (PDF, Office, e-books, mail, images):
     /// pages/s and peak memory per file, PDFs against poppler's pdftotext in the same run.
@@ -237,22 +245,34 @@ pub fn run(bench: Bench, what: BenchCmd) -> Result<()> {
         BenchCmd::Backends { openie, questions, postgres, falkordb, methods, limit } => {
             backends::backends(bench, &openie, &questions, postgres.as_deref(), falkordb.as_deref(), &methods, limit)
         }
-        BenchCmd::Scale { openie, questions, sizes, methods, top_k, limit, batch, base_passages, no_serve } => {
-            scale::scale(
-                bench,
-                scale::ScaleArgs {
-                    openie: &openie,
-                    questions: &questions,
-                    sizes: &sizes,
-                    methods: &methods,
-                    top_k: &top_k,
-                    limit,
-                    batch,
-                    base_passages,
-                    serve: !no_serve,
-                },
-            )
-        }
+        BenchCmd::Scale {
+            openie,
+            questions,
+            sizes,
+            methods,
+            top_k,
+            limit,
+            batch,
+            base_passages,
+            no_serve,
+            entity_share,
+            resume,
+        } => scale::scale(
+            bench,
+            scale::ScaleArgs {
+                openie: &openie,
+                questions: &questions,
+                sizes: &sizes,
+                methods: &methods,
+                top_k: &top_k,
+                limit,
+                batch,
+                base_passages,
+                serve: !no_serve,
+                entity_share,
+                resume,
+            },
+        ),
         BenchCmd::Formats { files } => formats::formats(bench, &files),
         BenchCmd::Retrieval { questions, methods, limit } => retrieval::retrieval(bench, &questions, &methods, limit),
         BenchCmd::Filter { questions, filter, methods, limit } => {

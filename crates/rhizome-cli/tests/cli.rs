@@ -38,6 +38,13 @@ fn json(mut c: Command) -> Value {
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
 }
 
+/// What a command that must fail printed on stderr.
+fn fails(mut c: Command) -> String {
+    let out = c.output().expect("run rhizome");
+    assert!(!out.status.success(), "rhizome succeeded: {}", String::from_utf8_lossy(&out.stdout));
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 fn stats(index: &Path) -> Value {
     let mut c = rz(index);
     c.arg("stats");
@@ -479,4 +486,28 @@ fn scale_benchmark_prints_a_row_per_size() {
         assert_eq!(whole["same_passages_as_hippo"], 3, "hippo over a graph below hippo.ppr_nodes is whole: {r:#}");
     }
     assert!(rows[1]["synonyms"].as_u64().unwrap() >= rows[0]["synonyms"].as_u64().unwrap(), "{b:#}");
+
+    // Going on from that index: its size is measured without writing, the next one grown.
+    let scale = |dir: &str, more: &[&str]| {
+        let mut c = rz(&tmp.path().join(dir));
+        c.args(["bench", "scale"])
+            .arg(musique.join("openie_musique_train_results_ner_gpt-3.5-turbo-1106_1890.json"))
+            .arg(musique.join("musique_train.json"))
+            .args(["--base-passages", "20", "--limit", "2", "--methods", "basic", "--no-serve"])
+            .args(more);
+        c
+    };
+    let err = fails(scale("scale", &["--sizes", "50,70"]));
+    assert!(err.contains("already holds documents") && err.contains("--resume"), "{err}");
+    let b = json(scale("scale", &["--sizes", "50,70", "--resume"]));
+    let again = b["sizes"].as_array().unwrap();
+    assert_eq!(again[0]["chunks_added"], 0, "{b:#}");
+    assert_eq!(again[0]["entities"], rows[1]["entities"], "{b:#}");
+    assert_eq!((again[1]["chunks"].as_u64(), again[1]["chunks_added"].as_u64()), (Some(70), Some(20)), "{b:#}");
+
+    // Two copies sharing one set of entities hold one copy's entities.
+    let b = json(scale("shared", &["--sizes", "20,40", "--entity-share", "2"]));
+    let shared = b["sizes"].as_array().unwrap();
+    assert_eq!(shared[1]["chunks"], 40, "{b:#}");
+    assert_eq!(shared[0]["entities"], shared[1]["entities"], "{b:#}");
 }

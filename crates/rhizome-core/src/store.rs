@@ -380,4 +380,14 @@ pub trait StoreWrite: StoreRead + Send {
     /// entities), computed elsewhere for exactly the stored entities (`rhizome copy`), and
     /// mark synonymy as up to date. Changes the graph version.
     fn set_synonyms(&mut self, edges: &[(String, String, f32)]) -> Result<()>;
+    /// A load of many batches begins (`true`) or ends (`false`). Meanwhile a store may set
+    /// aside what each batch would keep up to date and what is cheaper built once at the
+    /// end (PostgreSQL drops its HNSW indexes, searches are exact meanwhile, and builds
+    /// them again when the load ends). Results never differ, only their cost; a load that
+    /// never ends (the process dies) leaves nothing wrong: the next write builds what is
+    /// missing. Stores with nothing to set aside do nothing.
+    fn bulk_load(&mut self, on: bool) -> Result<()> {
+        let _ = on;
+        Ok(())
+    }
 }

@@ -62,6 +62,8 @@ pub struct Graph {
     fact_index: HashMap<String, u32>,
     /// Per entity: its centrality ([`crate::centrality::centrality`]), made on first use.
     centrality: OnceLock<Vec<f32>>,
+    /// Entities by folded name ([`crate::query_entities::fold`]), made on first use.
+    folded_names: OnceLock<HashMap<String, Vec<u32>>>,
 }
 
 impl Graph {
@@ -145,6 +147,19 @@ impl Graph {
     /// Each entity's centrality in the RELATED graph, 0..1 (computed once per graph).
     pub fn centrality(&self) -> &[f32] {
         self.centrality.get_or_init(|| crate::centrality::centrality(self))
+    }
+
+    /// The entities whose name folds to `folded` ([`crate::query_entities::fold`]), in
+    /// entity order: a question's names are looked up, never matched against every name.
+    pub(crate) fn entities_folded(&self, folded: &str) -> &[u32] {
+        let index = self.folded_names.get_or_init(|| {
+            let mut index: HashMap<String, Vec<u32>> = HashMap::new();
+            for (i, name) in self.entity_names.iter().enumerate() {
+                index.entry(crate::query_entities::fold(name)).or_default().push(i as u32);
+            }
+            index
+        });
+        index.get(folded).map_or(&[], Vec::as_slice)
     }
 
     /// The importance shown for an entity: its stored (support) importance blended with

@@ -69,3 +69,40 @@ fn postgres_hnsw_search_matches_exact_search() {
         "a query of the wrong size finds nothing"
     );
 }
+
+#[test]
+fn a_bulk_load_sets_the_index_aside_and_builds_it_at_its_end() {
+    rhizome_store::pg::set_hnsw_min(50);
+    let url = rhizome_testdb::postgres::fresh_database("hnsw_bulk");
+    let built =
+        || rhizome_testdb::postgres::psql(&url, "SELECT to_regclass('vectors_hnsw_chunk') IS NOT NULL").unwrap();
+    let mut pg = PgStore::open(&url, true).unwrap();
+    pg.set_embedding_model("m", 4).unwrap();
+    for i in 0..60 {
+        pg.write_batch(&doc(i)).unwrap();
+    }
+    assert_eq!(built(), "t");
+    let q = {
+        let mut q = vec![0.2f32, 0.9, 0.1, 0.3];
+        l2_normalize(&mut q);
+        q
+    };
+    pg.bulk_load(true).unwrap();
+    assert_eq!(built(), "f", "a bulk load drops the index");
+    for i in 60..140 {
+        pg.write_batch(&doc(i)).unwrap();
+    }
+    assert_eq!(built(), "f", "and writes do not build it again while the load lasts");
+    let exact = pg.vector_search(VectorKind::Chunk, &q, 10).unwrap();
+    assert_eq!(exact.len(), 10);
+    pg.bulk_load(false).unwrap();
+    assert_eq!(built(), "t", "its end builds it");
+    assert_eq!(pg.vector_search(VectorKind::Chunk, &q, 10).unwrap(), exact, "through the index, the same passages");
+
+    // A load that never ends: the next write after it builds what is missing.
+    pg.bulk_load(true).unwrap();
+    drop(pg);
+    let mut pg = PgStore::open(&url, true).unwrap();
+    pg.write_batch(&doc(140)).unwrap();
+    assert_eq!(built(), "t");
+}

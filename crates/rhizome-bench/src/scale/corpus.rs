@@ -1,7 +1,8 @@
 //! The synthetic corpus of `bench scale`: copies of a HippoRAG OpenIE corpus (passages
 //! with their entities and triples), copy `k` with every entity renamed by its tag
 //! ([`super::derived::tag`]) in the extraction, the passage's text and its title, so that
-//! no two copies share an entity, a passage or a document id. A passage's text is kept as
+//! no two copies share a passage or a document id, nor an entity unless asked
+//! ([`Base::share_entities`]). A passage's text is kept as
 //! a [`Template`] (its literal spans and the entity names between them), so that a copy
 //! is written without searching the text again.
 
@@ -53,6 +54,18 @@ impl Template {
         t
     }
 
+    /// The text of copy `k` whose entities are those of copy `g` (`g == k` unless copies
+    /// share entities): each name followed by `g`'s tag, and `k`'s tag at the end when it
+    /// differs (so that copies never share a text).
+    pub fn render_copy(&self, g: u32, k: u32) -> String {
+        let mut s = self.render(g);
+        if k != g {
+            s.push(' ');
+            s.push_str(&tag(k));
+        }
+        s
+    }
+
     /// The text of copy `k`: each name followed by the copy's tag; a text that names no
     /// entity gets the tag at its end (so that copies never share a text).
     pub fn render(&self, k: u32) -> String {
@@ -96,6 +109,9 @@ pub struct Base {
     names: Vec<String>,
     /// Base passage index by (title, text) in NFC, to find questions' supporting passages.
     by_key: HashMap<(String, String), usize>,
+    /// Copies per set of entities: copy `k` names the entities of set `k / share` (0: each
+    /// copy its own).
+    share: u32,
 }
 
 /// Copy `k` of `name`.
@@ -132,21 +148,38 @@ impl Base {
         }
         let mut names: Vec<String> = names.into_iter().filter(|n| !n.is_empty()).collect();
         names.sort();
-        Ok(Base { passages, names, by_key })
+        Ok(Base { passages, names, by_key, share: 0 })
     }
 
     pub fn len(&self) -> usize {
         self.passages.len()
     }
 
+    /// Let `share` consecutive copies share one set of entities: copy `k` names the
+    /// entities of set `k / share`, so entities grow `share` times slower than passages
+    /// and each has mentions in `share` passages. 0 or 1: every copy its own entities.
+    pub fn share_entities(&mut self, share: u32) {
+        self.share = share;
+    }
+
+    /// The set of entities copy `k` names (named as copy `group(k)` names them alone).
+    pub fn group(&self, k: u32) -> u32 {
+        if self.share <= 1 {
+            k
+        } else {
+            k / self.share
+        }
+    }
+
     /// Passage `i` of copy `k`: its document, its one chunk and its extraction.
     pub fn copy(&self, k: u32, i: usize) -> (Document, Chunk, Extraction) {
         let p = &self.passages[i];
-        let (title, text) = (p.title.render(k), p.text.render(k));
+        let g = self.group(k);
+        let (title, text) = (p.title.render(g), p.text.render_copy(g, k));
         let doc = Document::new(format!("scale:copy{k}/{i}"), title, text.clone());
         let chunk = whole_chunk(&doc.id, text);
         let ex = &p.extraction;
-        let r = |n: &str| rename(n, k);
+        let r = |n: &str| rename(n, g);
         let extraction = Extraction {
             entities: ex.entities.iter().map(|e| ExtractedEntity { name: r(&e.name), ..e.clone() }).collect(),
             relations: ex
@@ -172,14 +205,15 @@ impl Base {
     /// The chunk id of passage `i` in copy `k`.
     pub fn chunk_id(&self, k: u32, i: usize) -> String {
         let p = &self.passages[i];
-        let text = p.text.render(k);
-        chunk_id(&document_id(&p.title.render(k), &text), 0, &text)
+        let g = self.group(k);
+        let text = p.text.render_copy(g, k);
+        chunk_id(&document_id(&p.title.render(g), &text), 0, &text)
     }
 
     /// `question` about copy `k`: every entity name of the corpus it spells out renamed.
     pub fn rewrite(&self, question: &str, k: u32) -> String {
         let found: Vec<&str> = self.names.iter().map(String::as_str).filter(|n| question.contains(n)).collect();
-        Template::new(question, &found).render_names_only(k)
+        Template::new(question, &found).render_names_only(self.group(k))
     }
 
     /// The base passage a question's supporting passage is, if it is in the corpus.

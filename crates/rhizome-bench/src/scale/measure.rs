@@ -34,6 +34,8 @@ pub struct Timing {
     pub recall: f64,
     /// Per question, the passages returned.
     pub passages: Vec<Vec<String>>,
+    /// Per stage the method reports (`timings_ms`), its time per question (ms).
+    pub stages: std::collections::BTreeMap<String, Vec<f64>>,
 }
 
 /// The row of [`Hippo::whole_graph`], timed beside `hippo`.
@@ -51,6 +53,8 @@ pub struct Row {
     pub step_s: f64,
     /// Of which `write_batch` calls.
     pub write_s: f64,
+    /// Of which building the indexes a bulk load sets aside (PostgreSQL's HNSW).
+    pub index_s: f64,
     pub store_bytes: Option<u64>,
     pub graph_load_ms: f64,
     /// The first hippo question, which builds its graph (ms).
@@ -101,6 +105,7 @@ pub fn measure(
                     row.hippo_first_ms = Some(t.elapsed().as_secs_f64() * 1e3);
                 }
                 let (mut ms, mut ppr_ms, mut recall, mut passages) = (Vec::new(), Vec::new(), 0.0, Vec::new());
+                let mut stages: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
                 for q in questions {
                     let t = Instant::now();
                     let got = r.retrieve(env, &q.text)?;
@@ -108,6 +113,9 @@ pub fn measure(
                     let e: f64 = got.timings_ms.iter().filter(|(k, _)| k.starts_with("embed")).map(|(_, v)| v).sum();
                     ms.push((total - e).max(0.0));
                     ppr_ms.extend(got.timings_ms.get("ppr"));
+                    for (stage, v) in got.timings_ms.iter().filter(|(k, _)| !k.starts_with("embed")) {
+                        stages.entry(stage.clone()).or_default().push(*v);
+                    }
                     let top: Vec<String> = got
                         .contexts
                         .iter()
@@ -121,7 +129,8 @@ pub fn measure(
                     passages.push(top);
                 }
                 let with_gold = questions.iter().filter(|q| !q.gold.is_empty()).count().max(1);
-                Ok(Timing { method: name.clone(), top_k: k, ms, ppr_ms, recall: recall / with_gold as f64, passages })
+                let recall = recall / with_gold as f64;
+                Ok(Timing { method: name.clone(), top_k: k, ms, ppr_ms, recall, passages, stages })
             })?;
             row.timings.push(timing);
         }
@@ -216,13 +225,16 @@ impl Row {
                 if t.method == HIPPO_WHOLE {
                     v["same_passages_as_hippo"] = json!(self.same_as_hippo(t));
                 }
+                let stages: serde_json::Map<String, Value> =
+                    t.stages.iter().map(|(k, v)| (k.clone(), json!(p(v, 50.0)))).collect();
+                v["stage_p50_ms"] = Value::Object(stages);
                 v
             })
             .collect();
         json!({
             "chunks": self.chunks, "entities": self.entities, "relations": self.relations,
             "synonyms": self.synonyms, "chunks_added": self.chunks_added, "step_s": self.step_s,
-            "write_s": self.write_s, "chunks_per_s": self.chunks_added as f64 / self.step_s.max(1e-9),
+            "write_s": self.write_s, "index_s": self.index_s, "chunks_per_s": self.chunks_added as f64 / self.step_s.max(1e-9),
             "store_bytes": self.store_bytes, "graph_load_ms": self.graph_load_ms,
             "hippo_first_ms": self.hippo_first_ms,
             "serve_rss_mib": self.serve_rss_mib.map(|r| r.0), "serve_hwm_mib": self.serve_rss_mib.map(|r| r.1),
@@ -235,7 +247,7 @@ impl Row {
         println!();
         println!(
             "{} chunks, {} entities, {} relations, {} synonym edges: +{} chunks at {:.0} chunks/s ({:.1} s, \
-             write_batch {:.1} s); store {}; graph load {:.0} ms; first hippo question {}; serve RSS {}",
+             write_batch {:.1} s, indexes {:.1} s); store {}; graph load {:.0} ms; first hippo question {}; serve RSS {}",
             self.chunks,
             self.entities,
             self.relations,
@@ -244,6 +256,7 @@ impl Row {
             self.chunks_added as f64 / self.step_s.max(1e-9),
             self.step_s,
             self.write_s,
+            self.index_s,
             self.store_bytes.map_or("?".into(), |b| format!("{:.0} MiB", mib(b))),
             self.graph_load_ms,
             self.hippo_first_ms.map_or("-".into(), |v| format!("{v:.0} ms")),
@@ -270,6 +283,10 @@ impl Row {
                 .collect();
             if !ppr.is_empty() {
                 println!("  {:<11} PPR p50/p95 ms {}", "", ppr.join(", "));
+            }
+            if let Some(t) = self.timings.iter().find(|t| t.method == m && !t.stages.is_empty()) {
+                let stages: Vec<String> = t.stages.iter().map(|(k, v)| format!("{k} {:.1}", p(v, 50.0))).collect();
+                println!("  {:<11} top {} stages, p50 ms: {}", "", t.top_k, stages.join(", "));
             }
             let same: Vec<String> = self
                 .timings

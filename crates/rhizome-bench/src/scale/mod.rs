@@ -47,6 +47,10 @@ pub struct ScaleArgs<'a> {
     pub base_passages: usize,
     /// Measure the memory of a `rhizome serve` child on the index.
     pub serve: bool,
+    /// Consecutive copies sharing one set of entities (0 or 1: each copy its own).
+    pub entity_share: u32,
+    /// Go on from the chunks an earlier run (same corpus, same sharing) left in the index.
+    pub resume: bool,
 }
 
 /// What has been written so far.
@@ -70,20 +74,23 @@ pub fn scale(bench: Bench, a: ScaleArgs) -> Result<()> {
         bail!("--top-k: give one or more numbers of passages from 1, e.g. --top-k 5,8");
     }
     let url = StoreUrl::parse(&bench.store)?;
-    if url.exists() {
-        let engine = bench.reading_engine()?;
-        if engine.stats()?.nodes.get("Document").copied().unwrap_or(0) > 0 {
-            bail!(
-                "{} already holds documents: give an empty index (a new directory or an empty database) \
-                 to `rhizome bench scale`",
-                url.display()
-            );
-        }
-    }
     let t = Instant::now();
-    let base = Base::load(a.openie, a.base_passages)?;
+    let mut base = Base::load(a.openie, a.base_passages)?;
+    base.share_entities(a.entity_share);
     if base.len() == 0 {
         bail!("{}: no passages to copy", a.openie.display());
+    }
+    let held = if url.exists() { held_chunks(&bench, &base)? } else { 0 };
+    if held > 0 && !a.resume {
+        bail!(
+            "{} already holds documents: give an empty index (a new directory or an empty database) \
+             to `rhizome bench scale`, or --resume to go on from an earlier run's",
+            url.display()
+        );
+    }
+    sizes.retain(|&s| s >= held);
+    if sizes.is_empty() {
+        bail!("--sizes: the index holds {held} chunks already: give a size from there");
     }
     let model = rhizome_engine::load_embedder(&bench.config, None)?;
     let derived = Arc::new(DerivedEmbedder::new(model));
@@ -99,7 +106,7 @@ pub fn scale(bench: Bench, a: ScaleArgs) -> Result<()> {
     let prepare_s = t.elapsed().as_secs_f64();
 
     // Questions about one copy: copy 1 when every size holds it whole, else copy 0.
-    let target: u32 = if sizes[0] >= 2 * base.len() { 1 } else { 0 };
+    let target: u32 = if sizes[0] >= 2 * base.len() && base.group(1) == 1 { 1 } else { 0 };
     let mut questions = Vec::new();
     for q in rhizome_eval::load_questions(a.questions)?.into_iter().take(a.limit.max(1)) {
         let gold: Vec<String> = q
@@ -134,26 +141,41 @@ pub fn scale(bench: Bench, a: ScaleArgs) -> Result<()> {
         );
     }
     let mut rows: Vec<Row> = Vec::new();
-    let mut w = Written { chunks: 0, vectors: HashSet::new(), copy: 0, write_s: 0.0 };
+    // Resumed: the current copy's entity and fact vectors are written again (the same).
+    let copy = (held / base.len()) as u32;
+    let mut w = Written { chunks: held, vectors: HashSet::new(), copy, write_s: 0.0 };
     for &size in &sizes {
         let t = Instant::now();
         let before = (w.chunks, w.write_s);
-        {
+        let index_s = if w.chunks >= size {
+            0.0
+        } else {
             let wait = if bench.no_wait { LockWait::No } else { LockWait::Up(None) };
             let mut store = url.open_writer(true, "rhizome bench scale", wait, &mut |_| {})?;
             store.set_embedding_model(derived.model_id(), derived.dim())?;
+            store.bulk_load(true)?;
             while w.chunks < size {
                 let n = a.batch.max(1).min(size - w.chunks);
                 write_batch(&mut *store, &base, derived.as_ref(), &mut w, n)?;
             }
-            let full = (w.chunks / base.len()) as u32;
-            store.set_synonyms(&syn.edges(full, w.chunks % base.len()))?;
-        }
+            let (full, partial) = ((w.chunks / base.len()) as u32, w.chunks % base.len());
+            // Copies that share entities share their synonymy too.
+            let (full, partial) = match a.entity_share {
+                s if s > 1 && full % s == 0 => (full / s, partial),
+                s if s > 1 => (full / s + 1, 0),
+                _ => (full, partial),
+            };
+            store.set_synonyms(&syn.edges(full, partial))?;
+            let t = Instant::now();
+            store.bulk_load(false)?;
+            t.elapsed().as_secs_f64()
+        };
         let step_s = t.elapsed().as_secs_f64();
         let mut row = measure::measure(&bench, &url, &derived, &methods, a.top_k, &questions, a.serve)?;
         row.chunks_added = w.chunks - before.0;
         row.step_s = step_s;
         row.write_s = w.write_s - before.1;
+        row.index_s = index_s;
         if !bench.json {
             row.print(a.top_k);
         }
@@ -190,8 +212,11 @@ fn embed_batch(base: &Base, embedder: &dyn Embedder, w: &mut Written, n: usize) 
     for _ in 0..n {
         let (k, i) = ((w.chunks / base.len()) as u32, w.chunks % base.len());
         if k != w.copy {
+            // Copies sharing entities share their vectors: each is written once.
+            if base.group(k) != base.group(w.copy) {
+                w.vectors.clear();
+            }
             w.copy = k;
-            w.vectors.clear();
         }
         let (doc, chunk, ex) = base.copy(k, i);
         let (m0, f0) = (batch.mentions.len(), batch.facts.len());
@@ -228,4 +253,27 @@ fn embed_batch(base: &Base, embedder: &dyn Embedder, w: &mut Written, n: usize) 
         batch.vectors.push((kind, id, v));
     }
     Ok(batch)
+}
+
+/// The chunks an earlier run left in the index: each document one chunk, the last one the
+/// chunk this corpus (with the same sharing of entities) has at that place; else an error.
+fn held_chunks(bench: &Bench, base: &Base) -> Result<usize> {
+    let engine = bench.reading_engine()?;
+    let stats = engine.stats()?;
+    let (docs, chunks) = (stats.nodes.get("Document").copied(), stats.nodes.get("Chunk").copied());
+    let n = chunks.unwrap_or(0) as usize;
+    if n == 0 {
+        return Ok(0);
+    }
+    let last = n - 1;
+    let id = base.chunk_id((last / base.len()) as u32, last % base.len());
+    let found = engine.reader()?.chunks(std::slice::from_ref(&id))?;
+    if docs != chunks || found.is_empty() {
+        bail!(
+            "{}: its {n} chunks are not the first {n} of this corpus with this --entity-share: \
+             give an empty index",
+            bench.store
+        );
+    }
+    Ok(n)
 }

@@ -79,14 +79,10 @@ fn graph_names(g: &Graph, q: &str, toks: &[Token]) -> Vec<(usize, usize, String)
             }
         }
     }
-    let max_len = grams.keys().map(|k| k.len()).max().unwrap_or(0);
     let mut hits: Vec<(usize, usize, u32)> = Vec::new();
-    for (i, name) in g.entity_names.iter().enumerate() {
-        if name.len() > 3 * max_len + 8 {
-            continue;
-        }
-        if let Some(spans) = grams.get(&fold(name)) {
-            hits.extend(spans.iter().map(|&(s, e)| (s, e, i as u32)));
+    for (gram, spans) in &grams {
+        for &i in g.entities_folded(gram) {
+            hits.extend(spans.iter().map(|&(s, e)| (s, e, i)));
         }
     }
     // Longest first, then leftmost; a span keeps every entity of that folded name.

@@ -126,6 +126,8 @@ pub struct PgStore {
     no_documents: std::cell::Cell<Option<bool>>,
     /// Held by a store opened with [`PgStore::open_writer`]; released on drop.
     lock: Option<PgWriterLock>,
+    /// A bulk load is under way ([`rhizome_core::StoreWrite::bulk_load`]).
+    bulk: bool,
 }
 
 impl PgStore {
@@ -140,6 +142,7 @@ impl PgStore {
             snap: RefCell::new(None),
             no_documents: Default::default(),
             lock: None,
+            bulk: false,
         })
     }
 

@@ -96,6 +96,9 @@ pub fn carry_over(url: &str, new: u64, written: &[(VectorKind, String, Vec<f32>)
         return;
     }
     let mut matrices = std::mem::take(&mut entry.matrices);
+    // A matrix searched through HNSW is not read again for search: copying it on every
+    // write would cost the whole matrix per batch.
+    matrices.retain(|_, m| m.len() < hnsw_min());
     for (kind, m) in matrices.iter_mut() {
         let mut mine: std::collections::BTreeMap<&str, &[f32]> = std::collections::BTreeMap::new();
         for (k, id, v) in written {
@@ -233,6 +236,46 @@ pub fn maybe_build_hnsw(c: &mut impl GenericClient, url: &str, written: &[(Vecto
         ))?;
         estimates().lock().unwrap_or_else(|p| p.into_inner()).insert(key, usize::MAX);
     }
+    Ok(())
+}
+
+/// The kinds searched through an HNSW index once they are large.
+const SEARCHED: [VectorKind; 4] = [VectorKind::Chunk, VectorKind::Entity, VectorKind::Fact, VectorKind::Report];
+
+/// A bulk load begins: the HNSW indexes are dropped (searches are exact until
+/// [`build_hnsw`]), and this process stops counting towards them.
+pub fn drop_hnsw(c: &mut impl GenericClient, url: &str) -> PgResult<()> {
+    let mut est = estimates().lock().unwrap_or_else(|p| p.into_inner());
+    for kind in SEARCHED {
+        // The name is ours (an enum), never user text.
+        c.batch_execute(&format!("DROP INDEX IF EXISTS {}", hnsw_name(kind)))?;
+        est.remove(&(url.to_string(), kind));
+    }
+    Ok(())
+}
+
+/// A bulk load ends: the HNSW index of every kind with [`hnsw_min`] vectors is built, in
+/// one pass over its vectors, with the memory that holds its whole graph (pgvector builds
+/// far slower once the graph outgrows `maintenance_work_mem`); then the planner's
+/// statistics are taken again, for tables that grew many times over.
+pub fn build_hnsw(c: &mut impl GenericClient, url: &str) -> PgResult<()> {
+    let dim = schema::get_meta(c, "embedding_dim")?.and_then(|d| d.parse::<i64>().ok()).unwrap_or(0);
+    for kind in SEARCHED {
+        estimates().lock().unwrap_or_else(|p| p.into_inner()).remove(&(url.to_string(), kind));
+        let n: i64 = c.query_one("SELECT count(*) FROM vectors WHERE kind = $1", &[&kind.as_str()])?.get(0);
+        if (n as usize) < hnsw_min() || dim == 0 {
+            continue;
+        }
+        // A vector and its neighbour lists (m = 16: 32 links on layer 0) with headroom.
+        let need = n * (dim * 4 + 400) * 5 / 4;
+        c.execute(
+            "SELECT set_config('maintenance_work_mem', (greatest($1::bigint / 1024,
+                 pg_size_bytes(current_setting('maintenance_work_mem')) / 1024))::text || 'kB', true)",
+            &[&need.min(8 << 30)],
+        )?;
+        maybe_build_hnsw(c, url, &[(kind, 0)])?;
+    }
+    c.batch_execute("ANALYZE")?;
     Ok(())
 }
 

@@ -24,7 +24,7 @@ fn now() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |t| t.as_secs() as i64)
 }
 
-fn write_batch(c: &mut impl GenericClient, url: &str, batch: &WriteBatch) -> PgResult<u64> {
+fn write_batch(c: &mut impl GenericClient, url: &str, batch: &WriteBatch, bulk: bool) -> PgResult<u64> {
     super::aliases::rename(c, &batch.renames)?;
     // Documents: new ones are inserted; one already there is skipped with everything it
     // supports, unless it is written in parts and this is its next part.
@@ -284,7 +284,9 @@ fn write_batch(c: &mut impl GenericClient, url: &str, batch: &WriteBatch) -> PgR
             None => kinds.push((*k, 1)),
         }
     }
-    search::maybe_build_hnsw(c, url, &kinds)?;
+    if !bulk {
+        search::maybe_build_hnsw(c, url, &kinds)?;
+    }
     Ok(version)
 }
 
@@ -361,10 +363,24 @@ impl StoreWrite for PgStore {
     }
 
     fn write_batch(&mut self, batch: &WriteBatch) -> Result<()> {
-        let url = self.pgurl().full.clone();
-        let version = self.in_tx(|tx| write_batch(tx, &url, batch))?;
+        let (url, bulk) = (self.pgurl().full.clone(), self.bulk);
+        let version = self.in_tx(|tx| write_batch(tx, &url, batch, bulk))?;
         // Entity resolution searches the entity vectors after every batch: carry them over.
         search::carry_over(&self.pgurl().full, version, &batch.vectors);
+        Ok(())
+    }
+
+    fn bulk_load(&mut self, on: bool) -> Result<()> {
+        if on == self.bulk {
+            return Ok(());
+        }
+        let url = self.pgurl().full.clone();
+        if on {
+            self.in_tx(|tx| search::drop_hnsw(tx, &url))?;
+        } else {
+            self.in_tx(|tx| search::build_hnsw(tx, &url))?;
+        }
+        self.bulk = on;
         Ok(())
     }
 
