@@ -92,7 +92,9 @@ impl Engine {
             }
         }
 
-        // Documents, several per batch.
+        // Documents, several per batch, as one bulk load (PostgreSQL builds its HNSW
+        // indexes once, after the last batch).
+        dst.bulk_load(true)?;
         let total = src.document_count(None)?;
         let docs = src.documents(None, 0, usize::MAX)?;
         let mut written = 0u64;
@@ -110,6 +112,7 @@ impl Engine {
             written += group.len() as u64;
             progress(written, total);
         }
+        dst.bulk_load(false)?;
 
         // Derived from the whole graph: summaries, synonyms, communities and reports.
         let summaries = src.entity_summaries()?;
