@@ -48,7 +48,8 @@ pub struct ServeFlags {
     #[arg(long = "api-key", value_name = "KEY")]
     pub api_keys: Vec<String>,
     /// Keys with names, roles and workspaces (`rhizome keys add`), read again when the
-    /// file changes. Default: keys.json in the --index directory, when it exists.
+    /// file changes. Default: keys.json in the --index directory, when it exists; else, on
+    /// a PostgreSQL store, the database's key table, which replicas share.
     #[arg(long, env = "RHIZOME_KEYS_FILE", value_name = "FILE")]
     pub keys_file: Option<std::path::PathBuf>,
     /// Seconds without requests after which a workspace is closed and its memory
@@ -78,22 +79,22 @@ pub fn serve(app: App, flags: ServeFlags) -> Result<()> {
     let json = logs.log_format.trim().eq_ignore_ascii_case("json");
     let env_keys = std::env::var("RHIZOME_API_KEYS").ok();
     let keys = rhizome_server::parse_keys(&api_keys, env_keys.as_deref())?;
-    // The index's own key file is used when it exists.
-    let keys_file = keys_file.or_else(|| {
-        let own = crate::cmd_admin::key_file(&app, None);
-        own.exists().then_some(own)
-    });
-    if let Some(f) = &keys_file {
-        // Read now, so that a damaged file is named before anything is loaded.
-        rhizome_server::KeyFile::new(f).keys()?;
-    }
+    // The index's own key file is used when it exists, else a PostgreSQL store's key table.
+    let key_store = crate::cmd_admin::key_store(&app, keys_file, false)?;
+    // Read now, so that a damaged file is named before anything is loaded (and the
+    // address checked against the keys the table holds).
+    let stored = match &key_store {
+        Some(s) => s.records()?.len(),
+        None => 0,
+    };
+    let table = matches!(key_store, Some(rhizome_server::KeyStore::Table(_)));
     // Refuse a public address without a key before loading anything.
-    rhizome_server::check_bind(&addr, !keys.is_empty() || keys_file.is_some())?;
+    rhizome_server::check_bind(&addr, !keys.is_empty() || (key_store.is_some() && (!table || stored > 0)))?;
     let (n_keys, n_ro) = (keys.len(), keys.iter().filter(|k| k.read_only()).count());
     let engine = rhizome_server::launch::engine(&app.store, app.config.clone(), app.no_wait, "rhizome serve")?;
     let mut opts = ServerOptions::new(addr);
     opts.keys = keys;
-    opts.keys_file = keys_file.clone();
+    opts.key_store = key_store.clone();
     opts.workspace_idle = std::time::Duration::from_secs_f64(workspace_idle);
     opts.max_body_bytes = max_upload_mb.max(1) << 20;
     opts.header_timeout = std::time::Duration::from_secs_f64(header_timeout);
@@ -113,8 +114,11 @@ pub fn serve(app: App, flags: ServeFlags) -> Result<()> {
         // One line on stdout, for scripts and tests that asked for port 0.
         println!("listening on http://{at}");
         let mut auth = if n_keys == 0 { "no API key".to_string() } else { format!("{n_keys} API key(s), {n_ro} read-only") };
-        match &keys_file {
-            Some(f) => auth.push_str(&format!(" and the key file {}", f.display())),
+        match &key_store {
+            Some(s) if table && stored == 0 && n_keys == 0 => {
+                auth.push_str(&format!(" yet, loopback only until a key is added to {}", s.describe()))
+            }
+            Some(s) => auth.push_str(&format!(" and {}", s.describe())),
             None if n_keys == 0 => auth.push_str(" (loopback only)"),
             None => {}
         }

@@ -28,10 +28,11 @@ pub fn run(cli: Cli) -> Result<()> {
     let mut store =
         if config.store.url.is_empty() { cli.index.display().to_string() } else { config.store.url.clone() };
     if let Some(ws) = &cli.workspace {
-        if matches!(cli.command, Command::Serve(_) | Command::Workspace { .. }) {
+        if matches!(cli.command, Command::Serve(_) | Command::Workspace { .. } | Command::Keys { .. }) {
             anyhow::bail!(
-                "--workspace {ws}: `rhizome serve` serves every workspace (at /w/NAME/...) and `rhizome workspace` \
-                 manages them; leave --workspace out"
+                "--workspace {ws}: `rhizome serve` serves every workspace (at /w/NAME/...), `rhizome workspace` \
+                 manages them and `rhizome keys` makes keys for any of them (`keys add --workspaces NAMES`); \
+                 leave --workspace out"
             );
         }
         let url = rhizome_store::StoreUrl::parse(&store)?.workspace(ws)?;

@@ -199,7 +199,8 @@ pub enum Command {
         #[command(subcommand)]
         what: cmd_admin::WorkspaceCmd,
     },
-    /// API keys with roles and workspaces, in the key file `rhizome serve` reads.
+    /// API keys with roles and workspaces, in the key file `rhizome serve` reads (or the
+    /// key table of a PostgreSQL store).
     Keys {
         #[command(subcommand)]
         what: cmd_admin::KeysCmd,
