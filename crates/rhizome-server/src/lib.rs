@@ -298,9 +298,15 @@ impl Server {
             flag.store(true, Ordering::Relaxed);
         };
         listen::serve(listener, router, header_timeout, signal).await;
+        // (The boards only: a workspace's state holds its queue, which must close.)
+        let boards: Vec<_> = registry.open_workspaces().into_iter().filter_map(|(_, s)| s.jobs.shared()).collect();
         // Every sender goes with its workspace: each worker ends after the job in progress.
         for worker in registry.close_all() {
             let _ = worker.await;
+        }
+        // Uploads kept in a shared store and not finished: another replica may take them now.
+        for (board, replica) in boards {
+            let _ = tokio::task::spawn_blocking(move || board.release(&replica)).await;
         }
         Ok(())
     }

@@ -204,7 +204,7 @@ mod tests {
         std::fs::write(&b, [0u8, 1, 2, 255]).unwrap();
         let uploads = vec![Upload { name: "x.txt".into(), path: a }, Upload { name: "dir/y.md".into(), path: b }];
         let payload = encode(&Work::Files { uploads, dir: UploadDir::None }).unwrap();
-        let Work::Files { uploads, .. } = decode(&payload).unwrap() else { panic!("files") };
+        let Work::Files { uploads, dir: _dir } = decode(&payload).unwrap() else { panic!("files") };
         assert_eq!((uploads[0].name.as_str(), uploads[1].name.as_str()), ("x.txt", "dir/y.md"));
         assert_eq!(std::fs::read_to_string(&uploads[0].path).unwrap(), "Aage Bohr.");
         assert_eq!(std::fs::read(&uploads[1].path).unwrap(), [0u8, 1, 2, 255]);
