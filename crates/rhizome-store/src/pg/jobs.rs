@@ -7,7 +7,7 @@
 
 use rhizome_core::Result;
 
-use super::{pg_err, pool, PgUrl};
+use super::{pool, PgUrl};
 use crate::jobs::{JobBoard, PendingUpload, SharedJob};
 
 const TABLE: &str = "CREATE TABLE IF NOT EXISTS serve_jobs(id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -28,24 +28,12 @@ impl PgJobBoard {
     /// The board of the store at `url` (its table made when missing).
     pub fn open(url: &str) -> Result<PgJobBoard> {
         let board = PgJobBoard { url: PgUrl::new(url) };
-        board.run(|c| {
-            let there: bool = c.query_one("SELECT to_regclass('serve_uploads') IS NOT NULL", &[])?.get(0);
-            if !there {
-                let mut tx = c.transaction()?;
-                tx.execute("SELECT pg_advisory_xact_lock($1)", &[&super::schema::SCHEMA_LOCK])?;
-                tx.batch_execute(TABLE)?;
-                tx.commit()?;
-            }
-            Ok(())
-        })?;
+        pool::ensure(&board.url, "serve_uploads", TABLE)?;
         Ok(board)
     }
 
     fn run<T>(&self, f: impl FnOnce(&mut postgres::Client) -> std::result::Result<T, postgres::Error>) -> Result<T> {
-        let mut conn = pool::take(&self.url)?;
-        let r = f(&mut conn.client).map_err(|e| pg_err(&self.url, e));
-        pool::give(&self.url, conn);
-        r
+        pool::run(&self.url, f)
     }
 }
 

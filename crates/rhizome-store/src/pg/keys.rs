@@ -6,7 +6,7 @@
 
 use rhizome_core::Result;
 
-use super::{pg_err, pool, PgUrl};
+use super::{pool, PgUrl};
 use crate::keys::{KeyRow, KeyTable};
 
 const TABLES: &str = "CREATE TABLE IF NOT EXISTS serve_keys(name TEXT COLLATE \"C\" PRIMARY KEY,
@@ -22,24 +22,12 @@ impl PgKeys {
     /// The keys of the store at `url` (the tables made when missing).
     pub fn open(url: &str) -> Result<PgKeys> {
         let keys = PgKeys { url: PgUrl::new(url) };
-        keys.run(|c| {
-            let there: bool = c.query_one("SELECT to_regclass('serve_key_version') IS NOT NULL", &[])?.get(0);
-            if !there {
-                let mut tx = c.transaction()?;
-                tx.execute("SELECT pg_advisory_xact_lock($1)", &[&super::schema::SCHEMA_LOCK])?;
-                tx.batch_execute(TABLES)?;
-                tx.commit()?;
-            }
-            Ok(())
-        })?;
+        pool::ensure(&keys.url, "serve_key_version", TABLES)?;
         Ok(keys)
     }
 
     fn run<T>(&self, f: impl FnOnce(&mut postgres::Client) -> std::result::Result<T, postgres::Error>) -> Result<T> {
-        let mut conn = pool::take(&self.url)?;
-        let r = f(&mut conn.client).map_err(|e| pg_err(&self.url, e));
-        pool::give(&self.url, conn);
-        r
+        pool::run(&self.url, f)
     }
 }
 
