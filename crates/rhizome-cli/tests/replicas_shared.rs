@@ -1,8 +1,10 @@
 //! Two replicas of `rhizome serve` over one PostgreSQL database (no balancer): keys made
 //! or revoked on one hold on the other within the key table's refresh time, and an upload
 //! accepted by a replica killed (SIGKILL) before its job ran is taken over by the other,
-//! under the same job id, and indexed once. The first replica is kept from running its
-//! jobs by `RHIZOME_TEST_JOB_DELAY_SECS`, so the kill always comes before the indexing.
+//! under the same job id, and indexed once; a replica stopped (SIGTERM) with an upload
+//! pending gives its lease up, so the other takes the upload without waiting for the
+//! lease to run out. The first replica is kept from running its jobs by
+//! `RHIZOME_TEST_JOB_DELAY_SECS`, so the kill always comes before the indexing.
 
 mod replicas_support;
 mod support;
@@ -32,6 +34,33 @@ fn until_status(within: Duration, want: u16, what: &str, probe: impl Fn() -> u16
         }
         assert!(t.elapsed() < within, "{what}: still {got} after {within:?}, expected {want}");
         std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Upload one text file to `base`; its job id (answered 202).
+fn upload(http: &Client, base: &str, key: &str, name: &str, text: &str) -> u64 {
+    let part = reqwest::blocking::multipart::Part::bytes(text.as_bytes().to_vec()).file_name(name.to_string());
+    let form = reqwest::blocking::multipart::Form::new().part("file", part);
+    let r = http.post(format!("{base}/documents")).bearer_auth(key).multipart(form).send().unwrap();
+    assert_eq!(r.status().as_u16(), 202);
+    r.json::<Value>().unwrap()["job_id"].as_u64().unwrap()
+}
+
+/// Poll job `id` on `base` until done, as a job another replica accepted (`resumed`).
+fn wait_done(http: &Client, base: &str, key: &str, id: u64, on: &Replica) {
+    let t = Instant::now();
+    loop {
+        let v: Value = http.get(format!("{base}/jobs/{id}")).bearer_auth(key).send().unwrap().json().unwrap();
+        match v["state"].as_str() {
+            Some("done") => {
+                assert_eq!(v["resumed"], true, "{v:#}");
+                return;
+            }
+            Some("failed") => panic!("job {id} failed: {v:#}\n{}", on.log()),
+            _ => {}
+        }
+        assert!(t.elapsed() < Duration::from_secs(120), "job {id} not done: {v:#}\n{}", on.log());
+        std::thread::sleep(Duration::from_millis(200));
     }
 }
 
@@ -82,35 +111,41 @@ fn replicas_share_keys_and_finish_the_uploads_of_a_killed_replica() {
     assert!(!b.log().contains(&reader[3..]) && !a.log().contains(&root[3..]), "a key reached a log");
 
     // An upload accepted by A (202), kept in the database; A killed before its job runs.
-    let text = "Kept Upload Fjord. The Rhizome ferry crosses the Kept Upload Fjord every morning at seven.";
-    let part = reqwest::blocking::multipart::Part::bytes(text.as_bytes().to_vec()).file_name("fjord.txt");
-    let form = reqwest::blocking::multipart::Form::new().part("file", part);
-    let r = http.post(format!("{ua}/documents")).bearer_auth(&root).multipart(form).send().unwrap();
-    assert_eq!(r.status().as_u16(), 202);
-    let id = r.json::<Value>().unwrap()["job_id"].as_u64().unwrap();
+    let fjord = "Kept Upload Fjord. The Rhizome ferry crosses the Kept Upload Fjord every morning at seven.";
+    let id = upload(&http, &ua, &root, "fjord.txt", fjord);
     let kept = rhizome_testdb::postgres::psql(&pg, "SELECT count(*) FROM serve_uploads").unwrap();
     assert_eq!(kept.trim(), "1", "the upload is in the database before the answer");
     let v: Value = http.get(format!("{ub}/jobs/{id}")).bearer_auth(&root).send().unwrap().json().unwrap();
     assert_eq!(v["state"], "queued", "B knows A's job: {v:#}");
     a.kill();
     let t = Instant::now();
-    let done = loop {
-        let v: Value = http.get(format!("{ub}/jobs/{id}")).bearer_auth(&root).send().unwrap().json().unwrap();
-        match v["state"].as_str() {
-            Some("done") => break v,
-            Some("failed") => panic!("job {id} failed on B: {v:#}\n{}", b.log()),
-            _ => {}
-        }
-        assert!(t.elapsed() < Duration::from_secs(120), "B did not finish job {id}: {v:#}\n{}", b.log());
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    wait_done(&http, &ub, &root, id, &b);
     eprintln!("B finished A's upload {:.1} s after A was killed", t.elapsed().as_secs_f64());
-    assert_eq!(done["resumed"], true, "{done:#}");
+    // Stopped with an upload pending, A gives its lease up as it exits.
+    a.restart();
+    let bay = "Released Lease Bay. Herons nest at Released Lease Bay from March to June.";
+    let id2 = upload(&http, &ua, &root, "bay.txt", bay);
+    a.stop();
+    let held = rhizome_testdb::postgres::psql(
+        &pg,
+        &format!(
+            "SELECT count(*) FROM serve_uploads WHERE replica LIKE '%:{}' AND lease_until > extract(epoch FROM clock_timestamp())",
+            a.port
+        ),
+    )
+    .unwrap();
+    assert_eq!(held.trim(), "0", "a stopped replica holds no lease");
+    let t = Instant::now();
+    wait_done(&http, &ub, &root, id2, &b);
+    eprintln!("B finished the upload of the stopped A {:.1} s after A exited", t.elapsed().as_secs_f64());
+
     let docs: Value = http.get(format!("{ub}/documents?limit=100")).bearer_auth(&root).send().unwrap().json().unwrap();
     let sources: Vec<&str> =
         docs["documents"].as_array().unwrap().iter().filter_map(|d| d["source"].as_str()).collect();
-    assert_eq!(sources.iter().filter(|s| **s == "upload:fjord.txt").count(), 1, "indexed once: {sources:?}");
-    assert_eq!(sources.len(), 4, "{sources:?}");
+    for name in ["upload:fjord.txt", "upload:bay.txt"] {
+        assert_eq!(sources.iter().filter(|s| **s == name).count(), 1, "{name} indexed once: {sources:?}");
+    }
+    assert_eq!(sources.len(), 5, "{sources:?}");
     let q = json!({"question": "When does the ferry cross the Kept Upload Fjord?", "method": "basic"});
     let r: Value = http.post(format!("{ub}/query")).bearer_auth(&root).json(&q).send().unwrap().json().unwrap();
     assert_eq!(r["contexts"][0]["source"], "upload:fjord.txt", "{r:#}");

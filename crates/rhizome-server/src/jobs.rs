@@ -377,9 +377,23 @@ fn in_writer_turn<T>(
     }
 }
 
+/// A job that ended in error: failed, unless shutdown stopped it and its upload is kept
+/// in the job board, where another replica (or this one, started again) takes it over:
+/// it then stays queued, so that a client polling it does not give up.
+fn stopped(job: &watch::Sender<JobView>, e: rhizome_core::Error, kept: bool) {
+    if kept && matches!(e, rhizome_core::Error::Cancelled) {
+        job.send_modify(|v| {
+            v.state = JobState::Queued;
+            v.stage = "queued (its server stopped: another replica takes it over)".into();
+        });
+    } else {
+        fail(job, &ApiError::from(e));
+    }
+}
+
 /// Run one job to its end (on a blocking thread).
 fn run(engine: &Engine, job: WriteJob, cancel: &AtomicBool) {
-    let WriteJob { job, work, .. } = job;
+    let WriteJob { job, work, kept } = job;
     job.send_modify(|v| {
         v.state = JobState::Running;
         v.stage = "starting".into();
@@ -413,7 +427,7 @@ fn run(engine: &Engine, job: WriteJob, cancel: &AtomicBool) {
                             dir.keep();
                         }
                         drop(dir);
-                        return fail(&job, &ApiError::from(e));
+                        return stopped(&job, e, kept);
                     }
                 }
             }
@@ -431,7 +445,7 @@ fn run(engine: &Engine, job: WriteJob, cancel: &AtomicBool) {
                 if matches!(e, rhizome_core::Error::Cancelled) {
                     dir.keep();
                 }
-                fail(&job, &ApiError::from(e))
+                stopped(&job, e, kept)
             }
         },
     }
@@ -445,7 +459,7 @@ pub async fn worker(engine: Arc<Engine>, jobs: Arc<Jobs>, mut rx: mpsc::Receiver
         let kept = job.kept.then(|| (jobs.shared(), job.job.clone()));
         if cancel.load(Ordering::Relaxed) {
             let e = ApiError::from(rhizome_core::Error::Cancelled);
-            fail(&job.job, &e);
+            stopped(&job.job, rhizome_core::Error::Cancelled, job.kept);
             match job.work {
                 Work::Delete { reply, .. } => {
                     let _ = reply.send(Err(e));
@@ -469,8 +483,8 @@ pub async fn worker(engine: Arc<Engine>, jobs: Arc<Jobs>, mut rx: mpsc::Receiver
         // A kept upload whose job ended is removed; one stopped by shutdown stays, for
         // another replica (or this one's next start) to run.
         if let Some((Some((board, _)), job)) = kept {
-            let (id, failed) = (job.borrow().id, job.borrow().state == JobState::Failed);
-            if !(failed && cancel.load(Ordering::Relaxed)) {
+            let (id, ended) = (job.borrow().id, job.borrow().finished());
+            if ended {
                 let _ = tokio::task::spawn_blocking(move || crate::pending::forget(board.as_ref(), id)).await;
             }
         }

@@ -62,6 +62,14 @@ impl Replica {
         self.child = Some((child, out));
     }
 
+    /// SIGTERM (a stop); returns when it has exited.
+    pub fn stop(&mut self) {
+        let (mut child, _) = self.child.take().expect("running");
+        // SAFETY: kill(2) on the PID of our own child, not yet waited for.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let _ = child.wait();
+    }
+
     /// SIGKILL; returns when it died.
     pub fn kill(&mut self) -> Instant {
         let (mut child, _) = self.child.take().expect("running");
