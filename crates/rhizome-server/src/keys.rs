@@ -1,5 +1,5 @@
 //! API keys with names, roles and workspaces. A key is kept only as its SHA-256 digest
-//! (see [`crate::auth`] for the comparison). Keys come from two places:
+//! (see [`crate::auth`] for the comparison). Keys come from flags and from one key store:
 //!
 //! - `--api-key KEY` flags and `RHIZOME_API_KEYS`: unnamed (`api-key-1`, ...), every
 //!   workspace, `admin` (or `read` with the suffix `:ro`);
