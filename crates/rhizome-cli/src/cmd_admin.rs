@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Subcommand;
-use rhizome_server::{KeyFile, Role};
+use rhizome_server::{KeyStore, Role};
 use rhizome_store::StoreUrl;
 use serde_json::json;
 
@@ -41,16 +41,19 @@ pub enum KeysCmd {
         /// The workspaces it reaches, comma-separated (default: every one, `*`).
         #[arg(long, value_delimiter = ',', value_name = "NAMES")]
         workspaces: Vec<String>,
-        /// The key file (default: keys.json in the --index directory).
+        /// The key file (default: keys.json in the --index directory when it exists, else
+        /// on a PostgreSQL store the database's key table, shared by replicas, else
+        /// keys.json).
         #[arg(long, env = "RHIZOME_KEYS_FILE")]
         keys_file: Option<PathBuf>,
     },
-    /// The keys of the key file: names, roles, workspaces.
+    /// The keys: names, roles, workspaces.
     List {
         #[arg(long, env = "RHIZOME_KEYS_FILE")]
         keys_file: Option<PathBuf>,
     },
-    /// Remove a key: a server reading the file refuses it from its next request on.
+    /// Remove a key: a server reading the file refuses it from its next request on (the
+    /// key table: within a second).
     Revoke {
         name: String,
         #[arg(long, env = "RHIZOME_KEYS_FILE")]
@@ -61,6 +64,18 @@ pub enum KeysCmd {
 /// The key file of this index: `--keys-file`, else `keys.json` in the `--index` directory.
 pub fn key_file(app: &App, given: Option<PathBuf>) -> PathBuf {
     given.unwrap_or_else(|| app.dir.join("keys.json"))
+}
+
+/// Where `rhizome keys` and `rhizome serve` keep keys: `--keys-file`, else `keys.json` in
+/// the `--index` directory when it exists, else (PostgreSQL) the store's key table, else
+/// (`make_file`) that `keys.json`.
+pub fn key_store(app: &App, given: Option<PathBuf>, make_file: bool) -> Result<Option<KeyStore>> {
+    let own = key_file(app, None);
+    Ok(KeyStore::resolve(given, own, &app.store, make_file)?)
+}
+
+fn keys_of(app: &App, given: Option<PathBuf>) -> Result<KeyStore> {
+    key_store(app, given, true)?.ok_or_else(|| anyhow::anyhow!("no key store"))
 }
 
 pub fn workspace(app: App, what: WorkspaceCmd) -> Result<()> {
@@ -102,7 +117,7 @@ pub fn workspace(app: App, what: WorkspaceCmd) -> Result<()> {
 pub fn keys(app: App, what: KeysCmd) -> Result<()> {
     match what {
         KeysCmd::Add { name, role, workspaces, keys_file } => {
-            let file = KeyFile::new(key_file(&app, keys_file));
+            let file = keys_of(&app, keys_file)?;
             let role: Role = role.parse()?;
             let key = file.add(&name, role, workspaces)?;
             let record = file.records()?.into_iter().find(|r| r.name == name);
@@ -112,13 +127,10 @@ pub fn keys(app: App, what: KeysCmd) -> Result<()> {
             }
             // The key alone on stdout, for scripts; the rest on stderr.
             println!("{key}");
-            eprintln!(
-                "key {name} ({role}, workspaces {scope}) added to {}; it is shown only now",
-                file.path().display()
-            );
+            eprintln!("key {name} ({role}, workspaces {scope}) added to {}; it is shown only now", file.describe());
         }
         KeysCmd::List { keys_file } => {
-            let file = KeyFile::new(key_file(&app, keys_file));
+            let file = keys_of(&app, keys_file)?;
             let records = file.records()?;
             if app.json {
                 let list: Vec<_> = records
@@ -134,9 +146,9 @@ pub fn keys(app: App, what: KeysCmd) -> Result<()> {
             }
         }
         KeysCmd::Revoke { name, keys_file } => {
-            let file = KeyFile::new(key_file(&app, keys_file));
+            let file = keys_of(&app, keys_file)?;
             if !file.revoke(&name)? {
-                anyhow::bail!("key {name:?}: no such key in {} (`rhizome keys list`)", file.path().display());
+                anyhow::bail!("key {name:?}: no such key in {} (`rhizome keys list`)", file.describe());
             }
             println!("key {name} revoked");
         }

@@ -28,10 +28,11 @@ pub fn run(cli: Cli) -> Result<()> {
     let mut store =
         if config.store.url.is_empty() { cli.index.display().to_string() } else { config.store.url.clone() };
     if let Some(ws) = &cli.workspace {
-        if matches!(cli.command, Command::Serve { .. } | Command::Workspace { .. }) {
+        if matches!(cli.command, Command::Serve(_) | Command::Workspace { .. } | Command::Keys { .. }) {
             anyhow::bail!(
-                "--workspace {ws}: `rhizome serve` serves every workspace (at /w/NAME/...) and `rhizome workspace` \
-                 manages them; leave --workspace out"
+                "--workspace {ws}: `rhizome serve` serves every workspace (at /w/NAME/...), `rhizome workspace` \
+                 manages them and `rhizome keys` makes keys for any of them (`keys add --workspaces NAMES`); \
+                 leave --workspace out"
             );
         }
         let url = rhizome_store::StoreUrl::parse(&store)?.workspace(ws)?;
@@ -80,28 +81,7 @@ fn dispatch(app: App, command: Command) -> Result<()> {
             Ok(())
         }
         Command::Bench { what } => bench(app, what),
-        Command::Serve {
-            addr,
-            api_keys,
-            keys_file,
-            workspace_idle,
-            max_upload_mb,
-            header_timeout,
-            log_format,
-            otlp_endpoint,
-        } => {
-            let logs = cmd_serve::Logs { format: log_format, otlp_endpoint };
-            let opts = cmd_serve::ServeFlags {
-                addr,
-                api_keys,
-                keys_file,
-                workspace_idle,
-                max_upload_mb,
-                header_timeout,
-                logs,
-            };
-            cmd_serve::serve(app, opts)
-        }
+        Command::Serve(flags) => cmd_serve::serve(app, flags),
         Command::Workspace { what } => cmd_admin::workspace(app, what),
         Command::Keys { what } => cmd_admin::keys(app, what),
         #[cfg(feature = "mcp")]

@@ -183,39 +183,7 @@ pub enum Command {
     Config,
     /// Serve the index over HTTP: JSON API (upload, query, graph), OpenAI- and
     /// Ollama-compatible chat, OpenAPI at /openapi.json and a page at /docs.
-    Serve {
-        /// Address to listen on (port 0: any free port; the address is printed).
-        #[arg(long, default_value = "127.0.0.1:8400")]
-        addr: std::net::SocketAddr,
-        /// An API key clients must send (repeatable; `KEY:ro` is read-only). Also
-        /// RHIZOME_API_KEYS=KEY1,KEY2:ro. Without a key the server listens on loopback only.
-        #[arg(long = "api-key", value_name = "KEY")]
-        api_keys: Vec<String>,
-        /// Keys with names, roles and workspaces (`rhizome keys add`), read again when the
-        /// file changes. Default: keys.json in the --index directory, when it exists.
-        #[arg(long, env = "RHIZOME_KEYS_FILE", value_name = "FILE")]
-        keys_file: Option<PathBuf>,
-        /// Seconds without requests after which a workspace is closed and its memory
-        /// released (it opens again on its next request).
-        #[arg(long, default_value_t = 600.0, value_name = "SECS")]
-        workspace_idle: f64,
-        /// Largest request body, uploads included, in MiB.
-        #[arg(long, default_value_t = 64)]
-        max_upload_mb: usize,
-        /// Seconds a client has to send a request's head (from opening the connection, or
-        /// from the previous answer on a kept-alive one) before the connection is closed.
-        #[arg(long, default_value_t = 30.0, value_name = "SECS")]
-        header_timeout: f64,
-        /// Log lines on stderr: `text`, or `json` (one object a line, with the request's
-        /// id, method and route). The level comes from RHIZOME_LOG (e.g. debug; default info).
-        #[arg(long, env = "RHIZOME_LOG_FORMAT", default_value = "text", value_name = "FORMAT")]
-        log_format: String,
-        /// Send traces to this OpenTelemetry collector (OTLP/HTTP, e.g. http://127.0.0.1:4318;
-        /// spans go to URL/v1/traces). Also OTEL_EXPORTER_OTLP_ENDPOINT or
-        /// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT; OTEL_SERVICE_NAME names the service (rhizome).
-        #[arg(long, value_name = "URL")]
-        otlp_endpoint: Option<String>,
-    },
+    Serve(cmd_serve::ServeFlags),
     /// Serve the index to an agent over the Model Context Protocol on stdin and stdout:
     /// tools to search (passages, graph, themes), answer with citations, look up entities,
     /// list, read, add and delete documents. For an MCP client's configuration:
@@ -231,7 +199,8 @@ pub enum Command {
         #[command(subcommand)]
         what: cmd_admin::WorkspaceCmd,
     },
-    /// API keys with roles and workspaces, in the key file `rhizome serve` reads.
+    /// API keys with roles and workspaces, in the key file `rhizome serve` reads (or the
+    /// key table of a PostgreSQL store).
     Keys {
         #[command(subcommand)]
         what: cmd_admin::KeysCmd,

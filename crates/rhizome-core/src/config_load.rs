@@ -28,6 +28,7 @@ pub const NON_SETTING_ENV: &[(&str, &str)] = &[
     ("RHIZOME_E5_PARITY_CORPUS", "corpus of the e5 parity test (rhizome-embed)"),
     ("RHIZOME_E5_PARITY_N", "texts taken by the e5 parity test (rhizome-embed)"),
     ("RHIZOME_SOAK_SECS", "seconds the replicas soak test runs (scripts/test: 600)"),
+    ("RHIZOME_TEST_JOB_DELAY_SECS", "tests only: seconds each write job of `rhizome serve` waits before it runs"),
     ("RHIZOME_WHEEL_POLICY", "the manylinux policy scripts/build-wheel checks the wheel against"),
 ];
 

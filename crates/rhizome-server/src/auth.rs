@@ -11,8 +11,9 @@ use axum::http::{HeaderMap, Method, StatusCode};
 use rhizome_core::{Error, Result};
 
 use crate::error::ApiError;
+use crate::key_ring::KeyRing;
 pub use crate::keys::ApiKey;
-use crate::keys::{digest, KeyRing, Role};
+use crate::keys::{digest, Role};
 
 /// Keys from `--api-key` flags and `RHIZOME_API_KEYS` (comma-separated): every
 /// workspace, `admin`, or `read` with the suffix `:ro`. Empty entries are ignored.

@@ -8,9 +8,9 @@
 //! Replicas: on a store several servers share (PostgreSQL), job ids come from the store's
 //! job board ([`rhizome_engine::JobBoard`]) and each job's progress is written there too
 //! (on change, at most every [`MIRROR_EVERY`], and every [`HEARTBEAT`] while it lasts), so
-//! any replica answers `GET /jobs/{id}` for a job another accepted. The upload itself
-//! stays in the spool of the replica that accepted it, which runs it (also after its own
-//! restart); writes of all replicas take turns on the store's writer lock.
+//! any replica answers `GET /jobs/{id}` for a job another accepted. The upload itself is
+//! kept there too, leased to the replica running it, which another takes over when it
+//! stops ([`crate::pending`]); writes of all replicas take turns on the store's writer lock.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -25,7 +25,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use utoipa::ToSchema;
 
 use crate::error::ApiError;
-use crate::spool::{Journal, Spool, SpoolDir, MAX_RESUMES};
+use crate::spool::{Spool, SpoolDir};
 
 /// Jobs kept for `GET /jobs/{id}` after they finish.
 const KEEP_FINISHED: usize = 1000;
@@ -75,9 +75,9 @@ pub struct JobView {
     /// `deleted`, ... for a deletion); for a failed job, null.
     #[schema(value_type = Object)]
     pub outcome: Option<Value>,
-    /// True when an earlier run of the server accepted this job and stopped (crash,
-    /// shutdown) before it finished: it runs again from the upload kept on disk, and
-    /// documents already committed are not written twice.
+    /// True when the server that accepted this job (an earlier run of this one, or
+    /// another replica) stopped before it finished: it runs again from the upload kept on
+    /// disk or in the database, and documents already committed are not written twice.
     pub resumed: bool,
 }
 
@@ -114,6 +114,8 @@ pub struct Jobs {
     board: Option<Arc<dyn JobBoard>>,
     /// This server, as the board names it (host, pid, address).
     replica: String,
+    /// Most bytes of uploads kept in the board, all replicas together.
+    max_kept: u64,
 }
 
 /// A job found by id: run here, or known from the job board.
@@ -125,9 +127,27 @@ pub enum Found {
 impl Jobs {
     /// Jobs numbered by `board` when given, else after those of earlier runs that used
     /// the same spool.
-    pub fn new(spool: Option<Spool>, board: Option<Arc<dyn JobBoard>>, replica: String) -> Self {
+    pub fn new(spool: Option<Spool>, board: Option<Arc<dyn JobBoard>>, replica: String, max_kept: u64) -> Self {
         let last = spool.as_ref().map_or(0, Spool::last_id);
-        Jobs { next: AtomicU64::new(last), map: Mutex::default(), spool, board, replica }
+        Jobs { next: AtomicU64::new(last), map: Mutex::default(), spool, board, replica, max_kept }
+    }
+
+    /// The job board and this server's name in it, when the store is shared: uploads are
+    /// then kept there ([`crate::pending`]), not in the spool.
+    pub fn shared(&self) -> Option<(Arc<dyn JobBoard>, String)> {
+        self.board.clone().map(|b| (b, self.replica.clone()))
+    }
+
+    /// The spool new uploads go to: none when they are kept in the job board.
+    pub fn spool_for_new(&self) -> Option<&Spool> {
+        self.spool.as_ref().filter(|_| self.board.is_none())
+    }
+
+    /// Keep upload `id` in the job board (a shared store) before it is answered.
+    pub async fn keep(&self, id: u64, work: &Work) -> Result<bool, ApiError> {
+        let Some((board, replica)) = self.shared() else { return Ok(false) };
+        crate::pending::keep(board, id, replica, work, self.max_kept).await?;
+        Ok(true)
     }
 
     pub async fn create(&self, kind: &str) -> Result<watch::Sender<JobView>, ApiError> {
@@ -193,9 +213,12 @@ impl Jobs {
                 .unwrap_or_else(|| JobView::queued(id, "index", false));
             if !view.finished() && j.age_secs > SILENT_AFTER {
                 view.stage = format!(
-                    "{} (as last reported {} s ago by the server that accepted it, {}; if that \
-                     server stopped, the job goes on when it starts again)",
-                    view.stage, j.age_secs, j.replica
+                    "{} (as last reported {} s ago by the server running it, {}; if that server \
+                     stopped, another replica takes the job over within {} s)",
+                    view.stage,
+                    j.age_secs,
+                    j.replica,
+                    crate::pending::LEASE_SECS + crate::pending::CLAIM_EVERY.as_secs()
                 );
             }
             view
@@ -269,6 +292,8 @@ pub enum Work {
 pub struct WriteJob {
     pub job: watch::Sender<JobView>,
     pub work: Work,
+    /// The upload is kept in the job board until the job ends ([`crate::pending`]).
+    pub kept: bool,
 }
 
 /// Pipeline progress into a job's view.
@@ -302,7 +327,7 @@ impl Progress for JobProgress<'_> {
     }
 }
 
-fn fail(job: &watch::Sender<JobView>, e: &ApiError) {
+pub(crate) fn fail(job: &watch::Sender<JobView>, e: &ApiError) {
     let (id, kind) = {
         let v = job.borrow();
         (v.id, v.kind.clone())
@@ -352,9 +377,23 @@ fn in_writer_turn<T>(
     }
 }
 
+/// A job that ended in error: failed, unless shutdown stopped it and its upload is kept
+/// in the job board, where another replica (or this one, started again) takes it over:
+/// it then stays queued, so that a client polling it does not give up.
+fn stopped(job: &watch::Sender<JobView>, e: rhizome_core::Error, kept: bool) {
+    if kept && matches!(e, rhizome_core::Error::Cancelled) {
+        job.send_modify(|v| {
+            v.state = JobState::Queued;
+            v.stage = "queued (its server stopped: another replica takes it over)".into();
+        });
+    } else {
+        fail(job, &ApiError::from(e));
+    }
+}
+
 /// Run one job to its end (on a blocking thread).
 fn run(engine: &Engine, job: WriteJob, cancel: &AtomicBool) {
-    let WriteJob { job, work } = job;
+    let WriteJob { job, work, kept } = job;
     job.send_modify(|v| {
         v.state = JobState::Running;
         v.stage = "starting".into();
@@ -388,7 +427,7 @@ fn run(engine: &Engine, job: WriteJob, cancel: &AtomicBool) {
                             dir.keep();
                         }
                         drop(dir);
-                        return fail(&job, &ApiError::from(e));
+                        return stopped(&job, e, kept);
                     }
                 }
             }
@@ -406,57 +445,21 @@ fn run(engine: &Engine, job: WriteJob, cancel: &AtomicBool) {
                 if matches!(e, rhizome_core::Error::Cancelled) {
                     dir.keep();
                 }
-                fail(&job, &ApiError::from(e))
+                stopped(&job, e, kept)
             }
         },
     }
 }
 
-/// The jobs an earlier run accepted and did not finish, listed under their ids and
-/// queued again (before any new upload).
-pub async fn resume_pending(jobs: &Jobs, queue: &mpsc::Sender<WriteJob>) {
-    let Some(spool) = &jobs.spool else { return };
-    for (mut journal, dir) in spool.pending() {
-        journal.resumes += 1;
-        let handle = jobs.resume(journal.id, "index");
-        if journal.resumes > MAX_RESUMES {
-            // The directory goes with `dir`: the job is over.
-            let e = ApiError::internal(format!(
-                "the server stopped {MAX_RESUMES} times while running this job; it is not run again: upload the files again"
-            ));
-            tracing::error!(job = journal.id, "job failed: {}", e.body.error);
-            fail(&handle, &e);
-            continue;
-        }
-        if let Err(e) = spool.rewrite(&dir, &journal) {
-            tracing::error!(job = journal.id, "job: {e}");
-        }
-        let Journal { id, files, texts, .. } = &journal;
-        let work = if files.is_empty() {
-            Work::Texts(texts.clone(), UploadDir::Spooled(dir))
-        } else {
-            let uploads = journal.uploads(&dir);
-            Work::Files { uploads, dir: UploadDir::Spooled(dir) }
-        };
-        tracing::info!(
-            job = id,
-            "resuming job {id} ({} file(s), {} text(s)) accepted before the last stop",
-            files.len(),
-            texts.len()
-        );
-        if queue.send(WriteJob { job: handle.clone(), work }).await.is_err() {
-            fail(&handle, &ApiError::from(rhizome_core::Error::Cancelled));
-        }
-    }
-}
-
 /// The worker: jobs one after another until the queue closes. After `cancel` is set, a
 /// job in progress stops at its next batch boundary and queued jobs fail at once.
-pub async fn worker(engine: Arc<Engine>, mut rx: mpsc::Receiver<WriteJob>, cancel: Arc<AtomicBool>) {
+pub async fn worker(engine: Arc<Engine>, jobs: Arc<Jobs>, mut rx: mpsc::Receiver<WriteJob>, cancel: Arc<AtomicBool>) {
     while let Some(job) = rx.recv().await {
+        crate::pending::test_delay(&cancel).await;
+        let kept = job.kept.then(|| (jobs.shared(), job.job.clone()));
         if cancel.load(Ordering::Relaxed) {
             let e = ApiError::from(rhizome_core::Error::Cancelled);
-            fail(&job.job, &e);
+            stopped(&job.job, rhizome_core::Error::Cancelled, job.kept);
             match job.work {
                 Work::Delete { reply, .. } => {
                     let _ = reply.send(Err(e));
@@ -466,16 +469,24 @@ pub async fn worker(engine: Arc<Engine>, mut rx: mpsc::Receiver<WriteJob>, cance
             }
             continue;
         }
-        let (engine, cancel) = (engine.clone(), cancel.clone());
+        let (engine, stop) = (engine.clone(), cancel.clone());
         let handle = job.job.clone();
         // Each job is a span of its own: its log lines carry its id, its trace groups its work.
         let span = {
             let v = handle.borrow();
             tracing::info_span!("job", id = v.id, kind = %v.kind)
         };
-        if let Err(e) = tokio::task::spawn_blocking(move || span.in_scope(|| run(&engine, job, &cancel))).await {
+        if let Err(e) = tokio::task::spawn_blocking(move || span.in_scope(|| run(&engine, job, &stop))).await {
             tracing::error!(job = handle.borrow().id, "write job did not finish: {e}");
             fail(&handle, &ApiError::join(e));
+        }
+        // A kept upload whose job ended is removed; one stopped by shutdown stays, for
+        // another replica (or this one's next start) to run.
+        if let Some((Some((board, _)), job)) = kept {
+            let (id, ended) = (job.borrow().id, job.borrow().finished());
+            if ended {
+                let _ = tokio::task::spawn_blocking(move || crate::pending::forget(board.as_ref(), id)).await;
+            }
         }
         crate::memory::trim();
     }

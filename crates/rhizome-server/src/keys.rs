@@ -1,18 +1,19 @@
 //! API keys with names, roles and workspaces. A key is kept only as its SHA-256 digest
-//! (see [`crate::auth`] for the comparison). Keys come from two places:
+//! (see [`crate::auth`] for the comparison). Keys come from flags and from one key store:
 //!
 //! - `--api-key KEY` flags and `RHIZOME_API_KEYS`: unnamed (`api-key-1`, ...), every
 //!   workspace, `admin` (or `read` with the suffix `:ro`);
 //! - a key file (`--keys-file`, JSON), written by `rhizome keys add|revoke` or the admin
 //!   API (`POST /keys`, `DELETE /keys/{name}`), and read again by a running server when it
-//!   changes: keys are created and revoked without a restart.
+//!   changes: keys are created and revoked without a restart;
+//! - or, on a PostgreSQL store without a key file, the store's key table, shared by
+//!   every replica ([`crate::key_ring`]).
 //!
 //! Roles: `read` (queries, chat, browsing, job views), `write` (and uploads and deletions),
 //! `admin` (and creating and deleting workspaces; with every workspace, managing keys and
 //! reading `/metrics`).
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use rhizome_core::{Error, Result};
@@ -114,6 +115,7 @@ struct KeyFileBody {
 
 /// The key file: read, changed and written whole (written to a temporary file, then
 /// renamed over it, so that a reader never sees half a file).
+#[derive(Debug, Clone)]
 pub struct KeyFile {
     path: PathBuf,
 }
@@ -145,23 +147,7 @@ impl KeyFile {
 
     /// The keys, as the server compares them.
     pub fn keys(&self) -> Result<Vec<ApiKey>> {
-        let mut out = Vec::new();
-        for r in self.records()? {
-            let mut d = [0u8; 32];
-            let hex = r.sha256.as_bytes();
-            if hex.len() != 64 || !hex.iter().all(u8::is_ascii_hexdigit) {
-                return Err(Error::Config(format!(
-                    "key file {}: key {:?} has no valid sha256 (64 hex digits); revoke it and add it again",
-                    self.path.display(),
-                    r.name
-                )));
-            }
-            for (i, b) in d.iter_mut().enumerate() {
-                *b = u8::from_str_radix(&r.sha256[2 * i..2 * i + 2], 16).unwrap_or(0);
-            }
-            out.push(ApiKey { name: r.name, digest: d, role: r.role, workspaces: r.workspaces });
-        }
-        Ok(out)
+        to_keys(self.records()?, &format!("key file {}", self.path.display()))
     }
 
     fn write(&self, keys: Vec<KeyRecord>) -> Result<()> {
@@ -182,19 +168,12 @@ impl KeyFile {
 
     /// Make a key named `name`; returns the key itself, which is not kept anywhere.
     pub fn add(&self, name: &str, role: Role, workspaces: Vec<String>) -> Result<String> {
-        check_key_name(name)?;
-        let workspaces = check_scope(workspaces)?;
+        let (key, record) = new_record(name, role, workspaces)?;
         let mut keys = self.records()?;
         if keys.iter().any(|k| k.name == name) {
-            return Err(Error::bad_input(
-                format!("key {name:?}"),
-                "a key of that name exists: revoke it first (`rhizome keys revoke NAME`) or choose another name",
-            ));
+            return Err(exists(name));
         }
-        let key = new_key()?;
-        let hex: String = digest(key.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
-        let created = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        keys.push(KeyRecord { name: name.into(), sha256: hex, role, workspaces, created });
+        keys.push(record);
         self.write(keys)?;
         Ok(key)
     }
@@ -210,6 +189,43 @@ impl KeyFile {
         self.write(keys)?;
         Ok(true)
     }
+}
+
+/// The keys of `records` (read from `origin`), as the server compares them.
+pub(crate) fn to_keys(records: Vec<KeyRecord>, origin: &str) -> Result<Vec<ApiKey>> {
+    let mut out = Vec::new();
+    for r in records {
+        let mut d = [0u8; 32];
+        let hex = r.sha256.as_bytes();
+        if hex.len() != 64 || !hex.iter().all(u8::is_ascii_hexdigit) {
+            return Err(Error::Config(format!(
+                "{origin}: key {:?} has no valid sha256 (64 hex digits); revoke it and add it again",
+                r.name
+            )));
+        }
+        for (i, b) in d.iter_mut().enumerate() {
+            *b = u8::from_str_radix(&r.sha256[2 * i..2 * i + 2], 16).unwrap_or(0);
+        }
+        out.push(ApiKey { name: r.name, digest: d, role: r.role, workspaces: r.workspaces });
+    }
+    Ok(out)
+}
+
+pub(crate) fn exists(name: &str) -> Error {
+    Error::bad_input(
+        format!("key {name:?}"),
+        "a key of that name exists: revoke it first (`rhizome keys revoke NAME`) or choose another name",
+    )
+}
+
+/// A new key named `name` and its record (the key's digest, never the key).
+pub(crate) fn new_record(name: &str, role: Role, workspaces: Vec<String>) -> Result<(String, KeyRecord)> {
+    check_key_name(name)?;
+    let workspaces = check_scope(workspaces)?;
+    let key = new_key()?;
+    let hex: String = digest(key.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+    let created = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    Ok((key, KeyRecord { name: name.into(), sha256: hex, role, workspaces, created }))
 }
 
 fn check_key_name(name: &str) -> Result<()> {
@@ -249,80 +265,9 @@ fn new_key() -> Result<String> {
     Ok(format!("rz_{}", bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()))
 }
 
-/// Every key the server takes: the flags' and the key file's, the file read again
-/// whenever it changes (its modification time or length).
-pub struct KeyRing {
-    flags: Vec<ApiKey>,
-    file: Option<KeyFile>,
-    loaded: Mutex<(Option<(SystemTime, u64)>, Arc<Vec<ApiKey>>)>,
-}
-
-impl KeyRing {
-    pub fn new(flags: Vec<ApiKey>, file: Option<KeyFile>) -> Result<KeyRing> {
-        let ring = KeyRing { flags, file, loaded: Mutex::new((None, Arc::new(Vec::new()))) };
-        ring.current()?;
-        Ok(ring)
-    }
-
-    /// Whether requests need a key: some key is configured, or a key file is in use
-    /// (which may hold none yet).
-    pub fn required(&self) -> bool {
-        !self.flags.is_empty() || self.file.is_some()
-    }
-
-    pub fn file(&self) -> Option<&KeyFile> {
-        self.file.as_ref()
-    }
-
-    /// The keys in force: the flags', then the file's. A key file that cannot be read
-    /// keeps the keys last read from it (the error is returned once, for the log).
-    pub fn current(&self) -> Result<Arc<Vec<ApiKey>>> {
-        let mut slot = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(file) = &self.file else {
-            if slot.1.len() != self.flags.len() {
-                slot.1 = Arc::new(self.flags.clone());
-            }
-            return Ok(slot.1.clone());
-        };
-        let stamp =
-            std::fs::metadata(file.path()).ok().map(|m| (m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len()));
-        if slot.0.is_some() && slot.0 == stamp {
-            return Ok(slot.1.clone());
-        }
-        let mut all = self.flags.clone();
-        all.extend(file.keys()?);
-        *slot = (stamp, Arc::new(all));
-        Ok(slot.1.clone())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_key_file_is_read_again_when_it_changes() {
-        let t = tempfile::tempdir().unwrap();
-        let file = KeyFile::new(t.path().join("keys.json"));
-        let ring = KeyRing::new(vec![], Some(KeyFile::new(file.path()))).unwrap();
-        assert!(ring.required() && ring.current().unwrap().is_empty());
-        let k = file.add("alice", Role::Write, vec!["team-a".into()]).unwrap();
-        assert!(k.starts_with("rz_") && k.len() == 67);
-        let text = std::fs::read_to_string(file.path()).unwrap();
-        assert!(!text.contains(&k[3..]), "the key itself is never written");
-        let keys = ring.current().unwrap();
-        assert_eq!(keys.len(), 1);
-        assert_eq!(keys[0].digest, digest(k.as_bytes()));
-        assert!(keys[0].reaches("team-a") && !keys[0].reaches("team-b") && !keys[0].reaches("default"));
-        assert!(file.add("alice", Role::Read, vec![]).is_err());
-        file.add("root", Role::Admin, vec![]).unwrap();
-        assert!(ring.current().unwrap()[1].everywhere());
-        assert!(file.revoke("alice").unwrap() && !file.revoke("alice").unwrap());
-        assert_eq!(ring.current().unwrap().len(), 1);
-        assert!(file.add("bad name", Role::Read, vec![]).is_err());
-        assert!(file.add("bob", Role::Read, vec!["Team A".into()]).is_err());
-        assert_eq!(format!("{:?}", ring.current().unwrap()[0]), "ApiKey(root, admin, *)");
-    }
 
     #[test]
     fn roles_parse_and_order() {

@@ -14,6 +14,7 @@ mod chat;
 mod dispatch;
 mod error;
 mod jobs;
+pub mod key_ring;
 pub mod keys;
 pub mod launch;
 mod limits;
@@ -24,6 +25,7 @@ pub mod memory;
 mod ollama;
 mod openai;
 mod openapi;
+mod pending;
 mod routes_admin;
 mod routes_documents;
 mod routes_graph;
@@ -53,7 +55,8 @@ use utoipa_axum::routes;
 
 pub use auth::{check_bind, parse_keys, ApiKey, Caller};
 pub use dispatch::{WorkspaceName, WORKSPACE_HEADER};
-pub use keys::{KeyFile, KeyRing, Role};
+pub use key_ring::{KeyRing, KeyStore, TABLE_REFRESH};
+pub use keys::{KeyFile, Role};
 pub use openapi::document as openapi_document;
 
 use error::{ApiError, ApiResult};
@@ -64,8 +67,9 @@ pub struct ServerOptions {
     pub addr: SocketAddr,
     /// API keys; none (and no key file): loopback only, no key asked.
     pub keys: Vec<ApiKey>,
-    /// Keys with names, roles and workspaces, read again when the file changes.
-    pub keys_file: Option<std::path::PathBuf>,
+    /// Keys with names, roles and workspaces: a key file, read again when it changes,
+    /// or the store's key table, shared by replicas.
+    pub key_store: Option<KeyStore>,
     /// A workspace without requests or jobs this long is closed (its memory released).
     pub workspace_idle: Duration,
     /// Largest request body (uploads included), in bytes.
@@ -86,7 +90,7 @@ impl ServerOptions {
         ServerOptions {
             addr,
             keys: Vec::new(),
-            keys_file: None,
+            key_store: None,
             workspace_idle: Duration::from_secs(600),
             max_body_bytes: 64 << 20,
             queue_len: 64,
@@ -244,7 +248,10 @@ impl Server {
     /// free port, see [`Server::local_addr`]). `engine` is the main index, the workspace
     /// `default`; the other workspaces are opened beside it on demand.
     pub async fn bind(engine: Arc<Engine>, opts: ServerOptions) -> Result<Server> {
-        let keys = Arc::new(KeyRing::new(opts.keys, opts.keys_file.map(KeyFile::new))?);
+        let (flags, store) = (opts.keys, opts.key_store);
+        let keys = tokio::task::spawn_blocking(move || KeyRing::new(flags, store))
+            .await
+            .map_err(|e| Error::Config(format!("reading the keys failed: {e}")))??;
         check_bind(&opts.addr, keys.required())?;
         let e = engine.clone();
         tokio::task::spawn_blocking(move || warm(&e))
@@ -291,9 +298,15 @@ impl Server {
             flag.store(true, Ordering::Relaxed);
         };
         listen::serve(listener, router, header_timeout, signal).await;
+        // (The boards only: a workspace's state holds its queue, which must close.)
+        let boards: Vec<_> = registry.open_workspaces().into_iter().filter_map(|(_, s)| s.jobs.shared()).collect();
         // Every sender goes with its workspace: each worker ends after the job in progress.
         for worker in registry.close_all() {
             let _ = worker.await;
+        }
+        // Uploads kept in a shared store and not finished: another replica may take them now.
+        for (board, replica) in boards {
+            let _ = tokio::task::spawn_blocking(move || board.release(&replica)).await;
         }
         Ok(())
     }

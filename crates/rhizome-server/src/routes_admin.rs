@@ -121,7 +121,8 @@ pub struct KeyInfo {
     pub name: String,
     pub role: Role,
     pub workspaces: Vec<String>,
-    /// `file` (the key file: revocable) or `flag` (--api-key, RHIZOME_API_KEYS).
+    /// `file` (the key file: revocable), `database` (the store's key table, shared by
+    /// replicas: revocable) or `flag` (--api-key, RHIZOME_API_KEYS).
     pub source: String,
 }
 
@@ -144,12 +145,12 @@ pub struct CreatedKey {
     pub workspaces: Vec<String>,
 }
 
-fn key_file(reg: &Registry) -> ApiResult<&crate::keys::KeyFile> {
-    reg.keys.file().ok_or_else(|| {
+fn key_store(reg: &Registry) -> ApiResult<&crate::key_ring::KeyStore> {
+    reg.keys.store().ok_or_else(|| {
         ApiError::new(
             StatusCode::CONFLICT,
             "this server keeps no key file: its keys are the --api-key flags",
-            "start it with --keys-file FILE to create and revoke keys while it runs",
+            "start it with --keys-file FILE (or on a PostgreSQL store, whose key table replicas share) to create and revoke keys while it runs",
         )
     })
 }
@@ -158,10 +159,15 @@ fn key_file(reg: &Registry) -> ApiResult<&crate::keys::KeyFile> {
 #[utoipa::path(get, path = "/keys", tag = "keys", responses((status = 200, body = [KeyInfo]), (status = 403, body = ErrorBody)))]
 pub async fn list_keys(State(reg): State<Arc<Registry>>, headers: HeaderMap) -> ApiResult<Json<Vec<KeyInfo>>> {
     auth::admin(&reg.keys, &headers, true, "listing keys")?;
-    let file_names: Vec<String> = match reg.keys.file() {
-        Some(f) => f.records()?.into_iter().map(|r| r.name).collect(),
-        None => Vec::new(),
-    };
+    let ring = reg.keys.clone();
+    let (source, stored) = tokio::task::spawn_blocking(move || -> rhizome_core::Result<_> {
+        Ok(match ring.store() {
+            Some(s) => (s.kind(), s.records()?.into_iter().map(|r| r.name).collect()),
+            None => ("flag", Vec::<String>::new()),
+        })
+    })
+    .await
+    .map_err(ApiError::join)??;
     let keys = reg.keys.current()?;
     Ok(Json(
         keys.iter()
@@ -169,13 +175,14 @@ pub async fn list_keys(State(reg): State<Arc<Registry>>, headers: HeaderMap) -> 
                 name: k.name.clone(),
                 role: k.role,
                 workspaces: k.workspaces.clone(),
-                source: if file_names.contains(&k.name) { "file" } else { "flag" }.into(),
+                source: if stored.contains(&k.name) { source } else { "flag" }.into(),
             })
             .collect(),
     ))
 }
 
-/// Make a key in the key file; it works at once, on every server reading that file.
+/// Make a key in the key file or key table; it works at once on this server, and on
+/// every server reading the same file or table (a replica reads the table every second).
 #[utoipa::path(post, path = "/keys", tag = "keys", request_body = NewKey,
     responses((status = 201, body = CreatedKey), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn create_key(
@@ -185,9 +192,16 @@ pub async fn create_key(
 ) -> ApiResult<(StatusCode, Json<CreatedKey>)> {
     let caller = auth::admin(&reg.keys, &headers, true, "creating a key")?;
     let Json(req) = body?;
-    let file = key_file(&reg)?;
-    let key = file.add(&req.name, req.role, req.workspaces)?;
-    let made = file.records()?.into_iter().find(|r| r.name == req.name);
+    key_store(&reg)?;
+    let (ring, name, role) = (reg.keys.clone(), req.name.clone(), req.role);
+    let (key, made) = tokio::task::spawn_blocking(move || -> rhizome_core::Result<_> {
+        let key = ring.add(&name, role, req.workspaces)?;
+        let made =
+            ring.store().map(|s| s.records()).transpose()?.unwrap_or_default().into_iter().find(|r| r.name == name);
+        Ok((key, made))
+    })
+    .await
+    .map_err(ApiError::join)??;
     tracing::info!(key = %req.name, by = caller.as_ref().map_or("", |k| k.name.as_str()), "key created");
     Ok((
         StatusCode::CREATED,
@@ -200,7 +214,8 @@ pub async fn create_key(
     ))
 }
 
-/// Revoke a key of the key file; it is refused from the next request on.
+/// Revoke a key of the key file or key table; this server refuses it from the next
+/// request on, the other replicas reading the table within a second.
 #[utoipa::path(delete, path = "/keys/{name}", tag = "keys", params(("name" = String, Path)),
     responses((status = 204), (status = 404, body = ErrorBody)))]
 pub async fn revoke_key(
@@ -209,10 +224,13 @@ pub async fn revoke_key(
     Path(name): Path<String>,
 ) -> ApiResult<StatusCode> {
     let caller = auth::admin(&reg.keys, &headers, true, "revoking a key")?;
-    if !key_file(&reg)?.revoke(&name)? {
+    let store = key_store(&reg)?.describe();
+    let (ring, n) = (reg.keys.clone(), name.clone());
+    let gone = tokio::task::spawn_blocking(move || ring.revoke(&n)).await.map_err(ApiError::join)??;
+    if !gone {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
-            format!("key {name:?}: no such key in the key file"),
+            format!("key {name:?}: no such key in {store}"),
             "GET /keys lists them; keys given with --api-key go with a restart without them",
         ));
     }

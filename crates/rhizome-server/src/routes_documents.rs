@@ -19,17 +19,29 @@ use crate::spool::{Journal, Spool};
 use crate::types::*;
 use crate::{blocking, AppState};
 
-/// Queue a write job; 503 when the queue is full.
+/// Mark a job accepted and failed before it was queued.
+fn refused(job: &watch::Sender<JobView>, error: &str) {
+    job.send_modify(|v| {
+        v.state = crate::jobs::JobState::Failed;
+        v.errors.push(crate::jobs::JobError { file: String::new(), error: error.into() });
+    });
+}
+
+/// Queue a write job; 503 when the queue is full (or, on a shared store, when the uploads
+/// kept would pass their bound).
 pub(crate) async fn enqueue(state: &AppState, kind: &str, work: Work) -> ApiResult<watch::Sender<JobView>> {
     let job = state.jobs.create(kind).await?;
-    if let Err(e) = journal(state, job.borrow().id, &work) {
-        job.send_modify(|v| {
-            v.state = crate::jobs::JobState::Failed;
-            v.errors.push(crate::jobs::JobError { file: String::new(), error: e.clone() });
-        });
+    let id = job.borrow().id;
+    let kept = match &work {
+        Work::Delete { .. } => Ok(false),
+        _ => state.jobs.keep(id, &work).await,
+    };
+    let kept = kept.inspect_err(|e| refused(&job, &e.body.error))?;
+    if let Err(e) = journal(state, id, &work) {
+        refused(&job, &e);
         return Err(ApiError::internal(format!("the upload could not be saved: {e}")));
     }
-    match state.queue.try_send(WriteJob { job: job.clone(), work }) {
+    match state.queue.try_send(WriteJob { job: job.clone(), work, kept }) {
         Ok(()) => Ok(job),
         Err(e) => {
             let (msg, hint) = match e {
@@ -39,10 +51,10 @@ pub(crate) async fn enqueue(state: &AppState, kind: &str, work: Work) -> ApiResu
                 mpsc::error::TrySendError::Closed(_) => ("the server is shutting down", "retry after it restarts"),
             };
             let err = ApiError::new(StatusCode::SERVICE_UNAVAILABLE, msg, hint);
-            job.send_modify(|v| {
-                v.state = crate::jobs::JobState::Failed;
-                v.errors.push(crate::jobs::JobError { file: String::new(), error: msg.into() });
-            });
+            refused(&job, msg);
+            if let Some((board, _)) = state.jobs.shared().filter(|_| kept) {
+                let _ = tokio::task::spawn_blocking(move || crate::pending::forget(board.as_ref(), id)).await;
+            }
             Err(err)
         }
     }
@@ -51,7 +63,7 @@ pub(crate) async fn enqueue(state: &AppState, kind: &str, work: Work) -> ApiResu
 /// Accept a spooled upload: write its journal, so that it survives a crash (see
 /// [`crate::spool`]); nothing to do for other work.
 fn journal(state: &AppState, id: u64, work: &Work) -> Result<(), String> {
-    let Some(spool) = &state.jobs.spool else { return Ok(()) };
+    let Some(spool) = state.jobs.spool_for_new() else { return Ok(()) };
     match work {
         Work::Files { uploads, dir: UploadDir::Spooled(d) } => {
             let files = uploads
@@ -96,10 +108,10 @@ pub async fn upload(State(state): State<AppState>, req: Request) -> ApiResult<im
     let ctype = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
     let work = if ctype.starts_with("multipart/form-data") {
         let multipart = Multipart::from_request(req, &state).await?;
-        save_files(multipart, state.jobs.spool.as_ref()).await?
+        save_files(multipart, state.jobs.spool_for_new()).await?
     } else if ctype.starts_with("application/json") {
         let ApiJson(body) = ApiJson::<DocumentsBody>::from_request(req, &state).await?;
-        texts(body, state.jobs.spool.as_ref())?
+        texts(body, state.jobs.spool_for_new())?
     } else {
         return Err(ApiError::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,

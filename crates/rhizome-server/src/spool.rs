@@ -19,6 +19,9 @@ use std::path::{Path, PathBuf};
 
 use rhizome_core::Document;
 use rhizome_engine::Upload;
+
+use crate::error::ApiError;
+use crate::jobs::{fail, Jobs, UploadDir, Work, WriteJob};
 use serde::{Deserialize, Serialize};
 
 /// Where accepted uploads wait for their job.
@@ -191,6 +194,44 @@ impl Journal {
     /// The uploads of a spooled job, their files inside `dir`.
     pub fn uploads(&self, dir: &SpoolDir) -> Vec<Upload> {
         self.files.iter().map(|(name, saved)| Upload { name: name.clone(), path: dir.path.join(saved) }).collect()
+    }
+}
+
+/// The jobs an earlier run accepted and did not finish, listed under their ids and
+/// queued again (before any new upload).
+pub async fn resume_pending(jobs: &Jobs, queue: &tokio::sync::mpsc::Sender<WriteJob>) {
+    let Some(spool) = &jobs.spool else { return };
+    for (mut journal, dir) in spool.pending() {
+        journal.resumes += 1;
+        let handle = jobs.resume(journal.id, "index");
+        if journal.resumes > MAX_RESUMES {
+            // The directory goes with `dir`: the job is over.
+            let e = ApiError::internal(format!(
+                "the server stopped {MAX_RESUMES} times while running this job; it is not run again: upload the files again"
+            ));
+            tracing::error!(job = journal.id, "job failed: {}", e.body.error);
+            fail(&handle, &e);
+            continue;
+        }
+        if let Err(e) = spool.rewrite(&dir, &journal) {
+            tracing::error!(job = journal.id, "job: {e}");
+        }
+        let Journal { id, files, texts, .. } = &journal;
+        let work = if files.is_empty() {
+            Work::Texts(texts.clone(), UploadDir::Spooled(dir))
+        } else {
+            let uploads = journal.uploads(&dir);
+            Work::Files { uploads, dir: UploadDir::Spooled(dir) }
+        };
+        tracing::info!(
+            job = id,
+            "resuming job {id} ({} file(s), {} text(s)) accepted before the last stop",
+            files.len(),
+            texts.len()
+        );
+        if queue.send(WriteJob { job: handle.clone(), work, kept: false }).await.is_err() {
+            fail(&handle, &ApiError::from(rhizome_core::Error::Cancelled));
+        }
     }
 }
 

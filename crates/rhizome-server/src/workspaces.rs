@@ -25,7 +25,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::error::ApiError;
-use crate::keys::KeyRing;
+use crate::key_ring::KeyRing;
 use crate::{jobs, spool, AppState};
 
 /// One open workspace.
@@ -176,9 +176,14 @@ impl Registry {
                 return Ok(w.clone());
             }
             let (queue, rx) = mpsc::channel(self.setup.queue_len.max(1));
-            let worker = tokio::spawn(jobs::worker(engine.clone(), rx, self.cancel.clone()));
+            // Uploads kept in a shared store: as many as the queue holds, each of the largest size.
+            let max_kept = (self.setup.queue_len.max(1) as u64).saturating_mul(self.setup.max_body_bytes as u64);
+            let jobs = Arc::new(jobs::Jobs::new(spool, board, self.setup.replica.clone(), max_kept));
+            let worker = tokio::spawn(jobs::worker(engine.clone(), jobs.clone(), rx, self.cancel.clone()));
             self.workers.lock().unwrap_or_else(|p| p.into_inner()).push(worker);
-            let jobs = Arc::new(jobs::Jobs::new(spool, board, self.setup.replica.clone()));
+            if jobs.shared().is_some() {
+                tokio::spawn(crate::pending::leases(Arc::downgrade(&jobs), queue.downgrade(), self.cancel.clone()));
+            }
             let state = AppState {
                 engine,
                 jobs,
@@ -197,11 +202,12 @@ impl Registry {
             w
         };
         // Jobs an earlier run accepted and did not finish go first.
-        jobs::resume_pending(&w.state.jobs, &w.state.queue).await;
+        spool::resume_pending(&w.state.jobs, &w.state.queue).await;
         Ok(w)
     }
 
-    /// Open, at start, every workspace with uploads an earlier run did not finish.
+    /// Open, at start, every workspace with uploads an earlier run (or, on a shared store,
+    /// another replica) did not finish.
     pub async fn resume_all(&self) -> Result<()> {
         let base = self.base.clone();
         let names = tokio::task::spawn_blocking(move || base.workspaces())
@@ -209,10 +215,18 @@ impl Registry {
             .map_err(|e| rhizome_core::Error::Store(e.to_string()))??;
         for name in names {
             let url = self.base.workspace(&name)?;
-            let pending = self
+            let mut pending = self
                 .spool_of(&name, &url)
                 .and_then(|d| std::fs::read_dir(d).ok())
                 .is_some_and(|mut rd| rd.next().is_some());
+            // Or uploads kept in a shared store, whichever replica accepted them.
+            if !pending {
+                let u = url.clone();
+                let kept = tokio::task::spawn_blocking(move || u.job_board()?.map_or(Ok(0), |b| b.pending_uploads()))
+                    .await
+                    .map_err(|e| rhizome_core::Error::Store(e.to_string()))??;
+                pending = kept > 0;
+            }
             if pending {
                 self.open_now(&name).await?;
             }

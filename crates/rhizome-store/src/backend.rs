@@ -170,6 +170,17 @@ impl StoreUrl {
         }
     }
 
+    /// The API keys of a store several servers may share (PostgreSQL: tables in the
+    /// schema of this URL), or None: see [`crate::keys`].
+    pub fn key_table(&self) -> Result<Option<Arc<dyn crate::KeyTable>>> {
+        match self {
+            #[cfg(feature = "postgres")]
+            StoreUrl::Postgres(u) => Ok(Some(Arc::new(crate::pg::PgKeys::open(u)?))),
+            #[allow(unreachable_patterns)]
+            _ => Ok(None),
+        }
+    }
+
     /// The LLM response cache kept with the index.
     pub fn llm_cache(&self) -> Result<Arc<dyn LlmCache>> {
         match self {

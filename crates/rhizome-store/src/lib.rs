@@ -13,6 +13,7 @@ mod bm25;
 #[cfg(feature = "falkordb")]
 pub mod falkor;
 pub mod jobs;
+pub mod keys;
 pub mod lock;
 #[cfg(feature = "postgres")]
 pub mod pg;
@@ -24,7 +25,8 @@ pub mod workspace;
 pub use backend::{Reader, StoreUrl, Writer};
 #[cfg(feature = "falkordb")]
 pub use falkor::{FalkorStore, FalkorUrl};
-pub use jobs::{JobBoard, SharedJob};
+pub use jobs::{JobBoard, PendingUpload, SharedJob};
+pub use keys::{KeyRow, KeyTable};
 pub use lock::{Holder, LockWait};
 #[cfg(feature = "postgres")]
 pub use pg::PgStore;

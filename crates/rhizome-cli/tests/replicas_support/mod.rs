@@ -19,15 +19,23 @@ pub struct Replica {
     pub port: u16,
     dir: PathBuf,
     store: String,
+    /// Variables set for this replica only.
+    env: Vec<(String, String)>,
     child: Option<(Child, BufReader<ChildStdout>)>,
 }
 
 impl Replica {
     /// Start `rNAME` with its files in `dir` (the last component names it).
     pub fn start(dir: &Path, store: &str) -> Replica {
+        Replica::start_with(dir, store, &[])
+    }
+
+    /// [`Replica::start`] with variables of its own.
+    pub fn start_with(dir: &Path, store: &str, env: &[(&str, &str)]) -> Replica {
         std::fs::create_dir_all(dir).unwrap();
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
-        let mut r = Replica { name, port: fixed_port(), dir: dir.to_path_buf(), store: store.into(), child: None };
+        let env = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let mut r = Replica { name, port: fixed_port(), dir: dir.to_path_buf(), store: store.into(), env, child: None };
         r.restart();
         r
     }
@@ -38,6 +46,7 @@ impl Replica {
         let mut c = rz(&self.dir);
         c.env("RHIZOME_STORE_URL", &self.store)
             .env_remove("RHIZOME_API_KEYS")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .args(["serve", "--addr", &format!("127.0.0.1:{}", self.port)])
             .stdout(Stdio::piped())
             .stderr(log);
@@ -51,6 +60,14 @@ impl Replica {
             panic!("{} did not start: {line:?}; its log:\n{}", self.name, self.log());
         }
         self.child = Some((child, out));
+    }
+
+    /// SIGTERM (a stop); returns when it has exited.
+    pub fn stop(&mut self) {
+        let (mut child, _) = self.child.take().expect("running");
+        // SAFETY: kill(2) on the PID of our own child, not yet waited for.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let _ = child.wait();
     }
 
     /// SIGKILL; returns when it died.

@@ -19,6 +19,7 @@ mod communities;
 mod delete;
 mod export;
 mod jobs;
+mod keys;
 mod llm_cache;
 pub mod lock;
 pub(crate) mod pool;
@@ -36,6 +37,7 @@ use std::cell::RefCell;
 use rhizome_core::{Error, Result};
 
 pub use jobs::PgJobBoard;
+pub use keys::PgKeys;
 pub use llm_cache::PgLlmCache;
 pub use lock::PgWriterLock;
 pub use pool::Conn;

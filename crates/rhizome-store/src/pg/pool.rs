@@ -86,6 +86,29 @@ pub fn give(url: &PgUrl, conn: Conn) {
     }
 }
 
+/// Run `f` on a pooled connection to `url`, its error named with the URL.
+pub fn run<T>(url: &PgUrl, f: impl FnOnce(&mut Client) -> Result<T, postgres::Error>) -> Result<T> {
+    let mut conn = take(url)?;
+    let r = f(&mut conn.client).map_err(|e| super::pg_err(url, e));
+    give(url, conn);
+    r
+}
+
+/// Make the tables of `ddl` (statements `IF NOT EXISTS`) unless `table` exists, under the
+/// schema lock so that two processes starting at once do not race.
+pub fn ensure(url: &PgUrl, table: &str, ddl: &str) -> Result<()> {
+    run(url, |c| {
+        let there: bool = c.query_one("SELECT to_regclass($1) IS NOT NULL", &[&table])?.get(0);
+        if !there {
+            let mut tx = c.transaction()?;
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&super::schema::SCHEMA_LOCK])?;
+            tx.batch_execute(ddl)?;
+            tx.commit()?;
+        }
+        Ok(())
+    })
+}
+
 /// A new connection, not pooled (the writer lock holds one for a writer's life).
 pub fn connect(url: &PgUrl) -> Result<Client> {
     let mut config: postgres::Config = url.full.parse().map_err(|e| {
