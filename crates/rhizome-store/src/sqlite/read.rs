@@ -385,6 +385,18 @@ impl StoreRead for SqliteStore {
         Ok(meta::get_meta(&self.conn, "synonyms_dirty")?.as_deref() == Some("1"))
     }
 
+    fn support_rows(&self, entity_ids: &[String], relation_ids: &[String]) -> Result<rhizome_core::SupportRows> {
+        super::tags::support_rows(&self.conn, entity_ids, relation_ids)
+    }
+
+    fn tagged_documents(&self, key: &str, from: &str, to: Option<&str>) -> Result<Vec<String>> {
+        super::tags::tagged(&self.conn, key, from, to)
+    }
+
+    fn document_names(&self, prefix: &str) -> Result<Vec<(String, String)>> {
+        super::tags::names(&self.conn, prefix)
+    }
+
     fn supported_by(&self, doc_ids: &[String]) -> Result<rhizome_core::DocSupport> {
         self.support_of(doc_ids)
     }
