@@ -71,7 +71,7 @@ impl Engine {
 /// condition is a range read of it (its alternatives united), the kinds intersected;
 /// `source` globs read the names alone, by the range their literal start gives when no
 /// base name can match them, else every name.
-pub(crate) fn matching_documents(store: &dyn StoreRead, filter: &DocFilter) -> Result<HashSet<String>> {
+pub fn matching_documents(store: &dyn StoreRead, filter: &DocFilter) -> Result<HashSet<String>> {
     let mut sets: Vec<HashSet<String>> = Vec::new();
     for (key, values) in [("type", &filter.types), ("tag", &filter.tags), ("lang", &filter.languages)] {
         if values.is_empty() {
