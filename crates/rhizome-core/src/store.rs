@@ -217,6 +217,8 @@ pub struct DocSupport {
     pub entities: Vec<String>,
     pub relations: Vec<String>,
     pub facts: Vec<String>,
+    /// Claims (covariates) the documents state.
+    pub claims: Vec<String>,
 }
 
 impl DocSupport {
@@ -226,7 +228,15 @@ impl DocSupport {
             v.sort_unstable();
             v.dedup();
         }
-        DocSupport { entities, relations, facts }
+        DocSupport { entities, relations, facts, claims: Vec::new() }
+    }
+
+    /// With the ids of the claims the documents state (any order, with repeats).
+    pub fn with_claims(mut self, mut claims: Vec<String>) -> DocSupport {
+        claims.sort_unstable();
+        claims.dedup();
+        self.claims = claims;
+        self
     }
 }
 

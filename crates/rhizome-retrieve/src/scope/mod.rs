@@ -9,7 +9,8 @@
 //! only another document states stays out; SYNONYM and SIMILAR_TO edges between nodes in
 //! scope; a community with a member in scope, with its members in scope only, and a report
 //! written from the scope's own material by its [`ReportWriter`] (a stored report tells
-//! what every document says of the community); a claim about an entity in scope. A
+//! what every document says of the community); a claim a matching document states about
+//! an entity in scope. A
 //! relation's weight and description, and an entity's description, are those its support
 //! from documents in scope makes ([`views`]).
 
@@ -43,6 +44,8 @@ pub struct Scope {
     pub entities: HashSet<String>,
     pub relations: HashSet<String>,
     pub facts: HashSet<String>,
+    /// Claims stated by the scope's documents.
+    pub claims: HashSet<String>,
     /// The graph of the scope, as a cache that holds it at the index's graph version.
     pub graph: GraphCache,
     /// Communities with a member in scope, read on first use.
@@ -95,6 +98,7 @@ impl Scope {
             entities,
             relations,
             facts,
+            claims: support.claims.iter().cloned().collect(),
             graph: GraphCache::holding(version, Arc::new(Graph::build(data))),
             communities: OnceLock::new(),
             reports: OnceLock::new(),

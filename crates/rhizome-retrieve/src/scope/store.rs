@@ -186,6 +186,7 @@ impl StoreRead for ScopedStore<'_> {
             entities: s.entities.into_iter().filter(|x| e.contains(x)).collect(),
             relations: s.relations.into_iter().filter(|x| r.contains(x)).collect(),
             facts: s.facts.into_iter().filter(|x| f.contains(x)).collect(),
+            claims: s.claims.into_iter().filter(|x| self.scope.claims.contains(x)).collect(),
         })
     }
     fn bm25(&self, query: &str, k: usize) -> Result<Vec<Scored>> {
@@ -299,6 +300,7 @@ impl StoreRead for ScopedStore<'_> {
             .inner
             .covariates_of(&ids)?
             .into_iter()
+            .filter(|c| self.scope.claims.contains(&c.id))
             .filter(|c| e.contains(&c.subject_id) && c.object_id.as_ref().is_none_or(|o| e.contains(o)))
             .collect())
     }

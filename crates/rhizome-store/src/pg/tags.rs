@@ -115,5 +115,6 @@ pub fn supported_by(c: &mut postgres::Client, doc_ids: &[String]) -> PgResult<rh
     };
     let entities = ids("entity_support", "entity_id")?;
     let relations = ids("relation_support", "relation_id")?;
-    Ok(rhizome_core::DocSupport::new(entities, relations, ids("fact_support", "fact_id")?))
+    let facts = ids("fact_support", "fact_id")?;
+    Ok(rhizome_core::DocSupport::new(entities, relations, facts).with_claims(ids("covariates", "id")?))
 }

@@ -59,7 +59,8 @@ impl SqliteStore {
             ids("SELECT DISTINCT entity_id FROM entity_support WHERE doc_id = ?1")?,
             ids("SELECT DISTINCT relation_id FROM relation_support WHERE doc_id = ?1")?,
             ids("SELECT DISTINCT fact_id FROM fact_support WHERE doc_id = ?1")?,
-        ))
+        )
+        .with_claims(ids("SELECT DISTINCT id FROM covariates WHERE doc_id = ?1")?))
     }
 
     /// All documents (id, source, title), ordered by source.

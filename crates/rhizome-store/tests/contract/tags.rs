@@ -24,6 +24,22 @@ pub fn document_index_contract<S: StoreWrite>(mut s: S) {
     a.documents[0].meta = meta("Report", &["Bridge", "Ferry"], Some("2024-03-01T10:00:00Z"), None);
     let mut b = batch("beta", &["Ada met Babbage at the ferry"], &["Ada", "Babbage"]);
     b.documents[0].meta = meta("contract", &["bridge"], None, Some("2023-05-02"));
+    b.covariates.push(CovariateRecord {
+        covariate: Covariate {
+            id: "clm_beta".into(),
+            covariate_type: "claim".into(),
+            claim_type: "TRAVEL".into(),
+            subject_id: entity_id("Ada"),
+            object_id: None,
+            status: "TRUE".into(),
+            start_date: String::new(),
+            end_date: String::new(),
+            description: "Ada took the ferry".into(),
+            source_text: "Ada met Babbage at the ferry".into(),
+        },
+        doc_id: b.documents[0].id.clone(),
+        chunk_id: Some(b.chunks[0].id.clone()),
+    });
     let c = batch("gamma", &["Babbage built an engine"], &["Babbage"]);
     for x in [&a, &b, &c] {
         s.write_batch(x).unwrap();
@@ -76,6 +92,9 @@ pub fn document_index_contract<S: StoreWrite>(mut s: S) {
         r.iter().map(|x| (x.doc_id.clone(), x.relation.description.clone())).collect();
     wording.sort();
     assert_eq!(wording, sorted_pairs(vec![(da.clone(), "alpha".into()), (db.clone(), "beta".into())]));
+    // Claims are read by the document stating them.
+    assert_eq!(s.supported_by(std::slice::from_ref(&db)).unwrap().claims, vec!["clm_beta".to_string()]);
+    assert!(s.supported_by(std::slice::from_ref(&da)).unwrap().claims.is_empty());
     // A deleted document leaves the index and the support rows.
     s.delete_document(&db, &mut unnamed).unwrap();
     assert!(exact(&s, "tag", "bridge").is_empty() && exact(&s, "type", "contract").is_empty());
