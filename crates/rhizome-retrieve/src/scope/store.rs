@@ -137,12 +137,17 @@ impl StoreRead for ScopedStore<'_> {
     fn entities(&self, ids: &[String]) -> Result<Vec<Entity>> {
         let ids = kept(ids, &self.scope.entities);
         let mut found = self.inner.entities(&ids)?;
-        let mut views = self.scope.entity_views.lock().unwrap_or_else(|p| p.into_inner());
-        let unread: Vec<String> = found.iter().filter(|e| !views.contains_key(&e.id)).map(|e| e.id.clone()).collect();
+        let views = || self.scope.entity_views.lock().unwrap_or_else(|p| p.into_inner());
+        let unread: Vec<String> = {
+            let seen = views();
+            found.iter().filter(|e| !seen.contains_key(&e.id)).map(|e| e.id.clone()).collect()
+        };
         if !unread.is_empty() {
+            // Read without the lock: another question in this scope may read meanwhile.
             let (rows, _) = self.inner.support_rows(&unread, &[])?;
-            views.extend(super::views::entities(rows, &self.scope.docs));
+            views().extend(super::views::entities(rows, &self.scope.docs));
         }
+        let views = views();
         for e in &mut found {
             if let Some(Some(d)) = views.get(&e.id) {
                 e.description = d.clone();
