@@ -25,6 +25,7 @@ pub fn filter(bench: Bench, questions: &Path, filter: &[String], methods: &[Stri
     let methods: Vec<Method> =
         if methods.is_empty() { vec![Method::Basic, Method::Hippo] } else { parse_methods(methods)? };
     let engine = bench.reading_engine()?;
+    let matching = match_cost(&engine, &parsed)?;
     let ask = |method: Method, q: &str, filtered: bool| -> Result<(f64, String)> {
         let mut req = QueryRequest::new(q, method);
         if filtered {
@@ -60,11 +61,20 @@ pub fn filter(bench: Bench, questions: &Path, filter: &[String], methods: &[Stri
             "filtered_p50_vs_unfiltered": p(&filtered, 50.0) / p(&plain, 50.0).max(1e-9),
         }));
     }
-    let out = json!({"questions": qs.len(), "filter": parsed.describe(), "methods": rows});
+    let out = json!({"questions": qs.len(), "filter": parsed.describe(), "matching": matching, "methods": rows});
     if bench.json {
         return print_json(&out);
     }
     println!("{} questions, filter {}", qs.len(), parsed.describe());
+    let f = |k: &str| matching[k].as_f64().unwrap_or(0.0);
+    println!(
+        "matching it: {} of {} documents; reading every document {:.2} ms, the document index {:.2} ms ({:.1}x)",
+        matching["matched"],
+        matching["documents"],
+        f("scan_ms"),
+        f("index_ms"),
+        f("scan_ms") / f("index_ms").max(1e-9)
+    );
     println!(
         "{:<12} {:>9} {:>9} {:>13} {:>13} {:>10}",
         "method", "p50 ms", "p95 ms", "filtered p50", "filtered p95", "ratio"
@@ -85,4 +95,44 @@ pub fn filter(bench: Bench, questions: &Path, filter: &[String], methods: &[Stri
         println!("{s}");
     }
     Ok(())
+}
+
+/// What matching `filter` costs, median of 7 runs each: reading every document and
+/// testing each (how filters were matched before the document index), against the range
+/// reads of the document index the engine makes; both must find the same documents.
+fn match_cost(engine: &rhizome_engine::Engine, filter: &DocFilter) -> Result<serde_json::Value> {
+    let store = engine.reader()?;
+    let scan = || -> Result<std::collections::HashSet<String>> {
+        let docs = store.documents(None, 0, usize::MAX)?;
+        Ok(docs
+            .iter()
+            .filter(|d| {
+                filter.matches(&rhizome_core::filter::DocFacets {
+                    source: &d.source,
+                    aliases: &d.aliases,
+                    language: d.language.as_deref(),
+                    indexed_at: d.indexed_at,
+                    meta: &d.meta,
+                })
+            })
+            .map(|d| d.id.clone())
+            .collect())
+    };
+    let (mut scan_ms, mut index_ms) = (Vec::new(), Vec::new());
+    let (mut by_scan, mut by_index) = Default::default();
+    for _ in 0..7 {
+        let t = Instant::now();
+        by_scan = scan()?;
+        scan_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        by_index = rhizome_engine::matching_documents(&*store, filter)?;
+        index_ms.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    if by_scan != by_index {
+        bail!("the document index matched {} documents, reading every one {}", by_index.len(), by_scan.len());
+    }
+    Ok(json!({
+        "documents": store.document_count(None)?, "matched": by_index.len(),
+        "scan_ms": percentile(&scan_ms, 50.0), "index_ms": percentile(&index_ms, 50.0),
+    }))
 }

@@ -176,6 +176,60 @@ pub fn date_of(d: &DocFacets<'_>) -> Option<String> {
         .or_else(|| d.indexed_at.map(|t| crate::utc_time(t as i64)[..10].to_string()))
 }
 
+/// The rows a document has in the stores' document index (`document_tags`): (key, value)
+/// for its type, each hashtag and its language (lowercased, as filters compare them), its
+/// media type, and its date for `after` and `before` ([`date_of`]) under `date`, so that a
+/// filter's `type`, `tag`, `lang`, `after` and `before` are range reads of that index.
+pub fn doc_tags(language: Option<&str>, indexed_at: Option<u64>, meta: &DocumentMeta) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut push = |k: &str, v: String| {
+        if !v.is_empty() && !out.iter().any(|(a, b)| a == k && *b == v) {
+            out.push((k.to_string(), v));
+        }
+    };
+    if let Some(t) = &meta.doc_type {
+        push("type", t.to_lowercase());
+    }
+    for t in &meta.hashtags {
+        push("tag", t.to_lowercase());
+    }
+    if let Some(l) = language {
+        push("lang", l.to_lowercase());
+    }
+    if let Some(m) = &meta.media_type {
+        push("media", m.to_lowercase());
+    }
+    let facets = DocFacets { source: "", aliases: &[], language, indexed_at, meta };
+    if let Some(d) = date_of(&facets) {
+        push("date", d);
+    }
+    out
+}
+
+/// The value range `[from, to)` of the index rows of `key` that hold exactly `value`.
+pub fn exact_range(value: &str) -> (String, String) {
+    (value.to_string(), format!("{value}\u{1}"))
+}
+
+/// The literal start of a `source` glob that every full name it matches begins with and
+/// no base name can: what a range read of the stored names (their index by name) can
+/// serve. None when the glob could match a base name (`report*.pdf`, `upload:x`), which
+/// is any glob whose file part (before the first `#`) has no `/` or `\\`: then every
+/// name is read (the names only, not the documents).
+pub fn source_prefix(glob: &str) -> Option<&str> {
+    let literal = &glob[..glob.find(['*', '?']).unwrap_or(glob.len())];
+    let file = literal.split('#').next().unwrap_or(literal);
+    file.contains(['/', '\\']).then_some(literal)
+}
+
+impl DocFilter {
+    /// Whether one name of a document (its source or an alias) passes every `source`
+    /// glob alternative (true without any), as [`DocFilter::matches`] reads it.
+    pub fn source_matches(&self, name: &str) -> bool {
+        self.sources.is_empty() || [name, base_name(name)].iter().any(|n| self.sources.iter().any(|g| glob(g, n)))
+    }
+}
+
 fn keys() -> String {
     FILTER_KEYS.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(", ")
 }

@@ -1,6 +1,7 @@
 //! Rhizome's core: the data model, the contracts between parts (store, embedder,
 //! pipeline steps), configuration and shared text utilities. No I/O-heavy dependencies.
 
+pub mod aggregate;
 pub mod community;
 pub mod config;
 pub mod config_core;

@@ -217,6 +217,8 @@ pub struct DocSupport {
     pub entities: Vec<String>,
     pub relations: Vec<String>,
     pub facts: Vec<String>,
+    /// Claims (covariates) the documents state.
+    pub claims: Vec<String>,
 }
 
 impl DocSupport {
@@ -226,9 +228,20 @@ impl DocSupport {
             v.sort_unstable();
             v.dedup();
         }
-        DocSupport { entities, relations, facts }
+        DocSupport { entities, relations, facts, claims: Vec::new() }
+    }
+
+    /// With the ids of the claims the documents state (any order, with repeats).
+    pub fn with_claims(mut self, mut claims: Vec<String>) -> DocSupport {
+        claims.sort_unstable();
+        claims.dedup();
+        self.claims = claims;
+        self
     }
 }
+
+/// Support rows of entities and of relations ([`StoreRead::support_rows`]).
+pub type SupportRows = (Vec<MentionRecord>, Vec<RelationRecord>);
 
 /// Embeds the texts of entity names (one vector per text, of the index's embedding model,
 /// as the pipeline embeds a new entity's name) for a deletion that re-keys entities; see
@@ -328,6 +341,18 @@ pub trait StoreRead {
     /// support row from one of them, whatever else supports them too (read through an
     /// index on the support rows' document, never a scan of the graph).
     fn supported_by(&self, doc_ids: &[String]) -> Result<DocSupport>;
+    /// Every support row, from every document, of the entities `entity_ids` and of the
+    /// relations `relation_ids` (what their aggregates are made of), in the order they
+    /// were written; read through the support rows' index by entity and by relation. A
+    /// scope aggregates again those of its own documents.
+    fn support_rows(&self, entity_ids: &[String], relation_ids: &[String]) -> Result<SupportRows>;
+    /// The documents with a row of the document index ([`crate::filter::doc_tags`]) under
+    /// `key` whose value is in `from..to` (no upper bound without `to`), sorted, each once:
+    /// a range read of the index by (key, value), never a scan of the documents.
+    fn tagged_documents(&self, key: &str, from: &str, to: Option<&str>) -> Result<Vec<String>>;
+    /// Every (document id, name), for each name (its source, its aliases) that starts
+    /// with `prefix` ("": every name), read from the names' index alone.
+    fn document_names(&self, prefix: &str) -> Result<Vec<(String, String)>>;
     /// Everything `doc_id` supports, as the batch that would write it again: the document,
     /// its chunks (by ordinal), the mentions, relations, facts, SIMILAR_TO edges, claims and
     /// extraction failures it supports (each list in a stable order), its progress when it

@@ -50,6 +50,7 @@ pub use rhizome_retrieve::{AnswerKind, Context, ContextKind, Method};
 pub use rhizome_store::{Holder, LockWait};
 /// Write jobs shared by the servers of one store (`rhizome serve` replicas).
 pub use rhizome_store::{JobBoard, SharedJob};
+pub use scope::matching_documents;
 pub use upload::{is_edge_list, load_uploads, text_document, upload_base_name, upload_extension, upload_runs, Upload};
 
 /// How the engine writes: what a second writer does, and how this one is named in the

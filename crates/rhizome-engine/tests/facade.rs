@@ -181,6 +181,61 @@ fn a_question_in_a_scope_reads_community_reports_of_its_documents_only() {
     }
 }
 
+/// Two documents state one relation (Niels Bohr and Copenhagen) and describe its ends in
+/// their own words: through a scope of one document, the graph methods' context carries
+/// that document's wording only, of the relation and of the entities alike.
+#[test]
+fn a_question_in_a_scope_reads_relations_as_its_documents_state_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let engine = engine(tmp.path());
+    let text = |title: &str, body: &str, source: &str| text_document(title, body, source, "text").unwrap();
+    let docs = vec![
+        text(
+            "Lecture",
+            "Niels Bohr lectured on quantum theory in Copenhagen. Niels Bohr taught Werner Heisenberg in Copenhagen.",
+            "upload:lecture",
+        ),
+        text(
+            "Voyage",
+            "Niels Bohr sailed on the Oresund ferry from Copenhagen. Niels Bohr rowed past Slagelse from Copenhagen.",
+            "upload:voyage",
+        ),
+    ];
+    engine.index(IndexInput::Documents(docs), &NoProgress, &AtomicBool::new(false)).unwrap();
+    let context = |method: Method, filter: &[&str]| -> String {
+        let mut q = QueryRequest::new("What did Niels Bohr do in Copenhagen?", method);
+        q.retrieve_only = true;
+        q.filter = rhizome_core::DocFilter::parse(filter).unwrap();
+        let out = engine.query(&q, None).unwrap();
+        out.contexts.iter().map(|c| format!("[{}] {}", c.kind.as_str(), c.text)).collect::<Vec<_>>().join("\n")
+    };
+    // The two documents word the relation and its ends differently; the whole index
+    // tells one of them.
+    let whole = context(Method::Local, &[]);
+    let bohr =
+        |c: &str| c.lines().find(|l| l.contains("Niels Bohr --CO_OCCURS--> Copenhagen")).unwrap_or("").to_string();
+    assert!(["sailed", "lectured"].iter().any(|w| bohr(&whole).contains(w)), "{whole}");
+    let own = [
+        ("source=upload:lecture", ["Oresund", "Slagelse", "sailed", "rowed"]),
+        ("source=upload:voyage", ["lectured", "quantum", "taught", "Heisenberg"]),
+    ];
+    for (method, name) in
+        [(Method::Local, "local"), (Method::Drift, "drift"), (Method::Tog, "tog"), (Method::Multihop, "multihop")]
+    {
+        for (source, other) in own {
+            let got = context(method, &[source]);
+            assert!(!got.is_empty(), "{name} under {source} found nothing");
+            for w in other {
+                assert!(
+                    !got.contains(w),
+                    "{name} under {source} says {w:?}, which only the other document states: {got}"
+                );
+            }
+        }
+    }
+    assert!(!bohr(&context(Method::Local, &[own[0].0])).is_empty(), "the relation is in scope");
+}
+
 /// Records where indexing says it is.
 #[derive(Default)]
 struct Places(std::sync::Mutex<Vec<String>>);

@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 use rhizome_core::ids::{entity_id, normalize_name, relation_id};
 use rhizome_core::{EmbedNames, Error, Result};
 
+pub use rhizome_core::aggregate::{descriptions, entity_description, relation_row};
+
 /// Pick the value with the largest weight; ties go to the smallest value (byte order).
 pub fn majority(votes: &BTreeMap<String, u64>) -> String {
     let mut best: Option<(&String, u64)> = None;
@@ -18,26 +20,6 @@ pub fn majority(votes: &BTreeMap<String, u64>) -> String {
         }
     }
     best.map(|(k, _)| k.clone()).unwrap_or_default()
-}
-
-/// Distinct non-empty descriptions in the order given (support rows ordered by document,
-/// chunk, name), and the fingerprint a summary of exactly them carries.
-pub fn descriptions<'a>(all: impl IntoIterator<Item = &'a str>) -> (Vec<String>, String) {
-    let mut out: Vec<String> = Vec::new();
-    for d in all {
-        if !d.is_empty() && !out.iter().any(|o| o == d) {
-            out.push(d.to_string());
-        }
-    }
-    let refs: Vec<&str> = out.iter().map(String::as_str).collect();
-    let fp = rhizome_core::ids::content_id("sum_", &refs);
-    (out, fp)
-}
-
-/// An entity's description: its summary when one matches its descriptions, else the
-/// first three descriptions.
-pub fn entity_description(descriptions: &[String], summary: Option<String>) -> String {
-    summary.unwrap_or_else(|| descriptions.iter().take(3).cloned().collect::<Vec<_>>().join("\n"))
 }
 
 /// One support row of an entity, in support order (document, chunk, name).
@@ -94,15 +76,6 @@ pub fn importance<'a>(judged: &[f64], mentions: impl IntoIterator<Item = (&'a st
     }
     let x = (1.0 + f).ln() * (1.0 + (docs.len() as f64).ln());
     Some(x / (x + 3.0))
-}
-
-/// A relation's (weight, description) from its support (weights summed in support
-/// order; the first non-empty description).
-pub fn relation_row<'a>(rows: impl IntoIterator<Item = (&'a str, f64)>) -> (f64, String) {
-    let rows: Vec<(&str, f64)> = rows.into_iter().collect();
-    let weight: f64 = rows.iter().map(|r| r.1).sum();
-    let description = rows.iter().map(|r| r.0).find(|d| !d.is_empty()).unwrap_or("");
-    (weight, description.to_string())
 }
 
 /// The key an entity's remaining support gives it once a deletion took every row whose

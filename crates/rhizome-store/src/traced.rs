@@ -122,6 +122,16 @@ impl<S: StoreRead> StoreRead for Traced<S> {
     fn supported_by(&self, doc_ids: &[String]) -> Result<DocSupport> {
         info_span!("store.supported_by", docs = doc_ids.len()).in_scope(|| self.0.supported_by(doc_ids))
     }
+    fn support_rows(&self, entities: &[String], relations: &[String]) -> Result<SupportRows> {
+        info_span!("store.support_rows", entities = entities.len(), relations = relations.len())
+            .in_scope(|| self.0.support_rows(entities, relations))
+    }
+    fn tagged_documents(&self, key: &str, from: &str, to: Option<&str>) -> Result<Vec<String>> {
+        info_span!("store.tagged_documents", key).in_scope(|| self.0.tagged_documents(key, from, to))
+    }
+    fn document_names(&self, prefix: &str) -> Result<Vec<(String, String)>> {
+        info_span!("store.document_names").in_scope(|| self.0.document_names(prefix))
+    }
     fn document_batch(&self, doc_id: &str) -> Result<Option<WriteBatch>> {
         self.0.document_batch(doc_id)
     }

@@ -233,6 +233,11 @@ fn falkordb_errors_name_the_url_and_the_fix() {
 }
 
 #[test]
+fn falkordb_documents_are_indexed_by_type_tag_language_and_date() {
+    document_index_contract(FalkorStore::open(&falkor_url("doctags"), true).unwrap());
+}
+
+#[test]
 fn falkordb_support_is_read_by_document() {
     supported_by_contract(FalkorStore::open(&falkor_url("supported"), true).unwrap());
 }

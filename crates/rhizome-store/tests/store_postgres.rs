@@ -308,6 +308,11 @@ fn postgres_schema_is_made_once_by_concurrent_openers() {
 }
 
 #[test]
+fn postgres_documents_are_indexed_by_type_tag_language_and_date() {
+    document_index_contract(PgStore::open(&rhizome_testdb::postgres::fresh_database("doctags"), true).unwrap());
+}
+
+#[test]
 fn postgres_support_is_read_by_document() {
     supported_by_contract(PgStore::open(&rhizome_testdb::postgres::fresh_database("supported"), true).unwrap());
 }

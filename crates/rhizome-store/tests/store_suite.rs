@@ -93,9 +93,32 @@ fn postings_made_with_older_term_rules_are_rebuilt_on_open() {
 }
 
 #[test]
+fn an_index_made_before_the_document_index_gets_it_on_open() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = SqliteStore::open(tmp.path(), true).unwrap();
+    s.set_embedding_model("m", 3).unwrap();
+    let mut b = batch("beta", &["Ada met Babbage"], &["Ada", "Babbage"]);
+    b.documents[0].meta.doc_type = Some("manual".into());
+    s.write_batch(&b).unwrap();
+    drop(s);
+    let conn = rusqlite::Connection::open(tmp.path().join("rhizome.sqlite")).unwrap();
+    conn.execute_batch("DROP TABLE document_tags; DELETE FROM meta WHERE key = 'document_tags';").unwrap();
+    drop(conn);
+    let s = SqliteStore::open(tmp.path(), false).unwrap();
+    let (from, to) = filter::exact_range("manual");
+    assert_eq!(s.tagged_documents("type", &from, Some(&to)).unwrap(), vec![b.documents[0].id.clone()]);
+}
+
+#[test]
 fn entity_importance_is_the_mean_of_its_support() {
     let tmp = tempfile::tempdir().unwrap();
     importance_contract(rhizome_store::SqliteStore::open(tmp.path(), true).unwrap());
+}
+
+#[test]
+fn documents_are_indexed_by_type_tag_language_and_date() {
+    let tmp = tempfile::tempdir().unwrap();
+    document_index_contract(rhizome_store::SqliteStore::open(tmp.path(), true).unwrap());
 }
 
 #[test]

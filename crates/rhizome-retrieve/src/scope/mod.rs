@@ -9,16 +9,20 @@
 //! only another document states stays out; SYNONYM and SIMILAR_TO edges between nodes in
 //! scope; a community with a member in scope, with its members in scope only, and a report
 //! written from the scope's own material by its [`ReportWriter`] (a stored report tells
-//! what every document says of the community); a claim about an entity in scope.
+//! what every document says of the community); a claim a matching document states about
+//! an entity in scope. A
+//! relation's weight and description, and an entity's description, are those its support
+//! from documents in scope makes ([`views`]).
 
 mod store;
+pub mod views;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rhizome_core::{
-    ChunkRow, Community, CommunityReport, DocSupport, EntityRow, FactRow, GraphData, RelationRow, Result, StoreRead,
-    VectorKind,
+    ChunkRow, Community, CommunityReport, DocSupport, EntityRow, FactRow, GraphData, RelationRecord, RelationRow,
+    Result, StoreRead, VectorKind,
 };
 
 pub use store::ScopedStore;
@@ -40,6 +44,8 @@ pub struct Scope {
     pub entities: HashSet<String>,
     pub relations: HashSet<String>,
     pub facts: HashSet<String>,
+    /// Claims stated by the scope's documents.
+    pub claims: HashSet<String>,
     /// The graph of the scope, as a cache that holds it at the index's graph version.
     pub graph: GraphCache,
     /// Communities with a member in scope, read on first use.
@@ -55,13 +61,32 @@ pub struct Scope {
     pub(crate) report_count: OnceLock<u64>,
     /// The scope's own vectors of each kind searched exactly, read on first use.
     vectors: Mutex<HashMap<VectorKind, Arc<Vec<(String, Vec<f32>)>>>>,
+    /// (weight, description) of the relations in scope that other documents support too,
+    /// from the scope's documents alone ([`views::relations`]).
+    pub(crate) relation_views: HashMap<String, (f32, String)>,
+    /// Descriptions of entities in scope as its documents tell them, read on first use of
+    /// each entity ([`views::entities`]; None: the stored one).
+    pub(crate) entity_views: Mutex<HashMap<String, Option<String>>>,
 }
 
 impl Scope {
     /// The scope of `docs` in the index whose graph is `full` (at `version`), given what
-    /// they support (`store.supported_by(docs)`).
-    pub fn new(full: &Graph, version: u64, docs: HashSet<String>, support: &DocSupport) -> Scope {
-        let data = restricted(full, &docs, support);
+    /// they support (`store.supported_by(docs)`) and every support row of the relations
+    /// they support (`store.support_rows(&[], &support.relations)`).
+    pub fn new(
+        full: &Graph,
+        version: u64,
+        docs: HashSet<String>,
+        support: &DocSupport,
+        relation_rows: Vec<RelationRecord>,
+    ) -> Scope {
+        let relation_views = views::relations(relation_rows, &docs);
+        let mut data = restricted(full, &docs, support);
+        for r in &mut data.relations {
+            if let Some((w, _)) = relation_views.get(&r.id) {
+                r.weight = *w;
+            }
+        }
         let chunks = data.chunks.iter().map(|c| c.id.clone()).collect();
         let entities = data.entities.iter().map(|e| e.id.clone()).collect();
         let relations = data.relations.iter().map(|r| r.id.clone()).collect();
@@ -73,6 +98,7 @@ impl Scope {
             entities,
             relations,
             facts,
+            claims: support.claims.iter().cloned().collect(),
             graph: GraphCache::holding(version, Arc::new(Graph::build(data))),
             communities: OnceLock::new(),
             reports: OnceLock::new(),
@@ -80,6 +106,8 @@ impl Scope {
             totals: OnceLock::new(),
             report_count: OnceLock::new(),
             vectors: Mutex::new(HashMap::new()),
+            relation_views,
+            entity_views: Mutex::new(HashMap::new()),
         }
     }
 
@@ -268,7 +296,7 @@ mod tests {
     }
 
     fn scope(docs: &[&str], support: DocSupport) -> Scope {
-        Scope::new(&graph(), 1, docs.iter().map(|d| s(d)).collect(), &support)
+        Scope::new(&graph(), 1, docs.iter().map(|d| s(d)).collect(), &support, Vec::new())
     }
 
     #[test]

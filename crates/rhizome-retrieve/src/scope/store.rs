@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use rhizome_core::community::{Community, CommunityReport, Covariate};
 use rhizome_core::{
     dot, ChunkWithDoc, DocSupport, Document, DocumentSummary, Entity, ExtractionFailure, Fact, GraphData, Relation,
-    Result, Scored, Stats, StoreRead, SummaryTask, VectorKind, WriteBatch,
+    Result, Scored, Stats, StoreRead, SummaryTask, SupportRows, VectorKind, WriteBatch,
 };
 
 use super::Scope;
@@ -136,7 +136,24 @@ impl StoreRead for ScopedStore<'_> {
     }
     fn entities(&self, ids: &[String]) -> Result<Vec<Entity>> {
         let ids = kept(ids, &self.scope.entities);
-        self.inner.entities(&ids)
+        let mut found = self.inner.entities(&ids)?;
+        let views = || self.scope.entity_views.lock().unwrap_or_else(|p| p.into_inner());
+        let unread: Vec<String> = {
+            let seen = views();
+            found.iter().filter(|e| !seen.contains_key(&e.id)).map(|e| e.id.clone()).collect()
+        };
+        if !unread.is_empty() {
+            // Read without the lock: another question in this scope may read meanwhile.
+            let (rows, _) = self.inner.support_rows(&unread, &[])?;
+            views().extend(super::views::entities(rows, &self.scope.docs));
+        }
+        let views = views();
+        for e in &mut found {
+            if let Some(Some(d)) = views.get(&e.id) {
+                e.description = d.clone();
+            }
+        }
+        Ok(found)
     }
     fn facts(&self, ids: &[String]) -> Result<Vec<Fact>> {
         let ids = kept(ids, &self.scope.facts);
@@ -144,7 +161,27 @@ impl StoreRead for ScopedStore<'_> {
     }
     fn relations_of(&self, entity_ids: &[String]) -> Result<Vec<Relation>> {
         let ids = kept(entity_ids, &self.scope.entities);
-        Ok(self.inner.relations_of(&ids)?.into_iter().filter(|r| self.scope.relations.contains(&r.id)).collect())
+        let mut found: Vec<Relation> =
+            self.inner.relations_of(&ids)?.into_iter().filter(|r| self.scope.relations.contains(&r.id)).collect();
+        for r in &mut found {
+            if let Some((w, d)) = self.scope.relation_views.get(&r.id) {
+                r.weight = *w;
+                r.description = d.clone();
+            }
+        }
+        Ok(found)
+    }
+    fn support_rows(&self, entity_ids: &[String], relation_ids: &[String]) -> Result<SupportRows> {
+        let (mut m, mut r) = self.inner.support_rows(entity_ids, relation_ids)?;
+        m.retain(|x| self.scope.docs.contains(&x.doc_id));
+        r.retain(|x| self.scope.docs.contains(&x.doc_id));
+        Ok((m, r))
+    }
+    fn tagged_documents(&self, key: &str, from: &str, to: Option<&str>) -> Result<Vec<String>> {
+        self.inner.tagged_documents(key, from, to)
+    }
+    fn document_names(&self, prefix: &str) -> Result<Vec<(String, String)>> {
+        self.inner.document_names(prefix)
     }
     fn supported_by(&self, doc_ids: &[String]) -> Result<DocSupport> {
         let docs: Vec<String> = doc_ids.iter().filter(|d| self.scope.docs.contains(*d)).cloned().collect();
@@ -154,6 +191,7 @@ impl StoreRead for ScopedStore<'_> {
             entities: s.entities.into_iter().filter(|x| e.contains(x)).collect(),
             relations: s.relations.into_iter().filter(|x| r.contains(x)).collect(),
             facts: s.facts.into_iter().filter(|x| f.contains(x)).collect(),
+            claims: s.claims.into_iter().filter(|x| self.scope.claims.contains(x)).collect(),
         })
     }
     fn bm25(&self, query: &str, k: usize) -> Result<Vec<Scored>> {
@@ -267,6 +305,7 @@ impl StoreRead for ScopedStore<'_> {
             .inner
             .covariates_of(&ids)?
             .into_iter()
+            .filter(|c| self.scope.claims.contains(&c.id))
             .filter(|c| e.contains(&c.subject_id) && c.object_id.as_ref().is_none_or(|o| e.contains(o)))
             .collect())
     }

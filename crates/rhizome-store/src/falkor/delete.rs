@@ -271,6 +271,7 @@ impl FalkorStore {
             "MATCH (d:Document {id: $d}) WITH d, d.id AS id DETACH DELETE d RETURN count(id)",
         )?;
         report.documents = gone.first().and_then(|r| r.first()).map(Cell::int).unwrap_or(0).max(0) as u64;
+        self.untag(&[doc_id.to_string()])?;
         if report.entities > 0 || r.created_entities > 0 {
             self.meta_set("synonyms_dirty", "1")?;
         }

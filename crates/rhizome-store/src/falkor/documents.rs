@@ -93,6 +93,13 @@ impl FalkorStore {
             ids("dm", &|l| rows_of::<MentionRecord>(l).into_iter().map(|r| r.rec.entity_id).collect())?,
             ids("dr", &|l| rows_of::<RelationRecord>(l).into_iter().map(|r| r.rec.relation.id).collect())?,
             ids("df", &|l| rows_of::<FactRecord>(l).into_iter().map(|r| r.rec.fact.id).collect())?,
+        )
+        .with_claims(
+            self.covariate_rows()?
+                .iter()
+                .filter(|c| doc_ids.contains(&c.doc_id))
+                .map(|c| c.covariate.id.clone())
+                .collect(),
         ))
     }
 }

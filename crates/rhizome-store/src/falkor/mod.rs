@@ -86,6 +86,7 @@ mod rows;
 mod schema;
 mod search;
 mod support;
+mod tags;
 mod write;
 
 use std::cell::RefCell;
@@ -229,6 +230,7 @@ impl FalkorStore {
         }
         s.check_schema_version()?;
         s.backfill_digests()?;
+        s.backfill_tags()?;
         Ok(s)
     }
 

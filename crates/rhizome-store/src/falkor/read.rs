@@ -315,6 +315,18 @@ impl StoreRead for FalkorStore {
         Ok(self.redis(&[b"HLEN", &self.key(super::keys::REPORTS)])?.as_int().unwrap_or(0).max(0) as u64)
     }
 
+    fn support_rows(&self, entity_ids: &[String], relation_ids: &[String]) -> Result<rhizome_core::SupportRows> {
+        self.support_rows_of(entity_ids, relation_ids)
+    }
+
+    fn tagged_documents(&self, key: &str, from: &str, to: Option<&str>) -> Result<Vec<String>> {
+        self.tagged(key, from, to)
+    }
+
+    fn document_names(&self, prefix: &str) -> Result<Vec<(String, String)>> {
+        self.names(prefix)
+    }
+
     fn supported_by(&self, doc_ids: &[String]) -> Result<rhizome_core::DocSupport> {
         self.support_of(doc_ids)
     }

@@ -174,9 +174,9 @@ impl FalkorStore {
             meta: r.meta})",
             &|i| format!("document {:?}", new_docs.get(i).map(lit_id).unwrap_or_default()),
         )?;
-        let sources: Vec<&str> =
-            b.documents.iter().filter(|d| !existing.contains(&d.id)).map(|d| d.source.as_str()).collect();
-        self.documents_written(&sources)?;
+        let new: Vec<&rhizome_core::Document> = b.documents.iter().filter(|d| !existing.contains(&d.id)).collect();
+        self.documents_written(&new.iter().map(|d| d.source.as_str()).collect::<Vec<_>>())?;
+        self.retag(&new.iter().map(|d| d.id.clone()).collect::<Vec<_>>())?;
         // Chunks (those not there yet), with PART_OF, NEXT_CHUNK and BM25 postings.
         let cand: Vec<&rhizome_core::Chunk> = b.chunks.iter().filter(|c| !skip.contains(c.doc_id.as_str())).collect();
         let have: HashSet<String> = if cand.is_empty() {
@@ -436,6 +436,7 @@ impl StoreWrite for FalkorStore {
                     "UNWIND $rows AS r MATCH (d:Document {id: r.id}) SET d.meta = r.meta RETURN d.id",
                 )?
                 .len() as u64;
+            self.retag(&part.iter().map(|(id, _)| id.clone()).collect::<Vec<_>>())?;
         }
         Ok(n)
     }

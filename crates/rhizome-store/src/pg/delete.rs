@@ -124,6 +124,7 @@ pub(super) fn delete_document(c: &mut impl GenericClient, doc_id: &str, rekeys: 
         "extraction_failures",
         "covariates",
         "document_aliases",
+        "document_tags",
     ] {
         c.execute(&format!("DELETE FROM {table} WHERE doc_id = $1"), &[&doc_id])?;
     }

@@ -29,6 +29,7 @@ mod rows;
 mod schema;
 mod search;
 mod snapshot;
+mod tags;
 mod vector;
 mod write;
 

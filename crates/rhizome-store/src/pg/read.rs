@@ -473,17 +473,19 @@ impl StoreRead for PgStore {
         self.q(export::entity_summaries)
     }
 
+    fn support_rows(&self, entity_ids: &[String], relation_ids: &[String]) -> Result<rhizome_core::SupportRows> {
+        self.q(|c| super::tags::support_rows(c, entity_ids, relation_ids))
+    }
+
+    fn tagged_documents(&self, key: &str, from: &str, to: Option<&str>) -> Result<Vec<String>> {
+        self.q(|c| super::tags::tagged(c, key, from, to))
+    }
+
+    fn document_names(&self, prefix: &str) -> Result<Vec<(String, String)>> {
+        self.q(|c| super::tags::names(c, prefix))
+    }
+
     fn supported_by(&self, doc_ids: &[String]) -> Result<rhizome_core::DocSupport> {
-        let ids = |c: &mut Client, table: &str, col: &str| -> PgResult<Vec<String>> {
-            let q = format!("SELECT DISTINCT {col} FROM {table} WHERE doc_id = ANY($1)");
-            Ok(c.query(&q, &[&doc_ids])?.iter().map(|r| r.get(0)).collect())
-        };
-        self.q(|c| {
-            Ok(rhizome_core::DocSupport::new(
-                ids(c, "entity_support", "entity_id")?,
-                ids(c, "relation_support", "relation_id")?,
-                ids(c, "fact_support", "fact_id")?,
-            ))
-        })
+        self.q(|c| super::tags::supported_by(c, doc_ids))
     }
 }

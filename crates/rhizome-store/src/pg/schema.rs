@@ -197,6 +197,16 @@ pub fn ensure(url: &PgUrl, c: &mut postgres::Client, create: bool) -> Result<()>
         tx.batch_execute(&super::aliases::migration()).map_err(e)?;
         tx.commit().map_err(e)?;
     }
+    if get_meta(c, super::tags::FILLED).map_err(e)?.is_none() {
+        // An index made before documents were indexed by type, tag, language and date.
+        let mut tx = c.transaction().map_err(e)?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK]).map_err(e)?;
+        tx.batch_execute(super::tags::MIGRATION).map_err(e)?;
+        if get_meta(&mut tx, super::tags::FILLED).map_err(e)?.is_none() {
+            super::tags::fill(&mut tx).map_err(e)?;
+        }
+        tx.commit().map_err(e)?;
+    }
     match get_meta(c, "schema_version").map_err(e)? {
         Some(v) if v == SCHEMA_VERSION => Ok(()),
         v => Err(Error::Index {

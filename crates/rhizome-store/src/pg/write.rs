@@ -61,6 +61,7 @@ fn write_batch(c: &mut impl GenericClient, url: &str, batch: &WriteBatch, bulk: 
             .collect();
         let new: Vec<&str> = inserted.iter().map(String::as_str).collect();
         super::aliases::documents_written(c, &new)?;
+        super::tags::retag(c, &new)?;
         partial = c
             .query("SELECT doc_id FROM partial_documents WHERE doc_id = ANY($1)", &[&doc_ids])?
             .iter()
@@ -409,11 +410,13 @@ impl StoreWrite for PgStore {
         let ids: Vec<&str> = metas.iter().map(|(id, _)| id.as_str()).collect();
         let values: Vec<Option<String>> = metas.iter().map(|(_, m)| crate::meta_json(m)).collect();
         self.in_tx(|tx| {
-            tx.execute(
+            let n = tx.execute(
                 "UPDATE documents d SET meta = m.meta FROM unnest($1::text[], $2::text[]) AS m(id, meta)
                  WHERE d.id = m.id",
                 &[&ids, &values],
-            )
+            )?;
+            super::tags::retag(tx, &ids)?;
+            Ok(n)
         })
     }
 

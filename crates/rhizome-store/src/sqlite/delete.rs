@@ -41,6 +41,7 @@ pub(super) fn delete(tx: &Connection, doc_id: &str, embed: EmbedNames<'_>) -> Re
         "extraction_failures",
         "covariates",
         "document_aliases",
+        "document_tags",
     ] {
         exec(tx, &format!("DELETE FROM {table} WHERE doc_id = ?1"), [doc_id]).map_err(sql)?;
     }

@@ -22,6 +22,7 @@ mod postings;
 mod read;
 mod rows;
 mod schema;
+mod tags;
 mod write;
 
 use std::cell::RefCell;

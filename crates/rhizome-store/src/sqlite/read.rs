@@ -59,7 +59,8 @@ impl SqliteStore {
             ids("SELECT DISTINCT entity_id FROM entity_support WHERE doc_id = ?1")?,
             ids("SELECT DISTINCT relation_id FROM relation_support WHERE doc_id = ?1")?,
             ids("SELECT DISTINCT fact_id FROM fact_support WHERE doc_id = ?1")?,
-        ))
+        )
+        .with_claims(ids("SELECT DISTINCT id FROM covariates WHERE doc_id = ?1")?))
     }
 
     /// All documents (id, source, title), ordered by source.
@@ -383,6 +384,18 @@ impl StoreRead for SqliteStore {
 
     fn synonyms_dirty(&self) -> Result<bool> {
         Ok(meta::get_meta(&self.conn, "synonyms_dirty")?.as_deref() == Some("1"))
+    }
+
+    fn support_rows(&self, entity_ids: &[String], relation_ids: &[String]) -> Result<rhizome_core::SupportRows> {
+        super::tags::support_rows(&self.conn, entity_ids, relation_ids)
+    }
+
+    fn tagged_documents(&self, key: &str, from: &str, to: Option<&str>) -> Result<Vec<String>> {
+        super::tags::tagged(&self.conn, key, from, to)
+    }
+
+    fn document_names(&self, prefix: &str) -> Result<Vec<(String, String)>> {
+        super::tags::names(&self.conn, prefix)
     }
 
     fn supported_by(&self, doc_ids: &[String]) -> Result<rhizome_core::DocSupport> {

@@ -5,7 +5,7 @@ use rusqlite::Connection;
 
 use super::meta::{get_meta, set_meta};
 use super::sql;
-use super::{aliases, communities};
+use super::{aliases, communities, tags};
 
 pub const SCHEMA_VERSION: &str = "1";
 
@@ -95,6 +95,7 @@ pub fn prepare(conn: &Connection) -> Result<()> {
     add_column(conn, "documents", "meta", "TEXT")?;
     conn.execute_batch(aliases::SCHEMA).map_err(sql)?;
     aliases::prepare(conn)?;
+    tags::prepare(conn)?;
     match get_meta(conn, "schema_version")? {
         None => set_meta(conn, "schema_version", SCHEMA_VERSION),
         Some(v) if v == SCHEMA_VERSION => Ok(()),

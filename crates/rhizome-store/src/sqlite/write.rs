@@ -10,7 +10,7 @@ use rhizome_core::{
 };
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::{aliases, meta, postings, rows, sql, SqliteStore};
+use super::{aliases, meta, postings, rows, sql, tags, SqliteStore};
 use crate::aggregate::{descriptions, entity_description, entity_row, relation_row, MentionVote};
 use crate::vectors::encode;
 
@@ -215,6 +215,7 @@ impl StoreWrite for SqliteStore {
                     params![d.id, lang.code(), now],
                 )
                 .map_err(sql)?;
+                tags::retag(&tx, [d.id.as_str()])?;
             }
         }
         for c in batch.chunks.iter().filter(|c| !skip.contains(c.doc_id.as_str())) {
@@ -389,6 +390,7 @@ impl StoreWrite for SqliteStore {
             n += exec(&tx, "UPDATE documents SET meta = ?2 WHERE id = ?1", params![id, crate::meta_json(meta)])
                 .map_err(sql)? as u64;
         }
+        tags::retag(&tx, metas.iter().map(|(id, _)| id.as_str()))?;
         tx.commit().map_err(sql)?;
         Ok(n)
     }
