@@ -51,7 +51,8 @@ pub fn db_bytes(idx: &Path) -> u64 {
 }
 
 /// Tables written by the global steps at the end of a run (synonymy, communities), which
-/// a run stopped by an error never reaches; the rest is what batches write.
+/// a run stopped by an error never reaches; the rest is what batches write (but for the
+/// documents' types and tags, which describing writes, also at the end).
 const GLOBAL: &[&str] = &["synonyms", "communities", "community_members", "community_reports"];
 
 /// (what the batches wrote, what the global steps wrote) of a dump.
@@ -63,6 +64,11 @@ pub fn split(d: &BTreeMap<String, Vec<String>>) -> (BTreeMap<String, Vec<String>
         } else if t == "vectors" {
             let (rep, rest): (Vec<String>, Vec<String>) = rows.iter().cloned().partition(|r| r.starts_with("report\t"));
             global.insert("report vectors".into(), rep);
+            batches.insert(t.clone(), rest);
+        } else if t == "document_tags" {
+            let (described, rest): (Vec<String>, Vec<String>) =
+                rows.iter().cloned().partition(|r| r.starts_with("type\t") || r.starts_with("tag\t"));
+            global.insert("document descriptions".into(), described);
             batches.insert(t.clone(), rest);
         } else if t == "meta" {
             batches.insert(t.clone(), rows.iter().filter(|r| !r.starts_with("synonyms_dirty\t")).cloned().collect());
