@@ -4,10 +4,10 @@
 use std::collections::{BTreeSet, HashMap};
 
 use postgres::GenericClient;
-use rhizome_core::{CovariateRecord, FactRecord, MentionRecord, RelationRecord, VectorKind, WriteBatch};
+use rhizome_core::{CovariateRecord, FactRecord, VectorKind, WriteBatch};
 
 use super::refresh::PgResult;
-use super::rows::{chunk_row, covariate_row, document_row, fact_row, failure_row, relation_row};
+use super::rows::{chunk_row, covariate_row, document_row, fact_row, failure_row, mention_row, relation_support_row};
 
 fn vectors_of(c: &mut impl GenericClient, kind: VectorKind, ids: &[String]) -> PgResult<HashMap<String, Vec<f32>>> {
     c.query("SELECT id, vec FROM vectors WHERE kind = $1 AND id = ANY($2)", &[&kind.as_str(), &ids])?
@@ -40,16 +40,7 @@ pub fn document_batch(c: &mut impl GenericClient, doc_id: &str) -> PgResult<Opti
             &[&doc_id],
         )?
         .iter()
-        .map(|r| MentionRecord {
-            entity_id: r.get(0),
-            name: r.get(1),
-            entity_type: r.get(2),
-            description: r.get(3),
-            doc_id: r.get(4),
-            chunk_id: r.get(5),
-            count: r.get::<_, i32>(6) as u32,
-            importance: r.get::<_, Option<f64>>(7).map(|x| x as f32),
-        })
+        .map(mention_row)
         .collect();
     b.relations = c
         .query(
@@ -58,7 +49,7 @@ pub fn document_batch(c: &mut impl GenericClient, doc_id: &str) -> PgResult<Opti
             &[&doc_id],
         )?
         .iter()
-        .map(|r| RelationRecord { relation: relation_row(r), doc_id: r.get(6), chunk_id: r.get(7) })
+        .map(relation_support_row)
         .collect();
     b.facts = c
         .query(

@@ -2,7 +2,9 @@
 //! order its doc comment names (from 0; a query may select more columns after them).
 
 use postgres::Row;
-use rhizome_core::{Chunk, Covariate, Document, Entity, ExtractionFailure, Fact, Relation};
+use rhizome_core::{
+    Chunk, Covariate, Document, Entity, ExtractionFailure, Fact, MentionRecord, Relation, RelationRecord,
+};
 
 /// A document from `id, source, title, text, pages, meta`.
 pub(super) fn document_row(r: &Row) -> Document {
@@ -54,6 +56,28 @@ pub(super) fn relation_row(r: &Row) -> Relation {
         description: r.get(4),
         weight: r.get::<_, f64>(5) as f32,
     }
+}
+
+/// A support row of an entity from `entity_id, name, entity_type, description, doc_id,
+/// chunk_id, count, importance`.
+pub(super) fn mention_row(r: &Row) -> MentionRecord {
+    MentionRecord {
+        entity_id: r.get(0),
+        name: r.get(1),
+        entity_type: r.get(2),
+        description: r.get(3),
+        doc_id: r.get(4),
+        chunk_id: r.get(5),
+        // Written as `count as i32`: read back as it was written.
+        count: r.get::<_, i32>(6) as u32,
+        importance: r.get::<_, Option<f64>>(7).map(|x| x as f32),
+    }
+}
+
+/// A support row of a relation from the relation's columns ([`relation_row`]), then
+/// `doc_id, chunk_id`.
+pub(super) fn relation_support_row(r: &Row) -> RelationRecord {
+    RelationRecord { relation: relation_row(r), doc_id: r.get(6), chunk_id: r.get(7) }
 }
 
 /// A fact from `id, subject, predicate, object, subject_id, object_id`.

@@ -5,10 +5,10 @@
 
 use postgres::GenericClient;
 use rhizome_core::filter::doc_tags;
-use rhizome_core::{MentionRecord, RelationRecord, SupportRows};
+use rhizome_core::SupportRows;
 
 use super::refresh::PgResult;
-use super::rows::relation_row;
+use super::rows::{mention_row, relation_support_row};
 
 /// The table (made by the schema too; this is for an index made before it) and the meta
 /// key saying every document's rows are written.
@@ -84,16 +84,7 @@ pub fn support_rows(
             &[&entity_ids],
         )?
         .iter()
-        .map(|r| MentionRecord {
-            entity_id: r.get(0),
-            name: r.get(1),
-            entity_type: r.get(2),
-            description: r.get(3),
-            doc_id: r.get(4),
-            chunk_id: r.get(5),
-            count: r.get::<_, i32>(6).max(0) as u32,
-            importance: r.get::<_, Option<f64>>(7).map(|x| x as f32),
-        })
+        .map(mention_row)
         .collect();
     let relations = c
         .query(
@@ -102,7 +93,7 @@ pub fn support_rows(
             &[&relation_ids],
         )?
         .iter()
-        .map(|r| RelationRecord { relation: relation_row(r), doc_id: r.get(6), chunk_id: r.get(7) })
+        .map(relation_support_row)
         .collect();
     Ok((mentions, relations))
 }

@@ -4,12 +4,12 @@
 
 use std::collections::BTreeSet;
 
-use rhizome_core::{
-    CovariateRecord, Document, FactRecord, MentionRecord, RelationRecord, Result, VectorKind, WriteBatch,
-};
+use rhizome_core::{CovariateRecord, Document, FactRecord, Result, VectorKind, WriteBatch};
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::rows::{all, chunk_row, covariate_row, document_row, fact_row, failure_row, list, relation_row};
+use super::rows::{
+    all, chunk_row, covariate_row, document_row, fact_row, failure_row, list, mention_row, relation_support_row,
+};
 use super::sql;
 use crate::vectors::decode;
 
@@ -67,25 +67,14 @@ pub fn document_batch(conn: &Connection, doc_id: &str) -> Result<Option<WriteBat
         "SELECT entity_id, name, entity_type, description, doc_id, chunk_id, count, importance
          FROM entity_support WHERE doc_id = ?1 ORDER BY coalesce(chunk_id, ''), entity_id, name, rowid",
         [doc_id],
-        |r| {
-            Ok(MentionRecord {
-                entity_id: r.get(0)?,
-                name: r.get(1)?,
-                entity_type: r.get(2)?,
-                description: r.get(3)?,
-                doc_id: r.get(4)?,
-                chunk_id: r.get(5)?,
-                count: r.get(6)?,
-                importance: r.get::<_, Option<f64>>(7)?.map(|x| x as f32),
-            })
-        },
+        mention_row,
     )?;
     b.relations = all(
         conn,
         "SELECT relation_id, source_id, target_id, rel_type, description, weight, doc_id, chunk_id
          FROM relation_support WHERE doc_id = ?1 ORDER BY coalesce(chunk_id, ''), relation_id, rowid",
         [doc_id],
-        |r| Ok(RelationRecord { relation: relation_row(r)?, doc_id: r.get(6)?, chunk_id: r.get(7)? }),
+        relation_support_row,
     )?;
     b.facts = all(
         conn,

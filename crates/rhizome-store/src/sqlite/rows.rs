@@ -4,7 +4,9 @@
 
 use std::collections::HashSet;
 
-use rhizome_core::{Chunk, Covariate, Document, Entity, ExtractionFailure, Fact, Relation, Result};
+use rhizome_core::{
+    Chunk, Covariate, Document, Entity, ExtractionFailure, Fact, MentionRecord, Relation, RelationRecord, Result,
+};
 use rusqlite::{Connection, OptionalExtension, Params, Row, Statement};
 
 use super::sql;
@@ -57,6 +59,27 @@ pub(super) fn relation_row(r: &Row) -> rusqlite::Result<Relation> {
         description: r.get(4)?,
         weight: r.get::<_, f64>(5)? as f32,
     })
+}
+
+/// A support row of an entity from `entity_id, name, entity_type, description, doc_id,
+/// chunk_id, count, importance`.
+pub(super) fn mention_row(r: &Row) -> rusqlite::Result<MentionRecord> {
+    Ok(MentionRecord {
+        entity_id: r.get(0)?,
+        name: r.get(1)?,
+        entity_type: r.get(2)?,
+        description: r.get(3)?,
+        doc_id: r.get(4)?,
+        chunk_id: r.get(5)?,
+        count: r.get::<_, i64>(6)?.max(0) as u32,
+        importance: r.get::<_, Option<f64>>(7)?.map(|x| x as f32),
+    })
+}
+
+/// A support row of a relation from the relation's columns ([`relation_row`]), then
+/// `doc_id, chunk_id`.
+pub(super) fn relation_support_row(r: &Row) -> rusqlite::Result<RelationRecord> {
+    Ok(RelationRecord { relation: relation_row(r)?, doc_id: r.get(6)?, chunk_id: r.get(7)? })
 }
 
 /// A fact from `id, subject, predicate, object, subject_id, object_id`.

@@ -4,7 +4,7 @@
 //! reads of a document's names and of support rows that a filter's scope makes.
 
 use rhizome_core::filter::doc_tags;
-use rhizome_core::{MentionRecord, Relation, RelationRecord, Result, SupportRows};
+use rhizome_core::{Result, SupportRows};
 use rusqlite::{params, Connection};
 
 use super::meta::{get_meta, set_meta};
@@ -93,37 +93,13 @@ pub fn support_rows(conn: &Connection, entity_ids: &[String], relation_ids: &[St
     let q = "SELECT entity_id, name, entity_type, description, doc_id, chunk_id, count, importance
              FROM entity_support WHERE entity_id = ?1 ORDER BY rowid";
     for id in entity_ids {
-        mentions.extend(rows::all(conn, q, [id], |r| {
-            Ok(MentionRecord {
-                entity_id: r.get(0)?,
-                name: r.get(1)?,
-                entity_type: r.get(2)?,
-                description: r.get(3)?,
-                doc_id: r.get(4)?,
-                chunk_id: r.get(5)?,
-                count: r.get::<_, i64>(6)?.max(0) as u32,
-                importance: r.get::<_, Option<f64>>(7)?.map(|x| x as f32),
-            })
-        })?);
+        mentions.extend(rows::all(conn, q, [id], rows::mention_row)?);
     }
     let mut relations = Vec::new();
     let q = "SELECT relation_id, source_id, target_id, rel_type, description, weight, doc_id, chunk_id
              FROM relation_support WHERE relation_id = ?1 ORDER BY rowid";
     for id in relation_ids {
-        relations.extend(rows::all(conn, q, [id], |r| {
-            Ok(RelationRecord {
-                relation: Relation {
-                    id: r.get(0)?,
-                    source_id: r.get(1)?,
-                    target_id: r.get(2)?,
-                    rel_type: r.get(3)?,
-                    description: r.get(4)?,
-                    weight: r.get::<_, f64>(5)? as f32,
-                },
-                doc_id: r.get(6)?,
-                chunk_id: r.get(7)?,
-            })
-        })?);
+        relations.extend(rows::all(conn, q, [id], rows::relation_support_row)?);
     }
     Ok((mentions, relations))
 }
