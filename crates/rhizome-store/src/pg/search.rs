@@ -228,14 +228,22 @@ pub fn maybe_build_hnsw(c: &mut impl GenericClient, url: &str, written: &[(Vecto
             estimates().lock().unwrap_or_else(|p| p.into_inner()).insert(key, n.max(0) as usize);
             continue;
         }
-        // Kind and dimension are ours (an enum and a number), never user text.
-        c.batch_execute(&format!(
-            "CREATE INDEX IF NOT EXISTS {name} ON vectors USING hnsw ((vec::vector({dim})) vector_cosine_ops) \
-             WHERE kind = '{}' AND vector_dims(vec) = {dim}",
-            kind.as_str()
-        ))?;
-        estimates().lock().unwrap_or_else(|p| p.into_inner()).insert(key, usize::MAX);
+        create_hnsw(c, url, kind, dim)?;
     }
+    Ok(())
+}
+
+/// Build the HNSW index of `kind` over vectors of `dim` dimensions (if missing); this
+/// process then counts no more towards it.
+fn create_hnsw(c: &mut impl GenericClient, url: &str, kind: VectorKind, dim: u32) -> PgResult<()> {
+    // Kind and dimension are ours (an enum and a number), never user text.
+    c.batch_execute(&format!(
+        "CREATE INDEX IF NOT EXISTS {} ON vectors USING hnsw ((vec::vector({dim})) vector_cosine_ops) \
+         WHERE kind = '{}' AND vector_dims(vec) = {dim}",
+        hnsw_name(kind),
+        kind.as_str()
+    ))?;
+    estimates().lock().unwrap_or_else(|p| p.into_inner()).insert((url.to_string(), kind), usize::MAX);
     Ok(())
 }
 
@@ -259,7 +267,7 @@ pub fn drop_hnsw(c: &mut impl GenericClient, url: &str) -> PgResult<()> {
 /// far slower once the graph outgrows `maintenance_work_mem`); then the planner's
 /// statistics are taken again, for tables that grew many times over.
 pub fn build_hnsw(c: &mut impl GenericClient, url: &str) -> PgResult<()> {
-    let dim = schema::get_meta(c, "embedding_dim")?.and_then(|d| d.parse::<i64>().ok()).unwrap_or(0);
+    let dim = schema::get_meta(c, "embedding_dim")?.and_then(|d| d.parse::<u32>().ok()).unwrap_or(0);
     for kind in SEARCHED {
         estimates().lock().unwrap_or_else(|p| p.into_inner()).remove(&(url.to_string(), kind));
         let n: i64 = c.query_one("SELECT count(*) FROM vectors WHERE kind = $1", &[&kind.as_str()])?.get(0);
@@ -267,13 +275,13 @@ pub fn build_hnsw(c: &mut impl GenericClient, url: &str) -> PgResult<()> {
             continue;
         }
         // A vector and its neighbour lists (m = 16: 32 links on layer 0) with headroom.
-        let need = n * (dim * 4 + 400) * 5 / 4;
+        let need = n * (i64::from(dim) * 4 + 400) * 5 / 4;
         c.execute(
             "SELECT set_config('maintenance_work_mem', (greatest($1::bigint / 1024,
                  pg_size_bytes(current_setting('maintenance_work_mem')) / 1024))::text || 'kB', true)",
             &[&need.min(8 << 30)],
         )?;
-        maybe_build_hnsw(c, url, &[(kind, 0)])?;
+        create_hnsw(c, url, kind, dim)?;
     }
     c.batch_execute("ANALYZE")?;
     Ok(())
