@@ -2,6 +2,8 @@
 //! rhizome-testdb, started on 127.0.0.1 and stopped by PID).
 //! - Recall@2/@5 of basic and hippo on the MuSiQue OpenIE import are the same on all three
 //!   (within 0.005): the shared fixture index is copied into each with `rhizome copy`.
+//! - `local` reading neighbourhoods from the store answers as over the whole graph
+//!   (SQLite and PostgreSQL).
 //! - Index A and B then delete B equals indexing A, on each backend (compared table by
 //!   table after copying both back into SQLite); so does deleting the document that named
 //!   an entity another document's name merged into.
@@ -50,6 +52,9 @@ fn musique_recall_is_the_same_on_every_backend() {
         assert_eq!(out["documents"], 1890);
     }
     let lite = fixture.display().to_string();
+    for store in [&lite, &pg] {
+        local_reads_the_same_from_a_neighbourhood(store, tmp.path());
+    }
     for method in ["basic", "hippo"] {
         let want = recall(&lite, tmp.path(), method);
         for store in [&pg, &fk] {
@@ -61,6 +66,31 @@ fn musique_recall_is_the_same_on_every_backend() {
             );
         }
     }
+}
+
+/// `local` over the neighbourhood of the question's candidate entities, read from the
+/// store, gives the same contexts as over the whole graph, question by question.
+fn local_reads_the_same_from_a_neighbourhood(store: &str, tmp: &Path) {
+    let questions: Value =
+        serde_json::from_str(&std::fs::read_to_string(shared().join("musique/musique_train.json")).unwrap()).unwrap();
+    let mut read = 0;
+    for q in questions.as_array().unwrap().iter().take(8) {
+        let q = q["question"].as_str().unwrap();
+        let ask = |up_to: &str| {
+            let mut c = on(store, tmp);
+            c.args(["--set", &format!("retrieval.whole_graph_up_to={up_to}")]);
+            c.args(["query", q, "--method", "local"]);
+            json(c)
+        };
+        let (whole, around) = (ask("1000000"), ask("0"));
+        let notes = around["notes"].to_string();
+        assert!(!whole["notes"].to_string().contains("neighbourhood"), "{}", whole["notes"]);
+        assert!(notes.contains("read the neighbourhood of"), "{notes}");
+        assert!(!whole["contexts"].as_array().unwrap().is_empty(), "{q}: {whole:#}");
+        assert_eq!(whole["contexts"], around["contexts"], "{q} on {store}");
+        read += 1;
+    }
+    assert_eq!(read, 8);
 }
 
 /// Index `runs` into `store` (one `rhizome index` each) and delete `gone`; index the same

@@ -204,6 +204,10 @@ pub struct RetrievalConfig {
     pub bm25_weight: f32,
     /// Sentences in an extractive answer. Valid: an integer from 1 to 100.
     pub answer_sentences: usize,
+    /// Entities up to which graph methods load the whole graph into memory (once per
+    /// graph version); above it, `local` reads the neighbourhood of the question's
+    /// entities from the store instead. Valid: an integer from 0 to 1000000000.
+    pub whole_graph_up_to: usize,
 }
 
 impl Default for ChunkConfig {
@@ -256,6 +260,7 @@ impl Default for RetrievalConfig {
             dense_weight: 1.0,
             bm25_weight: 0.1,
             answer_sentences: 3,
+            whole_graph_up_to: 250_000,
         }
     }
 }

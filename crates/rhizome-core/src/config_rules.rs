@@ -76,6 +76,7 @@ static RULES: &[Rule] = &[
     num("retrieval.dense_weight", 0.0, 100.0),
     num("retrieval.bm25_weight", 0.0, 100.0),
     int("retrieval.answer_sentences", 1, 100),
+    int("retrieval.whole_graph_up_to", 0, 1_000_000_000),
     Rule { key: "llm.provider", range: Range::OneOf { values: &["none", "openai", "local"], empty: true } },
     above("llm.timeout_s", 0.0, 3600.0),
     int("llm.max_retries", 0, 100),

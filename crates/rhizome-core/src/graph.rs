@@ -55,3 +55,85 @@ pub struct GraphData {
     pub similar: Vec<(String, String, f32)>,
     pub facts: Vec<FactRow>,
 }
+
+/// The part of the graph around some entities that a method reads per question instead
+/// of the whole graph ([`crate::StoreRead::neighbourhood`]). For the asked entities `E`:
+/// - `relations`: every relation with an end in `E`;
+/// - `chunks`: every chunk that mentions an entity of `E`;
+/// - `mentions`: every mention in those chunks (of any entity);
+/// - `synonyms`: every synonym edge with an end in `E`;
+/// - `entities`: `E` (those that exist), the other ends of those relations and synonym
+///   edges, and the entities mentioned in those chunks;
+/// - `facts` and `similar` are left empty.
+///
+/// Every list is ordered as in [`GraphData`], so numbers given to its rows keep the order
+/// the whole graph gives them, and whatever a method derives from `E`'s edges, chunks and
+/// their mentions is the same as over the whole graph.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Neighbourhood {
+    pub graph: GraphData,
+    /// (entity, relations touching it in the whole graph) for `E` and the other ends of
+    /// `relations`, by entity id: their degrees, which the rows above do not show.
+    pub degrees: Vec<(String, u32)>,
+}
+
+impl GraphData {
+    /// The neighbourhood of `ids` cut from the whole graph: what every backend's
+    /// [`crate::StoreRead::neighbourhood`] must equal (and the default one).
+    pub fn around(&self, ids: &[String]) -> Neighbourhood {
+        use std::collections::{BTreeMap, BTreeSet};
+        let asked: BTreeSet<&str> = ids.iter().map(String::as_str).collect();
+        let relations: Vec<RelationRow> = self
+            .relations
+            .iter()
+            .filter(|r| asked.contains(r.source_id.as_str()) || asked.contains(r.target_id.as_str()))
+            .cloned()
+            .collect();
+        let chunks: BTreeSet<&str> =
+            self.mentions.iter().filter(|m| asked.contains(m.0.as_str())).map(|m| m.1.as_str()).collect();
+        let mentions: Vec<(String, String, u32)> =
+            self.mentions.iter().filter(|m| chunks.contains(m.1.as_str())).cloned().collect();
+        let synonyms: Vec<(String, String, f32)> = self
+            .synonyms
+            .iter()
+            .filter(|s| asked.contains(s.0.as_str()) || asked.contains(s.1.as_str()))
+            .cloned()
+            .collect();
+        let mut wanted: BTreeSet<&str> = asked.clone();
+        wanted.extend(relations.iter().flat_map(|r| [r.source_id.as_str(), r.target_id.as_str()]));
+        wanted.extend(synonyms.iter().flat_map(|s| [s.0.as_str(), s.1.as_str()]));
+        wanted.extend(mentions.iter().map(|m| m.0.as_str()));
+        let mut ends: BTreeSet<&str> = asked.clone();
+        ends.extend(relations.iter().flat_map(|r| [r.source_id.as_str(), r.target_id.as_str()]));
+        let mut degrees: BTreeMap<&str, u32> = BTreeMap::new();
+        for r in &self.relations {
+            for end in [r.source_id.as_str(), r.target_id.as_str()] {
+                if ends.contains(end) {
+                    *degrees.entry(end).or_default() += 1;
+                }
+                if r.source_id == r.target_id {
+                    break;
+                }
+            }
+        }
+        let entities: Vec<EntityRow> =
+            self.entities.iter().filter(|e| wanted.contains(e.id.as_str())).cloned().collect();
+        let degrees = entities
+            .iter()
+            .filter(|e| ends.contains(e.id.as_str()))
+            .map(|e| (e.id.clone(), degrees.get(e.id.as_str()).copied().unwrap_or(0)))
+            .collect();
+        Neighbourhood {
+            graph: GraphData {
+                entities,
+                chunks: self.chunks.iter().filter(|c| chunks.contains(c.id.as_str())).cloned().collect(),
+                relations,
+                mentions,
+                synonyms,
+                similar: Vec::new(),
+                facts: Vec::new(),
+            },
+            degrees,
+        }
+    }
+}

@@ -30,7 +30,7 @@ pub use config::Config;
 pub use embed::{dot, l2_normalize, EmbedKind, Embedder, SpanVectors};
 pub use error::{Error, Result};
 pub use filter::DocFilter;
-pub use graph::{ChunkRow, EntityRow, FactRow, GraphData, RelationRow};
+pub use graph::{ChunkRow, EntityRow, FactRow, GraphData, Neighbourhood, RelationRow};
 pub use model::*;
 pub use steps::{Chunker, Extractor, ExtractorCounts, Loader, Summarizer};
 pub use store::*;

@@ -305,6 +305,22 @@ pub trait StoreRead {
     /// The whole graph as rows (entities, chunks, relations, mentions, synonyms, similar
     /// chunks, facts), each list ordered by id.
     fn graph_data(&self) -> Result<crate::GraphData>;
+    /// The graph around `entity_ids` ([`crate::Neighbourhood`] says which rows): what a
+    /// method reads per question instead of the whole graph on a large index. It must
+    /// equal `self.graph_data()?.around(entity_ids)`, which is the default; a backend
+    /// overrides it with reads by id that do not grow with the graph.
+    fn neighbourhood(&self, entity_ids: &[String]) -> Result<crate::Neighbourhood> {
+        Ok(self.graph_data()?.around(entity_ids))
+    }
+    /// Every entity's id, name and type, by id (the entity rows of
+    /// [`StoreRead::graph_data`]): what a question's names are matched against.
+    fn entity_rows(&self) -> Result<Vec<crate::EntityRow>> {
+        Ok(self.graph_data()?.entities)
+    }
+    /// How many entities the index holds.
+    fn entity_count(&self) -> Result<u64> {
+        Ok(self.stats()?.nodes.get("Entity").copied().unwrap_or(0))
+    }
     /// A counter that changes whenever the graph changes (any write or delete), so that a
     /// caller can cache what it derives from [`StoreRead::graph_data`].
     fn graph_version(&self) -> Result<u64>;

@@ -64,6 +64,9 @@ pub struct Graph {
     centrality: OnceLock<Vec<f32>>,
     /// Entities by folded name ([`crate::query_entities::fold`]), made on first use.
     folded_names: OnceLock<HashMap<String, Vec<u32>>>,
+    /// Per entity: its degree in the whole graph, when this graph is a neighbourhood
+    /// ([`Graph::from_neighbourhood`]; 0 for entities whose degree it was not given).
+    degrees: Option<Vec<u32>>,
 }
 
 impl Graph {
@@ -134,6 +137,30 @@ impl Graph {
         g
     }
 
+    /// The graph around some entities, read per question instead of the whole graph:
+    /// their relations, chunks and those chunks' mentions are complete, and so are the
+    /// degrees of their relations' ends ([`rhizome_core::Neighbourhood`]); numbers keep
+    /// the whole graph's order, so whatever a method derives from those is the same.
+    pub fn from_neighbourhood(n: rhizome_core::Neighbourhood) -> Graph {
+        let mut g = Graph::build(n.graph);
+        let mut degrees = vec![0; g.entity_ids.len()];
+        for (id, d) in n.degrees {
+            if let Some(e) = g.entity(&id) {
+                degrees[e as usize] = d;
+            }
+        }
+        g.degrees = Some(degrees);
+        g
+    }
+
+    /// The number of relations touching `e` in the whole graph.
+    pub fn degree(&self, e: u32) -> usize {
+        match &self.degrees {
+            Some(d) => d[e as usize] as usize,
+            None => self.neighbors[e as usize].len(),
+        }
+    }
+
     pub fn entity(&self, id: &str) -> Option<u32> {
         self.entity_index.get(id).copied()
     }
@@ -152,13 +179,7 @@ impl Graph {
     /// The entities whose name folds to `folded` ([`crate::query_entities::fold`]), in
     /// entity order: a question's names are looked up, never matched against every name.
     pub(crate) fn entities_folded(&self, folded: &str) -> &[u32] {
-        let index = self.folded_names.get_or_init(|| {
-            let mut index: HashMap<String, Vec<u32>> = HashMap::new();
-            for (i, name) in self.entity_names.iter().enumerate() {
-                index.entry(crate::query_entities::fold(name)).or_default().push(i as u32);
-            }
-            index
-        });
+        let index = self.folded_names.get_or_init(|| fold_names(&self.entity_names));
         index.get(folded).map_or(&[], Vec::as_slice)
     }
 
@@ -176,6 +197,57 @@ impl Graph {
     }
 }
 
+/// Entity numbers by folded name.
+fn fold_names(names: &[String]) -> HashMap<String, Vec<u32>> {
+    let mut index: HashMap<String, Vec<u32>> = HashMap::new();
+    for (i, name) in names.iter().enumerate() {
+        index.entry(crate::query_entities::fold(name)).or_default().push(i as u32);
+    }
+    index
+}
+
+/// Every entity's name, looked up by folded name: what a question's names are matched
+/// against when the whole graph is not held ([`GraphCache::names`]).
+#[derive(Debug, Default)]
+pub struct NameIndex {
+    pub names: Vec<String>,
+    folded: HashMap<String, Vec<u32>>,
+}
+
+impl NameIndex {
+    /// From every entity's row, in id order (the whole graph's entity numbers).
+    pub fn new(rows: Vec<rhizome_core::EntityRow>) -> NameIndex {
+        let names: Vec<String> = rows.into_iter().map(|e| e.name).collect();
+        let folded = fold_names(&names);
+        NameIndex { names, folded }
+    }
+}
+
+/// Where a question's names are looked up: the graph or a [`NameIndex`].
+pub(crate) trait NameLookup {
+    /// The entities whose name folds to `folded`, in entity order.
+    fn entities_folded(&self, folded: &str) -> &[u32];
+    fn entity_name(&self, e: u32) -> &str;
+}
+
+impl NameLookup for Graph {
+    fn entities_folded(&self, folded: &str) -> &[u32] {
+        Graph::entities_folded(self, folded)
+    }
+    fn entity_name(&self, e: u32) -> &str {
+        &self.entity_names[e as usize]
+    }
+}
+
+impl NameLookup for NameIndex {
+    fn entities_folded(&self, folded: &str) -> &[u32] {
+        self.folded.get(folded).map_or(&[], Vec::as_slice)
+    }
+    fn entity_name(&self, e: u32) -> &str {
+        &self.names[e as usize]
+    }
+}
+
 /// The graph of one store, loaded on first use and reloaded when the store's graph
 /// version changes. Shared by concurrent queries (a server's): one of them builds a new
 /// version while the others keep using the graph they hold.
@@ -184,6 +256,9 @@ pub struct GraphCache {
     slot: Mutex<Option<(u64, Arc<Graph>)>>,
     /// Held while a graph is built, so that concurrent queries build it once.
     building: Mutex<()>,
+    /// The entity count and the name index at a graph version.
+    count: Mutex<Option<(u64, u64)>>,
+    names: Mutex<Option<(u64, Arc<NameIndex>)>>,
 }
 
 impl GraphCache {
@@ -194,12 +269,51 @@ impl GraphCache {
     /// A cache holding `graph` as the graph at `version` (a scope's graph: it is rebuilt
     /// with its scope, never from the store).
     pub fn holding(version: u64, graph: Arc<Graph>) -> Self {
-        GraphCache { slot: Mutex::new(Some((version, graph))), building: Mutex::new(()) }
+        GraphCache { slot: Mutex::new(Some((version, graph))), ..GraphCache::default() }
     }
 
     fn current(&self, version: u64) -> Option<Arc<Graph>> {
         let slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
         slot.as_ref().filter(|(v, _)| *v == version).map(|(_, g)| g.clone())
+    }
+
+    /// The whole graph when it is held at the store's version or the index holds at most
+    /// `up_to` entities (then it is loaded); None when a method should read the
+    /// neighbourhoods it needs instead ([`StoreRead::neighbourhood`]).
+    pub fn whole(&self, store: &dyn StoreRead, up_to: usize) -> Result<Option<Arc<Graph>>> {
+        let version = store.graph_version()?;
+        if let Some(g) = self.current(version) {
+            return Ok(Some(g));
+        }
+        let held = *self.count.lock().unwrap_or_else(|p| p.into_inner());
+        let count = match held {
+            Some((v, n)) if v == version => n,
+            _ => {
+                let n = store.entity_count()?;
+                *self.count.lock().unwrap_or_else(|p| p.into_inner()) = Some((version, n));
+                n
+            }
+        };
+        if count > up_to as u64 {
+            return Ok(None);
+        }
+        self.get(store).map(Some)
+    }
+
+    /// Every entity's name by folded name, read once per graph version: a question's
+    /// names are matched against it when the whole graph is not held.
+    pub fn names(&self, store: &dyn StoreRead) -> Result<Arc<NameIndex>> {
+        let version = store.graph_version()?;
+        let mut slot = self.names.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((v, n)) = slot.as_ref() {
+            if *v == version {
+                return Ok(n.clone());
+            }
+        }
+        let _load = tracing::info_span!("graph.names", version).entered();
+        let n = Arc::new(NameIndex::new(store.entity_rows()?));
+        *slot = Some((version, n.clone()));
+        Ok(n)
     }
 
     pub fn get(&self, store: &dyn StoreRead) -> Result<Arc<Graph>> {

@@ -38,7 +38,7 @@ pub use auto::{route, Auto, Route};
 pub use basic::Basic;
 pub use drift::{Drift, DriftConfig};
 pub use global::{Global, GlobalConfig};
-pub use graph::{Graph, GraphCache};
+pub use graph::{Graph, GraphCache, NameIndex};
 pub use hippo::{Hippo, HippoConfig, PprSolver};
 pub use local::{Local, LocalConfig};
 pub use method::{Method, MethodEntry};
@@ -62,6 +62,12 @@ impl QueryEnv<'_> {
     /// The index's graph (loaded on first use, shared by later queries).
     pub fn graph(&self) -> Result<std::sync::Arc<Graph>> {
         self.graph.get(self.store)
+    }
+
+    /// The whole graph, or None on an index above `retrieval.whole_graph_up_to`
+    /// entities whose graph is not held: then a method reads neighbourhoods.
+    pub fn whole_graph(&self) -> Result<Option<std::sync::Arc<Graph>>> {
+        self.graph.whole(self.store, self.config.retrieval.whole_graph_up_to)
     }
 }
 

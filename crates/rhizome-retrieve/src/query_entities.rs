@@ -59,9 +59,50 @@ pub(crate) fn graph_and_entities(
     out: &mut crate::Retrieval,
 ) -> rhizome_core::Result<(std::sync::Arc<Graph>, QueryEntities)> {
     let g = crate::timed(&mut out.timings_ms, "graph", || env.graph())?;
-    let qe =
-        crate::timed(&mut out.timings_ms, "query_entities", || recognise(env, &g, question, stage, &mut out.notes));
+    let qe = crate::timed(&mut out.timings_ms, "query_entities", || {
+        recognise(env, Names::Graph(&g), question, stage, &mut out.notes)
+    });
     Ok((g, qe))
+}
+
+/// The whole graph when it is held or small ([`QueryEnv::whole_graph`]; None: the method
+/// reads neighbourhoods), and the entities of `question`, each step timed in `out`.
+pub(crate) fn whole_graph_and_entities(
+    env: &QueryEnv,
+    question: &str,
+    stage: &str,
+    out: &mut crate::Retrieval,
+) -> rhizome_core::Result<(Option<std::sync::Arc<Graph>>, QueryEntities)> {
+    let g = crate::timed(&mut out.timings_ms, "graph", || env.whole_graph())?;
+    let names = match &g {
+        Some(g) => Names::Graph(g),
+        None => Names::Index(env),
+    };
+    let qe =
+        crate::timed(&mut out.timings_ms, "query_entities", || recognise(env, names, question, stage, &mut out.notes));
+    Ok((g, qe))
+}
+
+/// Where the rules look a question's names up: the graph, or the index's names read
+/// once per graph version ([`crate::GraphCache::names`]).
+pub(crate) enum Names<'a> {
+    Graph(&'a Graph),
+    Index(&'a QueryEnv<'a>),
+}
+
+impl Names<'_> {
+    fn rules(&self, question: &str, notes: &mut Vec<String>) -> Vec<String> {
+        match self {
+            Names::Graph(g) => rule_based(*g, question),
+            Names::Index(env) => match env.graph.names(env.store) {
+                Ok(index) => rule_based(&*index, question),
+                Err(e) => {
+                    notes.push(format!("entity names could not be read ({e}): question names found without them"));
+                    rule_based(&crate::graph::NameIndex::default(), question)
+                }
+            },
+        }
+    }
 }
 
 /// Find the entities of `question`: with `env.llm`, through the `query_entities` prompt
@@ -69,7 +110,7 @@ pub(crate) fn graph_and_entities(
 /// What was skipped or fell back is pushed to `notes`.
 pub(crate) fn recognise(
     env: &QueryEnv,
-    g: &Graph,
+    g: Names,
     question: &str,
     stage: &str,
     notes: &mut Vec<String>,
@@ -80,7 +121,7 @@ pub(crate) fn recognise(
             capitalised spans, Chinese words)"
                 .into(),
         );
-        return QueryEntities { names: rule_based(g, question), by: "rules" };
+        return QueryEntities { names: g.rules(question, notes), by: "rules" };
     };
     let call = PromptCall::new("query_entities", stage, &[("question", question)]).max_tokens(200);
     match llm.run_one(call) {
@@ -92,7 +133,7 @@ pub(crate) fn recognise(
                     "LLM query_entities reply unusable ({shown:?}): question \
                     entities found by rules instead"
                 ));
-                QueryEntities { names: rule_based(g, question), by: "rules" }
+                QueryEntities { names: g.rules(question, notes), by: "rules" }
             }
         },
         Err(e) => {
@@ -100,7 +141,7 @@ pub(crate) fn recognise(
                 "LLM query_entities call failed ({e}): question entities \
                 found by rules instead"
             ));
-            QueryEntities { names: rule_based(g, question), by: "rules" }
+            QueryEntities { names: g.rules(question, notes), by: "rules" }
         }
     }
 }

@@ -85,6 +85,15 @@ impl<S: StoreRead> StoreRead for Traced<S> {
     fn graph_data(&self) -> Result<rhizome_core::GraphData> {
         info_span!("store.graph_data").in_scope(|| self.0.graph_data())
     }
+    fn neighbourhood(&self, entity_ids: &[String]) -> Result<rhizome_core::Neighbourhood> {
+        info_span!("store.neighbourhood", ids = entity_ids.len()).in_scope(|| self.0.neighbourhood(entity_ids))
+    }
+    fn entity_rows(&self) -> Result<Vec<rhizome_core::EntityRow>> {
+        info_span!("store.entity_rows").in_scope(|| self.0.entity_rows())
+    }
+    fn entity_count(&self) -> Result<u64> {
+        self.0.entity_count()
+    }
     fn graph_version(&self) -> Result<u64> {
         self.0.graph_version()
     }

@@ -59,6 +59,11 @@ fn falkordb_store_keeps_what_is_known_of_a_document() {
 }
 
 #[test]
+fn falkordb_store_reads_the_graph_around_entities() {
+    neighbourhood_contract(&falkor_opener());
+}
+
+#[test]
 fn falkordb_store_rekeys_an_entity_whose_name_went() {
     rekey_contract(&falkor_opener());
 }

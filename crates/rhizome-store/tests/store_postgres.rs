@@ -54,6 +54,11 @@ fn postgres_store_keeps_what_is_known_of_a_document() {
 }
 
 #[test]
+fn postgres_store_reads_the_graph_around_entities() {
+    neighbourhood_contract(&pg_opener());
+}
+
+#[test]
 fn postgres_store_rekeys_an_entity_whose_name_went() {
     rekey_contract(&pg_opener());
 }

@@ -36,6 +36,11 @@ fn sqlite_store_keeps_what_is_known_of_a_document() {
 }
 
 #[test]
+fn sqlite_store_reads_the_graph_around_entities() {
+    neighbourhood_contract(&|p: &Path| SqliteStore::open(p, true).unwrap());
+}
+
+#[test]
 fn sqlite_store_reads_one_community() {
     community_contract(&|p: &Path| SqliteStore::open(p, true).unwrap());
 }

@@ -28,6 +28,7 @@
 
 mod settings;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::Instant;
 
 use rhizome_core::config::Section;
@@ -39,7 +40,7 @@ pub use self::settings::LocalConfig;
 use crate::embed_question;
 use crate::graph::Graph;
 use crate::paths::{chunk_sources, relation_sources};
-use crate::query_entities::{embed_text, graph_and_entities};
+use crate::query_entities::{embed_text, whole_graph_and_entities};
 use crate::{ms, Context, ContextKind, Method, MethodEntry, QueryEnv, Retrieval, Retriever};
 
 mod community;
@@ -64,9 +65,9 @@ impl Retriever for Local {
     fn retrieve(&self, env: &QueryEnv, question: &str) -> Result<Retrieval> {
         let cfg = env.config.section::<LocalConfig>();
         let mut out = Retrieval::default();
-        let (g, qe) = graph_and_entities(env, question, "query.local", &mut out)?;
+        let (whole, qe) = whole_graph_and_entities(env, question, "query.local", &mut out)?;
 
-        let mapped = map_entities(env, &g, question, &qe.names, &mut out)?;
+        let (g, mapped) = map_entities(env, whole, question, &qe.names, &mut out)?;
         out.extra.insert(
             "mapped_entities".into(),
             json!({
@@ -142,14 +143,16 @@ impl Retriever for Local {
     }
 }
 
-/// Question -> entities by embedding: (entity, cosine), best first.
+/// Question -> entities by embedding: (entity, cosine), best first, with the graph they
+/// are numbered in: `whole`, or when it is None the neighbourhood of the candidates read
+/// from the store (it holds everything the rest of the method reads about them).
 fn map_entities(
     env: &QueryEnv,
-    g: &Graph,
+    whole: Option<Arc<Graph>>,
     question: &str,
     names: &[String],
     out: &mut Retrieval,
-) -> Result<Vec<(u32, f32)>> {
+) -> Result<(Arc<Graph>, Vec<(u32, f32)>)> {
     let cfg = env.config.section::<LocalConfig>();
     let q = embed_question(env, question, &mut out.timings_ms)?;
     let t = Instant::now();
@@ -159,22 +162,42 @@ fn map_entities(
 
     let t = Instant::now();
     let fetch = cfg.top_k_mapped_entities * cfg.oversample.max(1);
-    let mut best: HashMap<u32, f32> = HashMap::new();
+    let mut best: HashMap<String, f32> = HashMap::new();
     for v in std::iter::once(&q).chain(&vecs) {
         for hit in env.store.vector_search(VectorKind::Entity, v, fetch)? {
-            let Some(e) = g.entity(&hit.id) else { continue };
-            let s = best.entry(e).or_insert(f32::NEG_INFINITY);
+            let s = best.entry(hit.id).or_insert(f32::NEG_INFINITY);
             *s = s.max(hit.score);
         }
     }
+    out.timings_ms.insert("map_entities".into(), ms(t));
+    let g = match whole {
+        Some(g) => g,
+        None => {
+            let t = Instant::now();
+            let mut ids: Vec<String> = best.keys().cloned().collect();
+            ids.sort();
+            let g = Arc::new(Graph::from_neighbourhood(env.store.neighbourhood(&ids)?));
+            out.timings_ms.insert("neighbourhood".into(), ms(t));
+            out.notes.push(format!(
+                "read the neighbourhood of {} candidate entities from the store ({} relations, {} chunks) \
+                 instead of the whole graph (retrieval.whole_graph_up_to)",
+                ids.len(),
+                g.relations.len(),
+                g.chunk_ids.len()
+            ));
+            g
+        }
+    };
+    let t = Instant::now();
     let mut ranked: Vec<(u32, f32)> = best
         .into_iter()
+        .filter_map(|(id, s)| g.entity(&id).map(|e| (e, s)))
         .filter(|&(e, _)| !g.neighbors[e as usize].is_empty() || !g.entity_chunks[e as usize].is_empty())
         .collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(g.entity_ids[a.0 as usize].cmp(&g.entity_ids[b.0 as usize])));
     ranked.truncate(cfg.top_k_mapped_entities);
-    out.timings_ms.insert("map_entities".into(), ms(t));
-    Ok(ranked)
+    *out.timings_ms.entry("map_entities".into()).or_default() += ms(t);
+    Ok((g, ranked))
 }
 
 /// Relationships of `selected` in priority order: in-network (both ends selected) by
@@ -182,7 +205,7 @@ fn map_entities(
 /// weight, degree; out-network cut to `per_entity x |selected|`. Ties by relation number.
 pub(crate) fn select_relationships(g: &Graph, selected: &[u32], per_entity: usize) -> Vec<u32> {
     let sel: HashSet<u32> = selected.iter().copied().collect();
-    let degree = |e: u32| g.neighbors[e as usize].len();
+    let degree = |e: u32| g.degree(e);
     let mut inside: Vec<u32> = Vec::new();
     let mut outside: Vec<u32> = Vec::new();
     let mut seen = HashSet::new();

@@ -4,13 +4,13 @@
 use rhizome_core::text::{is_cjk, is_stop_word, zh};
 
 use super::tokens::{fold, joined, tokens, Token};
-use crate::graph::Graph;
+use crate::graph::NameLookup;
 
 /// Words that join two capitalised words of one name.
 const CONNECTORS: &[&str] = &["of", "de", "du", "la", "le", "van", "von", "der", "den", "di", "da", "del", "y"];
 
 /// The LLM-free recogniser (see the module doc).
-pub(crate) fn rule_based(g: &Graph, question: &str) -> Vec<String> {
+pub(crate) fn rule_based(g: &dyn NameLookup, question: &str) -> Vec<String> {
     let toks = tokens(question);
     let caps = capitalised_spans(question, &toks);
     // A graph name cutting a capitalised span ("the World" and "Series" in "World Series")
@@ -52,7 +52,7 @@ pub(crate) fn rule_based(g: &Graph, question: &str) -> Vec<String> {
 
 /// Longest token runs whose folded text is an entity name of `g`, not overlapping:
 /// (first token, end token, entity name); all entities sharing that folded name.
-fn graph_names(g: &Graph, q: &str, toks: &[Token]) -> Vec<(usize, usize, String)> {
+fn graph_names(g: &dyn NameLookup, q: &str, toks: &[Token]) -> Vec<(usize, usize, String)> {
     const MAX_TOKENS: usize = 12;
     // A question typed in lowercase may name things in lowercase; otherwise a name holds a
     // capitalised word, a number or CJK ("the waterfall" is not a name, "Bubye River" is).
@@ -97,7 +97,7 @@ fn graph_names(g: &Graph, q: &str, toks: &[Token]) -> Vec<(usize, usize, String)
         }
         taken[s..e].iter_mut().for_each(|t| *t = true);
         kept_span = Some((s, e));
-        out.push((s, e, g.entity_names[ent as usize].clone()));
+        out.push((s, e, g.entity_name(ent).to_string()));
     }
     out
 }

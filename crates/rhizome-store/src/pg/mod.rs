@@ -22,6 +22,7 @@ mod jobs;
 mod keys;
 mod llm_cache;
 pub mod lock;
+mod neighbourhood;
 pub(crate) mod pool;
 mod read;
 mod refresh;

@@ -412,6 +412,32 @@ impl StoreRead for PgStore {
         })
     }
 
+    fn neighbourhood(&self, entity_ids: &[String]) -> Result<rhizome_core::Neighbourhood> {
+        self.q(|c| {
+            let mut tx = c
+                .build_transaction()
+                .isolation_level(postgres::IsolationLevel::RepeatableRead)
+                .read_only(true)
+                .start()?;
+            let n = super::neighbourhood::neighbourhood(&mut tx, entity_ids)?;
+            tx.commit()?;
+            Ok(n)
+        })
+    }
+
+    fn entity_rows(&self) -> Result<Vec<EntityRow>> {
+        self.q(|c| {
+            Ok(c.query("SELECT id, name, entity_type FROM entities ORDER BY id", &[])?
+                .iter()
+                .map(|r| EntityRow { id: r.get(0), name: r.get(1), entity_type: r.get(2) })
+                .collect())
+        })
+    }
+
+    fn entity_count(&self) -> Result<u64> {
+        self.q(|c| Ok(c.query_one("SELECT count(*) FROM entities", &[])?.get::<_, i64>(0).max(0) as u64))
+    }
+
     fn freshness(&self) -> Result<(u64, u64)> {
         let s = self.qc(snapshot)?;
         let out = (s.graph, s.reports.unwrap_or(0));

@@ -18,6 +18,7 @@ pub mod file_lock;
 mod graph_read;
 mod llm_cache;
 mod meta;
+mod neighbourhood;
 mod postings;
 mod read;
 mod rows;

@@ -334,6 +334,18 @@ impl StoreRead for SqliteStore {
         super::graph_read::graph_data(&self.conn)
     }
 
+    fn neighbourhood(&self, entity_ids: &[String]) -> Result<rhizome_core::Neighbourhood> {
+        super::neighbourhood::neighbourhood(&self.conn, entity_ids)
+    }
+
+    fn entity_rows(&self) -> Result<Vec<rhizome_core::EntityRow>> {
+        super::neighbourhood::entity_rows(&self.conn)
+    }
+
+    fn entity_count(&self) -> Result<u64> {
+        super::neighbourhood::entity_count(&self.conn)
+    }
+
     fn communities(&self) -> Result<Vec<rhizome_core::Community>> {
         super::communities::communities(&self.conn)
     }

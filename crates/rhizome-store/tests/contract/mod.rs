@@ -6,6 +6,7 @@
 mod aliases;
 mod communities;
 mod meta;
+mod neighbourhood;
 mod tags;
 
 use std::path::Path;
@@ -17,6 +18,7 @@ use rhizome_core::*;
 pub use aliases::aliases_contract;
 pub use communities::community_contract;
 pub use meta::meta_contract;
+pub use neighbourhood::neighbourhood_contract;
 pub use tags::document_index_contract;
 
 pub fn unit(v: &[f32]) -> Vec<f32> {

@@ -1,0 +1,81 @@
+//! The graph around some entities (`StoreRead::neighbourhood`), in one snapshot and set
+//! reads by id (indexes on relation ends, mentions by entity and by chunk, synonym ends):
+//! the cost follows the neighbourhood, not the index.
+
+use std::collections::BTreeSet;
+
+use postgres::GenericClient;
+use rhizome_core::{ChunkRow, EntityRow, GraphData, Neighbourhood, RelationRow};
+
+use super::refresh::PgResult;
+
+pub(super) fn neighbourhood(c: &mut impl GenericClient, ids: &[String]) -> PgResult<Neighbourhood> {
+    let asked: Vec<String> = ids.iter().cloned().collect::<BTreeSet<_>>().into_iter().collect();
+    let relations: Vec<RelationRow> = c
+        .query(
+            "SELECT id, source_id, target_id, rel_type, weight FROM relations WHERE source_id = ANY($1)
+             UNION SELECT id, source_id, target_id, rel_type, weight FROM relations WHERE target_id = ANY($1)
+             ORDER BY id",
+            &[&asked],
+        )?
+        .iter()
+        .map(|r| RelationRow {
+            id: r.get(0),
+            source_id: r.get(1),
+            target_id: r.get(2),
+            rel_type: r.get(3),
+            weight: r.get::<_, f64>(4) as f32,
+        })
+        .collect();
+    let mentions: Vec<(String, String, u32)> = c
+        .query(
+            "SELECT entity_id, chunk_id, SUM(count)::bigint FROM entity_support WHERE chunk_id IN
+               (SELECT chunk_id FROM entity_support WHERE entity_id = ANY($1) AND chunk_id IS NOT NULL)
+             GROUP BY entity_id, chunk_id ORDER BY entity_id, chunk_id",
+            &[&asked],
+        )?
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get::<_, i64>(2).max(0) as u32))
+        .collect();
+    let chunk_ids: Vec<&str> = mentions.iter().map(|m| m.1.as_str()).collect::<BTreeSet<_>>().into_iter().collect();
+    let chunks: Vec<ChunkRow> = c
+        .query("SELECT id, doc_id, ordinal FROM chunks WHERE id = ANY($1) ORDER BY id", &[&chunk_ids])?
+        .iter()
+        .map(|r| ChunkRow { id: r.get(0), doc_id: r.get(1), ordinal: r.get::<_, i32>(2) as u32 })
+        .collect();
+    let synonyms: Vec<(String, String, f32)> = c
+        .query(
+            "SELECT a, b, score FROM synonyms WHERE a = ANY($1)
+             UNION SELECT a, b, score FROM synonyms WHERE b = ANY($1) ORDER BY a, b",
+            &[&asked],
+        )?
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get::<_, f64>(2) as f32))
+        .collect();
+    let mut ends: BTreeSet<&str> = asked.iter().map(String::as_str).collect();
+    ends.extend(relations.iter().flat_map(|r| [r.source_id.as_str(), r.target_id.as_str()]));
+    let mut wanted = ends.clone();
+    wanted.extend(synonyms.iter().flat_map(|s| [s.0.as_str(), s.1.as_str()]));
+    wanted.extend(mentions.iter().map(|m| m.0.as_str()));
+    let wanted: Vec<&str> = wanted.into_iter().collect();
+    let entities: Vec<EntityRow> = c
+        .query("SELECT id, name, entity_type FROM entities WHERE id = ANY($1) ORDER BY id", &[&wanted])?
+        .iter()
+        .map(|r| EntityRow { id: r.get(0), name: r.get(1), entity_type: r.get(2) })
+        .collect();
+    let ends: Vec<&str> = ends.into_iter().collect();
+    let degrees = c
+        .query(
+            "SELECT e.id, (SELECT count(*) FROM relations WHERE source_id = e.id)
+                        + (SELECT count(*) FROM relations WHERE target_id = e.id AND source_id <> e.id)
+             FROM entities e WHERE e.id = ANY($1) ORDER BY e.id",
+            &[&ends],
+        )?
+        .iter()
+        .map(|r| (r.get(0), r.get::<_, i64>(1).max(0) as u32))
+        .collect();
+    Ok(Neighbourhood {
+        graph: GraphData { entities, chunks, relations, mentions, synonyms, similar: Vec::new(), facts: Vec::new() },
+        degrees,
+    })
+}

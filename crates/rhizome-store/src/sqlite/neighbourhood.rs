@@ -1,0 +1,131 @@
+//! The graph around some entities (`StoreRead::neighbourhood`) and the entity rows, read
+//! by id through the indexes on relation ends, mentions and chunks: their cost follows
+//! the neighbourhood, not the index.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rhizome_core::{ChunkRow, EntityRow, GraphData, Neighbourhood, RelationRow, Result};
+use rusqlite::{Connection, OptionalExtension};
+
+use super::sql;
+
+pub(crate) fn entity_rows(conn: &Connection) -> Result<Vec<EntityRow>> {
+    super::rows::list(conn, "SELECT id, name, entity_type FROM entities ORDER BY id", [], |r| {
+        Ok(EntityRow { id: r.get(0)?, name: r.get(1)?, entity_type: r.get(2)? })
+    })
+}
+
+pub(crate) fn entity_count(conn: &Connection) -> Result<u64> {
+    conn.query_row("SELECT count(*) FROM entities", [], |r| r.get::<_, i64>(0)).map(|n| n.max(0) as u64).map_err(sql)
+}
+
+pub(crate) fn neighbourhood(conn: &Connection, ids: &[String]) -> Result<Neighbourhood> {
+    let asked: BTreeSet<&str> = ids.iter().map(String::as_str).collect();
+    let mut relations: BTreeMap<String, RelationRow> = BTreeMap::new();
+    let mut chunk_ids: BTreeSet<String> = BTreeSet::new();
+    let mut synonyms: BTreeMap<(String, String), f32> = BTreeMap::new();
+    {
+        let mut rel = conn
+            .prepare_cached(
+                "SELECT id, source_id, target_id, rel_type, weight FROM relations WHERE source_id = ?1
+                 UNION SELECT id, source_id, target_id, rel_type, weight FROM relations WHERE target_id = ?1",
+            )
+            .map_err(sql)?;
+        let mut chunks = conn
+            .prepare_cached(
+                "SELECT DISTINCT chunk_id FROM entity_support WHERE entity_id = ?1 AND chunk_id IS NOT NULL",
+            )
+            .map_err(sql)?;
+        let mut syn = conn
+            .prepare_cached(
+                "SELECT a, b, score FROM synonyms WHERE a = ?1 UNION SELECT a, b, score FROM synonyms WHERE b = ?1",
+            )
+            .map_err(sql)?;
+        for id in &asked {
+            let rows = rel
+                .query_map([id], |r| {
+                    Ok(RelationRow {
+                        id: r.get(0)?,
+                        source_id: r.get(1)?,
+                        target_id: r.get(2)?,
+                        rel_type: r.get(3)?,
+                        weight: r.get::<_, f64>(4)? as f32,
+                    })
+                })
+                .map_err(sql)?;
+            for r in rows {
+                let r = r.map_err(sql)?;
+                relations.insert(r.id.clone(), r);
+            }
+            for c in chunks.query_map([id], |r| r.get::<_, String>(0)).map_err(sql)? {
+                chunk_ids.insert(c.map_err(sql)?);
+            }
+            let rows = syn.query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, f64>(2)? as f32))).map_err(sql)?;
+            for s in rows {
+                let (a, b, score) = s.map_err(sql)?;
+                synonyms.insert((a, b), score);
+            }
+        }
+    }
+    let mut mentions: Vec<(String, String, u32)> = Vec::new();
+    let mut chunks: Vec<ChunkRow> = Vec::new();
+    {
+        let mut m = conn
+            .prepare_cached("SELECT entity_id, SUM(count) FROM entity_support WHERE chunk_id = ?1 GROUP BY entity_id")
+            .map_err(sql)?;
+        let mut c = conn.prepare_cached("SELECT id, doc_id, ordinal FROM chunks WHERE id = ?1").map_err(sql)?;
+        for id in &chunk_ids {
+            for r in m.query_map([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))).map_err(sql)? {
+                let (e, n) = r.map_err(sql)?;
+                mentions.push((e, id.clone(), n.max(0) as u32));
+            }
+            let row = c
+                .query_row([id], |r| Ok(ChunkRow { id: r.get(0)?, doc_id: r.get(1)?, ordinal: r.get(2)? }))
+                .optional()
+                .map_err(sql)?;
+            chunks.extend(row);
+        }
+    }
+    mentions.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    let relations: Vec<RelationRow> = relations.into_values().collect();
+    let mut ends: BTreeSet<&str> = asked.clone();
+    ends.extend(relations.iter().flat_map(|r| [r.source_id.as_str(), r.target_id.as_str()]));
+    let mut wanted: BTreeSet<&str> = ends.clone();
+    wanted.extend(synonyms.keys().flat_map(|(a, b)| [a.as_str(), b.as_str()]));
+    wanted.extend(mentions.iter().map(|m| m.0.as_str()));
+    let mut entities = Vec::new();
+    let mut degrees = Vec::new();
+    {
+        let mut e = conn.prepare_cached("SELECT id, name, entity_type FROM entities WHERE id = ?1").map_err(sql)?;
+        let mut d = conn
+            .prepare_cached(
+                "SELECT (SELECT count(*) FROM relations WHERE source_id = ?1)
+                      + (SELECT count(*) FROM relations WHERE target_id = ?1 AND source_id <> ?1)",
+            )
+            .map_err(sql)?;
+        for id in wanted {
+            let row = e
+                .query_row([id], |r| Ok(EntityRow { id: r.get(0)?, name: r.get(1)?, entity_type: r.get(2)? }))
+                .optional()
+                .map_err(sql)?;
+            let Some(row) = row else { continue };
+            if ends.contains(id) {
+                let n: i64 = d.query_row([id], |r| r.get(0)).map_err(sql)?;
+                degrees.push((row.id.clone(), n.max(0) as u32));
+            }
+            entities.push(row);
+        }
+    }
+    Ok(Neighbourhood {
+        graph: GraphData {
+            entities,
+            chunks,
+            relations,
+            mentions,
+            synonyms: synonyms.into_iter().map(|((a, b), s)| (a, b, s)).collect(),
+            similar: Vec::new(),
+            facts: Vec::new(),
+        },
+        degrees,
+    })
+}
