@@ -2,8 +2,8 @@
 //! rhizome-testdb, started on 127.0.0.1 and stopped by PID).
 //! - Recall@2/@5 of basic and hippo on the MuSiQue OpenIE import are the same on all three
 //!   (within 0.005): the shared fixture index is copied into each with `rhizome copy`.
-//! - `local` reading neighbourhoods from the store answers as over the whole graph
-//!   (SQLite and PostgreSQL).
+//! - `local`, `multihop` and `tog` reading neighbourhoods from the store answer as over
+//!   the whole graph (SQLite and PostgreSQL).
 //! - Index A and B then delete B equals indexing A, on each backend (compared table by
 //!   table after copying both back into SQLite); so does deleting the document that named
 //!   an entity another document's name merged into.
@@ -53,7 +53,7 @@ fn musique_recall_is_the_same_on_every_backend() {
     }
     let lite = fixture.display().to_string();
     for store in [&lite, &pg] {
-        local_reads_the_same_from_a_neighbourhood(store, tmp.path());
+        graph_methods_read_the_same_from_a_neighbourhood(store, tmp.path());
     }
     for method in ["basic", "hippo"] {
         let want = recall(&lite, tmp.path(), method);
@@ -68,18 +68,19 @@ fn musique_recall_is_the_same_on_every_backend() {
     }
 }
 
-/// `local` over the neighbourhood of the question's candidate entities, read from the
-/// store, gives the same contexts as over the whole graph, question by question.
-fn local_reads_the_same_from_a_neighbourhood(store: &str, tmp: &Path) {
+/// `local`, `multihop` and `tog` over the neighbourhood of the question's entities, read
+/// from the store, give the same contexts as over the whole graph, question by question.
+fn graph_methods_read_the_same_from_a_neighbourhood(store: &str, tmp: &Path) {
     let questions: Value =
         serde_json::from_str(&std::fs::read_to_string(shared().join("musique/musique_train.json")).unwrap()).unwrap();
     let mut read = 0;
-    for q in questions.as_array().unwrap().iter().take(8) {
+    for (i, q) in questions.as_array().unwrap().iter().take(9).enumerate() {
         let q = q["question"].as_str().unwrap();
+        let method = ["local", "multihop", "tog"][i % 3];
         let ask = |up_to: &str| {
             let mut c = on(store, tmp);
             c.args(["--set", &format!("retrieval.whole_graph_up_to={up_to}")]);
-            c.args(["query", q, "--method", "local"]);
+            c.args(["query", q, "--method", method]);
             json(c)
         };
         let (whole, around) = (ask("1000000"), ask("0"));
@@ -87,10 +88,10 @@ fn local_reads_the_same_from_a_neighbourhood(store: &str, tmp: &Path) {
         assert!(!whole["notes"].to_string().contains("neighbourhood"), "{}", whole["notes"]);
         assert!(notes.contains("read the neighbourhood of"), "{notes}");
         assert!(!whole["contexts"].as_array().unwrap().is_empty(), "{q}: {whole:#}");
-        assert_eq!(whole["contexts"], around["contexts"], "{q} on {store}");
+        assert_eq!(whole["contexts"], around["contexts"], "{method}: {q} on {store}");
         read += 1;
     }
-    assert_eq!(read, 8);
+    assert_eq!(read, 9);
 }
 
 /// Index `runs` into `store` (one `rhizome index` each) and delete `gone`; index the same

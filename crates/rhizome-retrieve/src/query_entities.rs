@@ -51,20 +51,6 @@ pub(crate) struct QueryEntities {
     pub by: &'static str,
 }
 
-/// The graph and the entities of `question` (see [`recognise`]), each step timed in `out`.
-pub(crate) fn graph_and_entities(
-    env: &QueryEnv,
-    question: &str,
-    stage: &str,
-    out: &mut crate::Retrieval,
-) -> rhizome_core::Result<(std::sync::Arc<Graph>, QueryEntities)> {
-    let g = crate::timed(&mut out.timings_ms, "graph", || env.graph())?;
-    let qe = crate::timed(&mut out.timings_ms, "query_entities", || {
-        recognise(env, Names::Graph(&g), question, stage, &mut out.notes)
-    });
-    Ok((g, qe))
-}
-
 /// The whole graph when it is held or small ([`QueryEnv::whole_graph`]; None: the method
 /// reads neighbourhoods), and the entities of `question`, each step timed in `out`.
 pub(crate) fn whole_graph_and_entities(

@@ -25,6 +25,7 @@
 //! No anchor, or anchors with nothing around them: no contexts and a note (the answer then
 //! says the evidence is insufficient rather than inventing one).
 
+mod around;
 mod settings;
 use std::collections::HashSet;
 use std::time::Instant;
@@ -38,7 +39,7 @@ pub use self::settings::MultihopConfig;
 use crate::embed_question;
 use crate::graph::Graph;
 use crate::paths::{ego_relations, path_nodes, relation_sources, render_path, simple_paths};
-use crate::query_entities::{embed_text, fold, graph_and_entities};
+use crate::query_entities::{embed_text, fold, whole_graph_and_entities};
 use crate::{ms, Context, ContextKind, Method, MethodEntry, QueryEnv, Retrieval, Retriever};
 
 /// Relations of the ego graph looked at before the candidates are picked (bounds the
@@ -53,7 +54,7 @@ const LEXICAL_WEIGHT: f32 = 0.5;
 pub struct Multihop;
 
 /// An anchor node and the query that found it.
-struct Anchor {
+pub(crate) struct Anchor {
     node: u32,
     score: f32,
     query: String,
@@ -72,10 +73,16 @@ impl Retriever for Multihop {
     fn retrieve(&self, env: &QueryEnv, question: &str) -> Result<Retrieval> {
         let cfg = env.config.section::<MultihopConfig>();
         let mut out = Retrieval::default();
-        let (g, qe) = graph_and_entities(env, question, "query.multihop", &mut out)?;
+        let (whole, qe) = whole_graph_and_entities(env, question, "query.multihop", &mut out)?;
         let q = embed_question(env, question, &mut out.timings_ms)?;
 
-        let (anchors, rejected) = find_anchors(env, &g, &qe.names, question, &q, &mut out)?;
+        let (g, anchors, rejected) = match whole {
+            Some(g) => {
+                let (anchors, rejected) = find_anchors(env, &g, &qe.names, question, &q, &mut out)?;
+                (g, anchors, rejected)
+            }
+            None => around::anchors_around(env, &qe.names, question, &q, &mut out)?,
+        };
         out.extra.insert("anchors".into(), anchors_json(&g, &qe.names, qe.by, &anchors, rejected));
         if anchors.is_empty() {
             out.notes.push(format!(

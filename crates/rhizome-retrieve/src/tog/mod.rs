@@ -29,6 +29,7 @@
 //! filling what `retrieval.top_k` leaves (at least one), within `chunk_tokens` tokens;
 //! the answer call sees exactly these.
 
+mod around;
 mod beam;
 mod evidence;
 pub(crate) mod judge;
@@ -48,7 +49,7 @@ use self::prune::{cap_candidates, relation_text, score_depth, Strategy};
 pub use self::settings::{TogConfig, TogPruning};
 use crate::embed_question;
 use crate::graph::Graph;
-use crate::query_entities::{embed_text, graph_and_entities};
+use crate::query_entities::{embed_text, whole_graph_and_entities};
 use crate::{ms, Method, MethodEntry, QueryEnv, Retrieval, Retriever};
 
 /// Entity vectors fetched per query when looking for start entities, per unit of width
@@ -76,12 +77,25 @@ impl Retriever for Tog {
         let (width, retain) = (cfg.width.max(1), cfg.num_retain_entity.max(1));
         let mut out = Retrieval::default();
         let mut llm_calls = 0usize;
-        let (g, qe) = graph_and_entities(env, question, "query.tog", &mut out)?;
+        let (whole, qe) = whole_graph_and_entities(env, question, "query.tog", &mut out)?;
         if env.llm.is_some() {
             llm_calls += 1;
         }
         let q = embed_question(env, question, &mut out.timings_ms)?;
-        let starts = start_entities(env, &g, &q, &qe.names, width, &mut out)?;
+        let hits = start_hits(env, &q, &qe.names, width, &mut out)?;
+        let (mut g, mut grown) = match whole {
+            Some(g) => (g, None),
+            None => {
+                let t = Instant::now();
+                let (grown, g) = around::Grown::start(env, hits.keys().cloned().collect())?;
+                out.timings_ms.insert("neighbourhood".into(), ms(t));
+                (g, Some(grown))
+            }
+        };
+        let starts = start_entities(&g, hits, width);
+        if let Some(grown) = grown.as_mut() {
+            grown.keep(&g, &starts);
+        }
 
         let strategy = strategy(cfg.pruning, env.llm.is_some(), &mut out.notes);
         out.extra.insert("question_entities".into(), json!({"names": qe.names, "found_by": qe.by}));
@@ -107,6 +121,11 @@ impl Retriever for Tog {
         let (mut prune_ms, mut check_ms) = (0.0, 0.0);
         let explore = Instant::now();
         for d in 1..=cfg.depth {
+            if let Some(grown) = grown.as_mut() {
+                let t = Instant::now();
+                g = grown.grow(env, g, &mut beam, &mut texts)?;
+                *out.timings_ms.entry("neighbourhood".into()).or_default() += ms(t);
+            }
             let mut fronts = frontiers(&g, &beam);
             if fronts.is_empty() {
                 if !beam.is_empty() {
@@ -169,6 +188,14 @@ impl Retriever for Tog {
             }
         }
         out.timings_ms.insert("explore".into(), ms(explore));
+        if let Some(grown) = &grown {
+            out.notes.push(format!(
+                "read the neighbourhood of {} entities (start candidates and path ends) from the store in {} \
+                 reads instead of the whole graph (retrieval.whole_graph_up_to)",
+                grown.entities(),
+                grown.reads
+            ));
+        }
         out.timings_ms.insert("prune".into(), prune_ms);
         if judge.is_some() {
             out.timings_ms.insert("check".into(), check_ms);
@@ -258,34 +285,42 @@ fn strategy(pruning: TogPruning, has_llm: bool, notes: &mut Vec<String>) -> Stra
     }
 }
 
-/// Start entities: (entity, best cosine with the question or one of its entities `names`),
-/// best first, ties by id; only entities with at least one relation; at most `width`.
-fn start_entities(
+/// Start candidates: entity id -> best cosine with the question or one of its entities
+/// `names`.
+fn start_hits(
     env: &QueryEnv,
-    g: &Graph,
     q: &[f32],
     names: &[String],
     width: usize,
     out: &mut Retrieval,
-) -> Result<Vec<(u32, f32)>> {
+) -> Result<HashMap<String, f32>> {
     let t = Instant::now();
     let texts: Vec<String> = names.iter().map(|n| embed_text(n)).collect();
     let vecs = if texts.is_empty() { Vec::new() } else { env.embedder.embed(&texts, EmbedKind::Passage)? };
     out.timings_ms.insert("embed_entities".into(), ms(t));
     let t = Instant::now();
-    let mut best: HashMap<u32, f32> = HashMap::new();
+    let mut best: HashMap<String, f32> = HashMap::new();
     for v in std::iter::once(q).chain(vecs.iter().map(Vec::as_slice)) {
         for hit in env.store.vector_search(VectorKind::Entity, v, width * START_OVERSAMPLE)? {
-            let Some(e) = g.entity(&hit.id) else { continue };
-            let s = best.entry(e).or_insert(f32::NEG_INFINITY);
+            let s = best.entry(hit.id).or_insert(f32::NEG_INFINITY);
             *s = s.max(hit.score);
         }
     }
-    let mut ranked: Vec<(u32, f32)> = best.into_iter().filter(|&(e, _)| !g.neighbors[e as usize].is_empty()).collect();
+    out.timings_ms.insert("start_entities".into(), ms(t));
+    Ok(best)
+}
+
+/// Start entities: (entity, best cosine), best first, ties by id; only entities of `g`
+/// with at least one relation; at most `width`.
+fn start_entities(g: &Graph, hits: HashMap<String, f32>, width: usize) -> Vec<(u32, f32)> {
+    let mut ranked: Vec<(u32, f32)> = hits
+        .into_iter()
+        .filter_map(|(id, s)| g.entity(&id).map(|e| (e, s)))
+        .filter(|&(e, _)| !g.neighbors[e as usize].is_empty())
+        .collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(g.entity_ids[a.0 as usize].cmp(&g.entity_ids[b.0 as usize])));
     ranked.truncate(width);
-    out.timings_ms.insert("start_entities".into(), ms(t));
-    Ok(ranked)
+    ranked
 }
 
 /// Add the text ([`relation_text`], with the stored description) of every candidate of
