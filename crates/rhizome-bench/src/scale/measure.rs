@@ -40,6 +40,8 @@ pub struct Timing {
 
 /// The row of [`Hippo::whole_graph`], timed beside `hippo`.
 pub const HIPPO_WHOLE: &str = "hippo-whole";
+/// The suffix of a graph method's row measured reading neighbourhoods, not the whole graph.
+pub const AROUND: &str = "-around";
 
 /// Figures of one size.
 #[derive(Default)]
@@ -61,6 +63,9 @@ pub struct Row {
     pub hippo_first_ms: Option<f64>,
     /// A `rhizome serve` on the index after one question per method: (VmRSS, VmHWM) MiB.
     pub serve_rss_mib: Option<(f64, f64)>,
+    /// The same after one question of basic and each graph method reading neighbourhoods
+    /// (`retrieval.whole_graph_up_to=0`): no whole graph in memory.
+    pub serve_around_rss_mib: Option<(f64, f64)>,
     pub timings: Vec<Timing>,
 }
 
@@ -85,6 +90,27 @@ pub fn measure(
     // retrieval's, and every `embed*` step a method reports is taken out besides.
     let texts: Vec<String> = questions.iter().map(|q| q.text.clone()).collect();
     embedder.embed(&texts, EmbedKind::Query)?;
+    // Graph methods reading the neighbourhoods they need, before anything loads the
+    // whole graph: an engine of their own, with `retrieval.whole_graph_up_to` 0.
+    let around: Vec<Method> =
+        methods.iter().copied().filter(|m| matches!(*m, Method::Local | Method::Multihop | Method::Tog)).collect();
+    if !around.is_empty() {
+        let mut config = bench.config.clone();
+        config.retrieval.whole_graph_up_to = 0;
+        let light = Engine::open(&bench.store, config, WriteOptions::default())?;
+        light.set_embedder(embedder.clone());
+        for &m in &around {
+            for &k in top_k {
+                let name = format!("{}{AROUND}", m.as_str());
+                row.timings.push(time_method(&light, &name, &*retriever(m), k, questions, &mut None)?);
+            }
+        }
+        if serve {
+            let asked: Vec<Method> = std::iter::once(Method::Basic).chain(around).collect();
+            row.serve_around_rss_mib =
+                Some(serve_rss(bench, &asked, &questions[0].text, &["--set", "retrieval.whole_graph_up_to=0"])?);
+        }
+    }
     row.graph_load_ms = engine.with_env(None, |env| {
         let t = Instant::now();
         env.graph()?;
@@ -97,58 +123,66 @@ pub fn measure(
     }
     for (name, r) in &runs {
         for &k in top_k {
-            let timing = engine.with_env(Some(k), |env| {
-                // One untimed question warms the method's caches (hippo's graph).
-                let t = Instant::now();
-                r.retrieve(env, &questions[0].text)?;
-                if name == "hippo" && row.hippo_first_ms.is_none() {
-                    row.hippo_first_ms = Some(t.elapsed().as_secs_f64() * 1e3);
-                }
-                let (mut ms, mut ppr_ms, mut recall, mut passages) = (Vec::new(), Vec::new(), 0.0, Vec::new());
-                let mut stages: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
-                for q in questions {
-                    let t = Instant::now();
-                    let got = r.retrieve(env, &q.text)?;
-                    let total = t.elapsed().as_secs_f64() * 1e3;
-                    let e: f64 = got.timings_ms.iter().filter(|(k, _)| k.starts_with("embed")).map(|(_, v)| v).sum();
-                    ms.push((total - e).max(0.0));
-                    ppr_ms.extend(got.timings_ms.get("ppr"));
-                    for (stage, v) in got.timings_ms.iter().filter(|(k, _)| !k.starts_with("embed")) {
-                        stages.entry(stage.clone()).or_default().push(*v);
-                    }
-                    let top: Vec<String> = got
-                        .contexts
-                        .iter()
-                        .filter(|c| c.kind == ContextKind::Chunk)
-                        .take(k)
-                        .map(|c| c.id.clone())
-                        .collect();
-                    if !q.gold.is_empty() {
-                        recall += q.gold.iter().filter(|g| top.contains(g)).count() as f64 / q.gold.len() as f64;
-                    }
-                    passages.push(top);
-                }
-                let with_gold = questions.iter().filter(|q| !q.gold.is_empty()).count().max(1);
-                let recall = recall / with_gold as f64;
-                Ok(Timing { method: name.clone(), top_k: k, ms, ppr_ms, recall, passages, stages })
-            })?;
+            let timing = time_method(&engine, name, &**r, k, questions, &mut row.hippo_first_ms)?;
             row.timings.push(timing);
         }
     }
     if serve {
-        row.serve_rss_mib = Some(serve_rss(bench, methods, &questions[0].text)?);
+        row.serve_rss_mib = Some(serve_rss(bench, methods, &questions[0].text, &[])?);
     }
     Ok(row)
+}
+
+/// `r`'s latencies at top `k` on every question, after one untimed question that warms
+/// its caches (hippo's graph: that one's time goes to `first` when it is empty).
+fn time_method(
+    engine: &Engine,
+    name: &str,
+    r: &dyn Retriever,
+    k: usize,
+    questions: &[Question],
+    first: &mut Option<f64>,
+) -> Result<Timing> {
+    Ok(engine.with_env(Some(k), |env| {
+        let t = Instant::now();
+        r.retrieve(env, &questions[0].text)?;
+        if name == "hippo" && first.is_none() {
+            *first = Some(t.elapsed().as_secs_f64() * 1e3);
+        }
+        let (mut ms, mut ppr_ms, mut recall, mut passages) = (Vec::new(), Vec::new(), 0.0, Vec::new());
+        let mut stages: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
+        for q in questions {
+            let t = Instant::now();
+            let got = r.retrieve(env, &q.text)?;
+            let total = t.elapsed().as_secs_f64() * 1e3;
+            let e: f64 = got.timings_ms.iter().filter(|(k, _)| k.starts_with("embed")).map(|(_, v)| v).sum();
+            ms.push((total - e).max(0.0));
+            ppr_ms.extend(got.timings_ms.get("ppr"));
+            for (stage, v) in got.timings_ms.iter().filter(|(k, _)| !k.starts_with("embed")) {
+                stages.entry(stage.clone()).or_default().push(*v);
+            }
+            let top: Vec<String> =
+                got.contexts.iter().filter(|c| c.kind == ContextKind::Chunk).take(k).map(|c| c.id.clone()).collect();
+            if !q.gold.is_empty() {
+                recall += q.gold.iter().filter(|g| top.contains(g)).count() as f64 / q.gold.len() as f64;
+            }
+            passages.push(top);
+        }
+        let with_gold = questions.iter().filter(|q| !q.gold.is_empty()).count().max(1);
+        let recall = recall / with_gold as f64;
+        Ok(Timing { method: name.to_string(), top_k: k, ms, ppr_ms, recall, passages, stages })
+    })?)
 }
 
 /// Resident memory (VmRSS, VmHWM in MiB) of `rhizome serve` on the index, started as a
 /// child of this process, after it answered one question per method over HTTP (which
 /// loads the graph and the vectors); the child is stopped by its PID.
-fn serve_rss(bench: &Bench, methods: &[Method], question: &str) -> Result<(f64, f64)> {
+fn serve_rss(bench: &Bench, methods: &[Method], question: &str, args: &[&str]) -> Result<(f64, f64)> {
     let exe = std::env::current_exe().context("finding the rhizome binary to start `rhizome serve`")?;
     let mut child = Command::new(exe)
         .arg("--store")
         .arg(&bench.store)
+        .args(args)
         .args(["serve", "--addr", "127.0.0.1:0"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -238,6 +272,8 @@ impl Row {
             "store_bytes": self.store_bytes, "graph_load_ms": self.graph_load_ms,
             "hippo_first_ms": self.hippo_first_ms,
             "serve_rss_mib": self.serve_rss_mib.map(|r| r.0), "serve_hwm_mib": self.serve_rss_mib.map(|r| r.1),
+            "serve_around_rss_mib": self.serve_around_rss_mib.map(|r| r.0),
+            "serve_around_hwm_mib": self.serve_around_rss_mib.map(|r| r.1),
             "methods": methods,
         })
     }
@@ -247,7 +283,8 @@ impl Row {
         println!();
         println!(
             "{} chunks, {} entities, {} relations, {} synonym edges: +{} chunks at {:.0} chunks/s ({:.1} s, \
-             write_batch {:.1} s, indexes {:.1} s); store {}; graph load {:.0} ms; first hippo question {}; serve RSS {}",
+             write_batch {:.1} s, indexes {:.1} s); store {}; graph load {:.0} ms; first hippo question {}; serve RSS {}; \
+             serve RSS reading neighbourhoods {}",
             self.chunks,
             self.entities,
             self.relations,
@@ -261,8 +298,9 @@ impl Row {
             self.graph_load_ms,
             self.hippo_first_ms.map_or("-".into(), |v| format!("{v:.0} ms")),
             self.serve_rss_mib.map_or("not measured".into(), |(r, h)| format!("{r:.0} MiB (peak {h:.0})")),
+            self.serve_around_rss_mib.map_or("not measured".into(), |(r, h)| format!("{r:.0} MiB (peak {h:.0})")),
         );
-        print!("  {:<11}", "method");
+        print!("  {:<15}", "method");
         for k in top_k {
             print!(" {:>26}", format!("top {k}: p50/p95 ms, R@{k}"));
         }
@@ -270,7 +308,7 @@ impl Row {
         let mut methods: Vec<&str> = self.timings.iter().map(|t| t.method.as_str()).collect();
         methods.dedup();
         for m in methods {
-            print!("  {:<11}", m);
+            print!("  {:<15}", m);
             for t in self.timings.iter().filter(|t| t.method == m) {
                 print!(" {:>26}", format!("{:.1}/{:.1}, {:.2}", p(&t.ms, 50.0), p(&t.ms, 95.0), t.recall));
             }
