@@ -90,13 +90,16 @@ fn route_and_retrieve(
     let t = Instant::now();
     let analysis = analyze(question, &[], env.llm)?;
     let analyze_ms = ms(t);
-    // The fact count matters only for multi-hop questions; it comes from the in-memory
-    // graph, which the graph methods load anyway (counting in the store is slow).
-    let graph = env.graph()?;
-    let facts =
-        if analysis.multi_hop || analysis.query_type == QueryType::Comparative { graph.facts.len() as u64 } else { 0 };
+    // The fact count matters only for multi-hop and comparative questions; it comes from
+    // the in-memory graph, which hippo loads anyway (counting in the store is slow). Other
+    // questions load no graph on an index above `retrieval.whole_graph_up_to` entities
+    // (the method routed to reads what it needs); there an edge list is not told apart.
+    let needs_facts = analysis.multi_hop || analysis.query_type == QueryType::Comparative;
+    let graph = if needs_facts { Some(env.graph()?) } else { env.whole_graph()? };
+    let facts = graph.as_ref().filter(|_| needs_facts).map_or(0, |g| g.facts.len() as u64);
     let mut chosen = route(&analysis, facts);
-    if graph.chunk_ids.is_empty() && !graph.entity_ids.is_empty() && chosen.method != Method::Multihop {
+    let edge_list = graph.as_ref().is_some_and(|g| g.chunk_ids.is_empty() && !g.entity_ids.is_empty());
+    if edge_list && chosen.method != Method::Multihop {
         chosen = Route {
             method: Method::Multihop,
             reason: "the index is a graph without text (an edge list): its edges are the evidence".into(),
