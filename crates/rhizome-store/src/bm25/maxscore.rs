@@ -13,24 +13,27 @@
 //! 2. Terms by `ub` ascending: the non-essential ones are the longest prefix whose `ub`
 //!    sum is below `θ (1 - slack)`; every other term is read whole.
 //! 3. Candidates: the chunks in the postings read whole, each with its partial score over
-//!    those terms; `θ` rises to the `k`-th best partial when that is higher (a chunk's
-//!    score is at least its partial); a candidate whose partial plus the non-essential
-//!    terms' `ub` sum is below `θ (1 - slack)` is dropped; the rest are probed for the
-//!    non-essential terms, and scored exactly as `rank` scores (contributions added in
-//!    term order from 0, the same `f32` operations, the true df), then sorted as `rank`
-//!    sorts (score descending, rowid ascending) and cut at `k`.
+//!    the terms known so far. Then, before each non-essential term (largest `ub` first)
+//!    and once after the last: `θ` rises to the `k`-th best partial when that is higher
+//!    (a chunk's score is at least its partial); a candidate whose partial plus the `ub`
+//!    of the terms still unknown is below `θ (1 - slack)` is dropped; the term is probed
+//!    for the candidates left (or read whole when they are many) and added to their
+//!    partials. The survivors are scored exactly as `rank` scores (contributions added in
+//!    term order from 0, the same `f32` operations, the true df), sorted as `rank` sorts
+//!    (score descending, rowid ascending) and cut at `k`.
 //!
 //! Why this is `rank`'s answer: `θ` is, at every step, at most the exact score of each of
-//! `k` distinct chunks that stay to the end (the seeds' exact scores, or candidates' partial
-//! scores, which their exact scores are at least, up to rounding). A chunk left out is
+//! `k` distinct chunks that stay to the end (the seeds' exact scores, or candidates'
+//! partials, which their exact scores are at least, up to rounding; a chunk whose
+//! partial is at least `θ` is never dropped, and `θ` only rises). A chunk left out is
 //! either in none of the postings read whole, so every term it holds is non-essential and
-//! its score is at most their `ub` sum, or a candidate whose partial plus that sum is
-//! below `θ (1 - slack)`. Either way its exact score is below `θ (1 - slack)` before
-//! rounding; `slack` (at least 1e-4, and 8 ulps of `f32` per term) is far above what
-//! rounding moves sums of at most `m` positive `f32` terms by (`m * 2^-24` relatively), so
-//! its computed score is strictly below the computed scores of those `k` chunks: it is
-//! in no top `k` whatever the ties, and the chunks kept hold the top `k` with their exact
-//! scores.
+//! its score is at most their `ub` sum, or a candidate whose partial plus the `ub` of the
+//! terms it was not yet looked up in is below `θ (1 - slack)`. Either way its exact score
+//! is below `θ (1 - slack)` before rounding; `slack` (at least 1e-4, and 8 ulps of `f32`
+//! per term) is far above what rounding moves sums of at most `m` positive `f32` terms by
+//! (`m * 2^-24` relatively), so its computed score is strictly below the computed scores
+//! of those `k` chunks: it is in no top `k` whatever the ties, and the chunks kept hold
+//! the top `k`, each scored exactly.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -181,23 +184,39 @@ fn tuned<S: PostingSource>(
     let essential: Vec<usize> = by_ub.iter().copied().filter(|i| !lazy.contains(i) && whole[*i].is_none()).collect();
     read(src, &mut whole, &essential)?;
     lazy.retain(|&i| whole[i].is_none());
-    let rest_ub: f64 = lazy.iter().map(|&i| ub[i]).sum();
 
-    // 3. Candidates, pruned, probed, scored.
-    let cands = partial(&whole);
-    let mut parts: Vec<f64> = cands.values().copied().collect();
-    if parts.len() >= k {
-        let (_, kth, _) = parts.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
-        theta = theta.max(*kth);
+    // 3. Candidates, pruned, probed term by term (largest bound first), scored.
+    let mut cands = partial(&whole);
+    lazy.sort_by(|&a, &b| ub[b].total_cmp(&ub[a]).then(a.cmp(&b)));
+    let mut probed: Vec<HashMap<i64, u32>> = vec![HashMap::new(); m];
+    for step in 0..=lazy.len() {
+        let mut parts: Vec<f64> = cands.values().copied().collect();
+        if parts.len() >= k {
+            let (_, kth, _) = parts.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
+            theta = theta.max(*kth);
+        }
+        let rest_ub: f64 = lazy[step..].iter().map(|&i| ub[i]).sum();
+        let cut = theta * (1.0 - slack);
+        cands.retain(|_, p| *p + rest_ub >= cut);
+        let Some(&t) = lazy.get(step) else { break };
+        let mut rows: Vec<i64> = cands.keys().copied().collect();
+        rows.sort_unstable();
+        let found = if rows.len() as u64 * tuning.probe_ratio >= df[t] {
+            read(src, &mut whole, &[t])?;
+            whole[t].clone().unwrap_or_default()
+        } else {
+            probe(src, &refs, &[t], &rows, m)?.swap_remove(t)
+        };
+        for (&row, &tf) in &found {
+            if let Some(p) = cands.get_mut(&row) {
+                *p += contribution(lengths, w[t], row, tf) as f64;
+            }
+        }
+        if whole[t].is_none() {
+            probed[t] = found;
+        }
     }
-    let cut = theta * (1.0 - slack);
-    let mut kept: Vec<i64> = cands.into_iter().filter(|&(_, p)| p + rest_ub >= cut).map(|(r, _)| r).collect();
-    kept.sort_unstable();
-    let (wide, narrow): (Vec<usize>, Vec<usize>) =
-        lazy.iter().partition(|&&i| kept.len() as u64 * tuning.probe_ratio >= df[i]);
-    read(src, &mut whole, &wide)?;
-    let probed = probe(src, &refs, &narrow, &kept, m)?;
-    let scored: Vec<(i64, f32)> = kept.iter().map(|&r| (r, exact(&whole, &probed, r))).collect();
+    let scored: Vec<(i64, f32)> = cands.keys().map(|&r| (r, exact(&whole, &probed, r))).collect();
     Ok(best(scored, k))
 }
 
