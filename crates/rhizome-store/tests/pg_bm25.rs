@@ -111,3 +111,29 @@ fn pruned_bm25_ranks_as_sqlite_after_writes_and_deletes() {
     assert_eq!(indexes, "bm25_postings_chunk,bm25_postings_term_chunk");
     same_rankings(&pg, &lite);
 }
+
+/// An index in a schema of its own (`search_path=rz_x,public`) migrates its own tables,
+/// never the older index in `public` its search path reaches behind it.
+#[test]
+fn the_migration_stays_in_the_connections_schema() {
+    let url = rhizome_testdb::postgres::fresh_database("bm25_ws");
+    drop(PgStore::open(&url, true).unwrap());
+    rhizome_testdb::postgres::psql(
+        &url,
+        "DROP INDEX bm25_postings_term_chunk; CREATE INDEX bm25_postings_term ON bm25_postings(term);
+         CREATE SCHEMA rz_x",
+    )
+    .unwrap();
+    let mut ws = PgStore::open(&format!("{url}?options=-csearch_path%3Drz_x,public"), true).unwrap();
+    ws.write_batch(&doc(1)).unwrap();
+    let indexes = rhizome_testdb::postgres::psql(
+        &url,
+        "SELECT string_agg(schemaname || '.' || indexname, ',' ORDER BY schemaname, indexname) FROM pg_indexes
+         WHERE tablename = 'bm25_postings'",
+    )
+    .unwrap();
+    assert_eq!(
+        indexes,
+        "public.bm25_postings_chunk,public.bm25_postings_term,rz_x.bm25_postings_chunk,rz_x.bm25_postings_term_chunk"
+    );
+}

@@ -10,11 +10,13 @@ use postgres::GenericClient;
 use super::refresh::PgResult;
 
 /// The table and index (made by the schema too; this is for an index made before them,
-/// whose `(term)` index the new one replaces) and the meta key saying the table is filled.
+/// whose `(term)` index the new one replaces: the one in the connection's own schema, never
+/// one a workspace's search path reaches behind it) and the meta key saying the table is
+/// filled.
 pub const MIGRATION: &str = r#"
 CREATE TABLE IF NOT EXISTS bm25_terms(term TEXT COLLATE "C" PRIMARY KEY, df BIGINT NOT NULL);
 CREATE INDEX IF NOT EXISTS bm25_postings_term_chunk ON bm25_postings(term, chunk_rowid) INCLUDE (tf);
-DROP INDEX IF EXISTS bm25_postings_term;
+DO $$ BEGIN EXECUTE format('DROP INDEX IF EXISTS %I.bm25_postings_term', current_schema()); END $$;
 "#;
 pub const FILLED: &str = "bm25_terms";
 
