@@ -203,16 +203,16 @@ fn tuned<S: PostingSource>(
         rows.sort_unstable();
         let found = if rows.len() as u64 * tuning.probe_ratio >= df[t] {
             read(src, &mut whole, &[t])?;
-            whole[t].clone().unwrap_or_default()
+            None
         } else {
-            probe(src, &refs, &[t], &rows, m)?.swap_remove(t)
+            Some(probe(src, &refs, &[t], &rows, m)?.swap_remove(t))
         };
-        for (&row, &tf) in &found {
+        for (&row, &tf) in found.as_ref().or(whole[t].as_ref()).into_iter().flatten() {
             if let Some(p) = cands.get_mut(&row) {
                 *p += contribution(lengths, w[t], row, tf) as f64;
             }
         }
-        if whole[t].is_none() {
+        if let Some(found) = found {
             probed[t] = found;
         }
     }
