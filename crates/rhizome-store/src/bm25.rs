@@ -7,6 +7,12 @@ use std::collections::HashMap;
 
 use rhizome_core::text::bm25_terms;
 
+// The pruned search is PostgreSQL's (SQLite's postings are small enough to read whole).
+#[cfg_attr(not(feature = "postgres"), allow(dead_code, unused_imports))]
+mod maxscore;
+#[cfg_attr(not(feature = "postgres"), allow(unused_imports))]
+pub use maxscore::{read_all_max, set_read_all_max, top_k, PostingSource};
+
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
 
@@ -61,6 +67,25 @@ pub fn query_terms(query: &str) -> Vec<String> {
     terms
 }
 
+/// A term's weight over `n` chunks of which `df` hold it.
+fn idf(n: f32, df: f32) -> f32 {
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+}
+
+/// What one posting (`tf` occurrences in chunk `rowid`) adds to the chunk's score.
+fn contribution(lengths: &DocLengths, idf: f32, rowid: i64, tf: u32) -> f32 {
+    let dl = *lengths.len.get(&rowid).unwrap_or(&0) as f32;
+    let tf = tf as f32;
+    idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl / lengths.avg))
+}
+
+/// Best first, ties by rowid, at most `k`.
+fn best(mut out: Vec<(i64, f32)>, k: usize) -> Vec<(i64, f32)> {
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    out.truncate(k);
+    out
+}
+
 /// BM25 scores from the postings of each query term (in [`query_terms`] order): (chunk
 /// rowid, score), best first (ties by rowid), at most `k`. Shared by every backend, so
 /// that rankings are equal.
@@ -71,17 +96,10 @@ pub fn rank(lengths: &DocLengths, postings: &[Vec<(i64, u32)>], k: usize) -> Vec
         if postings.is_empty() {
             continue;
         }
-        let df = postings.len() as f32;
-        let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+        let w = idf(n, postings.len() as f32);
         for &(rowid, tf) in postings {
-            let dl = *lengths.len.get(&rowid).unwrap_or(&0) as f32;
-            let tf = tf as f32;
-            let s = idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl / lengths.avg));
-            *scores.entry(rowid).or_default() += s;
+            *scores.entry(rowid).or_default() += contribution(lengths, w, rowid, tf);
         }
     }
-    let mut out: Vec<(i64, f32)> = scores.into_iter().collect();
-    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    out.truncate(k);
-    out
+    best(scores.into_iter().collect(), k)
 }

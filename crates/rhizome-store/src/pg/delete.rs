@@ -104,6 +104,7 @@ pub(super) fn delete_document(c: &mut impl GenericClient, doc_id: &str, rekeys: 
             _ => facts.push(id),
         }
     }
+    super::terms::removing_document(c, doc_id)?;
     for q in [
         "DELETE FROM bm25_postings WHERE chunk_rowid IN (SELECT rowid FROM chunks WHERE doc_id = $1)",
         "DELETE FROM bm25_docs WHERE chunk_rowid IN (SELECT rowid FROM chunks WHERE doc_id = $1)",

@@ -31,6 +31,7 @@ mod schema;
 mod search;
 mod snapshot;
 mod tags;
+mod terms;
 mod vector;
 mod write;
 
@@ -38,6 +39,7 @@ use std::cell::RefCell;
 
 use rhizome_core::{Error, Result};
 
+pub use crate::bm25::{read_all_max as bm25_read_all_max, set_read_all_max as set_bm25_read_all_max};
 pub use jobs::PgJobBoard;
 pub use keys::PgKeys;
 pub use llm_cache::PgLlmCache;

@@ -57,9 +57,10 @@ CREATE INDEX IF NOT EXISTS synonyms_b ON synonyms(b);
 CREATE TABLE IF NOT EXISTS vectors(kind T NOT NULL, id T NOT NULL, vec vector NOT NULL,
     PRIMARY KEY(kind, id));
 CREATE TABLE IF NOT EXISTS bm25_postings(term T NOT NULL, chunk_rowid BIGINT NOT NULL, tf INT NOT NULL);
-CREATE INDEX IF NOT EXISTS bm25_postings_term ON bm25_postings(term);
+CREATE INDEX IF NOT EXISTS bm25_postings_term_chunk ON bm25_postings(term, chunk_rowid) INCLUDE (tf);
 CREATE INDEX IF NOT EXISTS bm25_postings_chunk ON bm25_postings(chunk_rowid);
 CREATE TABLE IF NOT EXISTS bm25_docs(chunk_rowid BIGINT PRIMARY KEY, len INT NOT NULL);
+CREATE TABLE IF NOT EXISTS bm25_terms(term T PRIMARY KEY, df BIGINT NOT NULL);
 CREATE TABLE IF NOT EXISTS entity_summaries(entity_id T PRIMARY KEY, fingerprint T NOT NULL,
     summary T NOT NULL);
 CREATE TABLE IF NOT EXISTS llm_cache(key T PRIMARY KEY, provider T NOT NULL, response T NOT NULL);
@@ -204,6 +205,21 @@ pub fn ensure(url: &PgUrl, c: &mut postgres::Client, create: bool) -> Result<()>
         tx.batch_execute(super::tags::MIGRATION).map_err(e)?;
         if get_meta(&mut tx, super::tags::FILLED).map_err(e)?.is_none() {
             super::tags::fill(&mut tx).map_err(e)?;
+        }
+        tx.commit().map_err(e)?;
+    }
+    if get_meta(c, super::terms::FILLED).map_err(e)?.is_none() {
+        // An index made before each term's chunk count was kept: one pass over the postings.
+        let mut tx = c.transaction().map_err(e)?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK]).map_err(e)?;
+        if get_meta(&mut tx, super::terms::FILLED).map_err(e)?.is_none() {
+            tx.batch_execute(
+                "SELECT set_config('maintenance_work_mem', greatest(pg_size_bytes('256MB'),
+                     pg_size_bytes(current_setting('maintenance_work_mem'))) / 1024 || 'kB', true)",
+            )
+            .map_err(e)?;
+            tx.batch_execute(super::terms::MIGRATION).map_err(e)?;
+            super::terms::fill(&mut tx).map_err(e)?;
         }
         tx.commit().map_err(e)?;
     }

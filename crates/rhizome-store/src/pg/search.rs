@@ -7,19 +7,21 @@
 //! (`vector_cosine_ops`, built when a write takes a kind past the threshold) gives the
 //! candidates, with `ef_search` well above k, and they are re-scored exactly here.
 //! BM25: the same terms and the same scoring, summed in the same order, as crates/
-//! rhizome-store/src/bm25.rs, from postings read in one round trip per query.
+//! rhizome-store/src/bm25.rs, from postings read in one round trip per query on a small
+//! index, and on a large one from the rare terms' postings and probes of the frequent
+//! terms' (`crate::bm25::top_k`).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use postgres::GenericClient;
+use postgres::{GenericClient, IsolationLevel, Statement, Transaction};
 use rhizome_core::{dot, Scored, VectorKind};
 
 use super::pool::Conn;
 use super::vector::PgVector;
 use super::{schema, Snapshot};
-use crate::bm25::{query_terms, rank, DocLengths};
+use crate::bm25::{query_terms, rank, read_all_max, top_k, DocLengths, PostingSource};
 use crate::vectors::VectorMatrix;
 
 type PgResult<T> = std::result::Result<T, postgres::Error>;
@@ -366,23 +368,84 @@ fn lengths(c: &mut impl GenericClient, url: &str, known: Option<u64>) -> PgResul
 }
 
 /// BM25 over chunk text (+ title): the best `k` chunk ids. `known`: the data version the
-/// reader's loan read at its start.
+/// reader's loan read at its start. Below [`read_all_max`] chunks, every posting of the
+/// query's terms is read in one round trip; from there on [`top_k`] reads the rare terms
+/// whole and probes the frequent ones for the chunks that can still reach the top `k`,
+/// in one read-only transaction (one snapshot: the counts in `bm25_terms` are the
+/// postings').
 pub fn bm25(c: &mut Conn, url: &str, known: Option<u64>, query: &str, k: usize) -> PgResult<Vec<Scored>> {
     let terms = query_terms(query);
     if terms.is_empty() || k == 0 {
         return Ok(Vec::new());
     }
     let lengths = lengths(&mut c.client, url, known)?;
-    let mut postings: HashMap<String, Vec<(i64, u32)>> = HashMap::new();
-    for r in c.query("SELECT term, chunk_rowid, tf FROM bm25_postings WHERE term = ANY($1)", &[&terms])? {
-        postings.entry(r.get(0)).or_default().push((r.get(1), r.get::<_, i32>(2).max(0) as u32));
-    }
-    let postings: Vec<Vec<(i64, u32)>> = terms.iter().map(|t| postings.remove(t).unwrap_or_default()).collect();
-    let hits = rank(&lengths.docs, &postings, k);
+    let hits = if (lengths.docs.len.len() as u64) < read_all_max() {
+        let refs: Vec<&str> = terms.iter().map(String::as_str).collect();
+        let stmt = c.prepared(ALL)?;
+        let all = postings(&mut c.client, &stmt, &refs, None)?;
+        rank(&lengths.docs, &all, k)
+    } else {
+        let (df, all, probe) = (c.prepared(DF)?, c.prepared(ALL)?, c.prepared(PROBE)?);
+        let tx =
+            c.client.build_transaction().isolation_level(IsolationLevel::RepeatableRead).read_only(true).start()?;
+        let mut src = PgPostings { tx, df, all, probe };
+        let hits = top_k(&mut src, &lengths.docs, &terms, k)?;
+        src.tx.commit()?;
+        hits
+    };
     Ok(hits
         .into_iter()
         .filter_map(|(r, score)| lengths.ids.get(&r).map(|id| Scored { id: id.clone(), score }))
         .collect())
+}
+
+const DF: &str = "SELECT term, df FROM bm25_terms WHERE term = ANY($1)";
+const ALL: &str = "SELECT term, chunk_rowid, tf FROM bm25_postings WHERE term = ANY($1)";
+const PROBE: &str = "SELECT term, chunk_rowid, tf FROM bm25_postings WHERE term = ANY($1) AND chunk_rowid = ANY($2)";
+
+/// The postings of `terms` read by `stmt` (term, chunk rowid, tf; `rows` restricts them to
+/// those chunks), by term in the order of `terms`.
+fn postings(
+    c: &mut impl GenericClient,
+    stmt: &Statement,
+    terms: &[&str],
+    rows: Option<&[i64]>,
+) -> PgResult<Vec<Vec<(i64, u32)>>> {
+    let found = match rows {
+        Some(rows) => c.query(stmt, &[&terms, &rows])?,
+        None => c.query(stmt, &[&terms])?,
+    };
+    let mut by: HashMap<String, Vec<(i64, u32)>> = HashMap::new();
+    for r in found {
+        by.entry(r.get(0)).or_default().push((r.get(1), r.get::<_, i32>(2).max(0) as u32));
+    }
+    Ok(terms.iter().map(|t| by.remove(*t).unwrap_or_default()).collect())
+}
+
+/// The postings as [`top_k`] reads them, in one snapshot.
+struct PgPostings<'a> {
+    tx: Transaction<'a>,
+    df: Statement,
+    all: Statement,
+    probe: Statement,
+}
+
+impl PostingSource for PgPostings<'_> {
+    type Error = postgres::Error;
+
+    fn df(&mut self, terms: &[&str]) -> PgResult<Vec<u64>> {
+        let by: HashMap<String, i64> =
+            self.tx.query(&self.df, &[&terms])?.iter().map(|r| (r.get(0), r.get(1))).collect();
+        Ok(terms.iter().map(|t| by.get(*t).map_or(0, |&n| n.max(0) as u64)).collect())
+    }
+
+    fn postings(&mut self, terms: &[&str]) -> PgResult<Vec<Vec<(i64, u32)>>> {
+        postings(&mut self.tx, &self.all, terms, None)
+    }
+
+    fn probe(&mut self, terms: &[&str], rows: &[i64]) -> PgResult<Vec<Vec<(i64, u32)>>> {
+        postings(&mut self.tx, &self.probe, terms, Some(rows))
+    }
 }
 
 #[cfg(test)]

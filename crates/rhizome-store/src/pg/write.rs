@@ -128,6 +128,7 @@ fn write_batch(c: &mut impl GenericClient, url: &str, batch: &WriteBatch, bulk: 
             w(&[&p.0, &p.1, &p.2])
         })?;
         copy_in(c, "bm25_docs(chunk_rowid, len)", &[Type::INT8, I4], &lens, |p, w| w(&[&p.0, &p.1]))?;
+        super::terms::added(c, posts.iter().map(|p| p.0.as_str()))?;
     }
 
     // Support rows.
