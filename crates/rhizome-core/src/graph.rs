@@ -59,16 +59,17 @@ pub struct GraphData {
 /// The part of the graph around some entities that a method reads per question instead
 /// of the whole graph ([`crate::StoreRead::neighbourhood`]). For the asked entities `E`:
 /// - `relations`: every relation with an end in `E`;
-/// - `chunks`: every chunk that mentions an entity of `E`;
-/// - `mentions`: every mention in those chunks (of any entity);
 /// - `synonyms`: every synonym edge with an end in `E`;
-/// - `entities`: `E` (those that exist), the other ends of those relations and synonym
-///   edges, and the entities mentioned in those chunks;
+/// - `entities`: `E` (those that exist) and the other ends of those relations and synonym
+///   edges;
+/// - `chunks`: every chunk that mentions an entity of `E`;
+/// - `mentions`: the mentions of those entities in those chunks;
 /// - `facts` and `similar` are left empty.
 ///
 /// Every list is ordered as in [`GraphData`], so numbers given to its rows keep the order
-/// the whole graph gives them, and whatever a method derives from `E`'s edges, chunks and
-/// their mentions is the same as over the whole graph.
+/// the whole graph gives them, and whatever a method derives from `E`'s edges and chunks
+/// (which chunks mention both ends of such an edge, and how often) is the same as over
+/// the whole graph.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Neighbourhood {
     pub graph: GraphData,
@@ -91,8 +92,6 @@ impl GraphData {
             .collect();
         let chunks: BTreeSet<&str> =
             self.mentions.iter().filter(|m| asked.contains(m.0.as_str())).map(|m| m.1.as_str()).collect();
-        let mentions: Vec<(String, String, u32)> =
-            self.mentions.iter().filter(|m| chunks.contains(m.1.as_str())).cloned().collect();
         let synonyms: Vec<(String, String, f32)> = self
             .synonyms
             .iter()
@@ -102,7 +101,12 @@ impl GraphData {
         let mut wanted: BTreeSet<&str> = asked.clone();
         wanted.extend(relations.iter().flat_map(|r| [r.source_id.as_str(), r.target_id.as_str()]));
         wanted.extend(synonyms.iter().flat_map(|s| [s.0.as_str(), s.1.as_str()]));
-        wanted.extend(mentions.iter().map(|m| m.0.as_str()));
+        let mentions: Vec<(String, String, u32)> = self
+            .mentions
+            .iter()
+            .filter(|m| chunks.contains(m.1.as_str()) && wanted.contains(m.0.as_str()))
+            .cloned()
+            .collect();
         let mut ends: BTreeSet<&str> = asked.clone();
         ends.extend(relations.iter().flat_map(|r| [r.source_id.as_str(), r.target_id.as_str()]));
         let mut degrees: BTreeMap<&str, u32> = BTreeMap::new();

@@ -223,13 +223,14 @@ fn router(registry: Arc<workspaces::Registry>) -> Router {
         .with_state(registry)
 }
 
-/// Load what every query needs (index, embedder, LLM, graph) once, before listening.
+/// Load what every query needs (index, embedder, LLM, and the graph up to
+/// `retrieval.whole_graph_up_to` entities) once, before listening.
 fn warm(engine: &Engine) -> Result<()> {
     engine.llm()?;
     if engine.exists() {
         let store = engine.reader()?;
         engine.embedder(&*store)?;
-        engine.graph().get(&*store)?;
+        engine.graph().whole(&*store, engine.config().retrieval.whole_graph_up_to)?;
     }
     Ok(())
 }

@@ -27,22 +27,6 @@ pub(super) fn neighbourhood(c: &mut impl GenericClient, ids: &[String]) -> PgRes
             weight: r.get::<_, f64>(4) as f32,
         })
         .collect();
-    let mentions: Vec<(String, String, u32)> = c
-        .query(
-            "SELECT entity_id, chunk_id, SUM(count)::bigint FROM entity_support WHERE chunk_id IN
-               (SELECT chunk_id FROM entity_support WHERE entity_id = ANY($1) AND chunk_id IS NOT NULL)
-             GROUP BY entity_id, chunk_id ORDER BY entity_id, chunk_id",
-            &[&asked],
-        )?
-        .iter()
-        .map(|r| (r.get(0), r.get(1), r.get::<_, i64>(2).max(0) as u32))
-        .collect();
-    let chunk_ids: Vec<&str> = mentions.iter().map(|m| m.1.as_str()).collect::<BTreeSet<_>>().into_iter().collect();
-    let chunks: Vec<ChunkRow> = c
-        .query("SELECT id, doc_id, ordinal FROM chunks WHERE id = ANY($1) ORDER BY id", &[&chunk_ids])?
-        .iter()
-        .map(|r| ChunkRow { id: r.get(0), doc_id: r.get(1), ordinal: r.get::<_, i32>(2) as u32 })
-        .collect();
     let synonyms: Vec<(String, String, f32)> = c
         .query(
             "SELECT a, b, score FROM synonyms WHERE a = ANY($1)
@@ -56,8 +40,33 @@ pub(super) fn neighbourhood(c: &mut impl GenericClient, ids: &[String]) -> PgRes
     ends.extend(relations.iter().flat_map(|r| [r.source_id.as_str(), r.target_id.as_str()]));
     let mut wanted = ends.clone();
     wanted.extend(synonyms.iter().flat_map(|s| [s.0.as_str(), s.1.as_str()]));
-    wanted.extend(mentions.iter().map(|m| m.0.as_str()));
     let wanted: Vec<&str> = wanted.into_iter().collect();
+    // The chunks first, then the mentions in them by chunk id: given as one query, the
+    // planner takes the chunk list for large and scans every mention.
+    let chunk_ids: Vec<String> = c
+        .query(
+            "SELECT DISTINCT chunk_id FROM entity_support WHERE entity_id = ANY($1) AND chunk_id IS NOT NULL
+             ORDER BY chunk_id",
+            &[&asked],
+        )?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let mentions: Vec<(String, String, u32)> = c
+        .query(
+            "SELECT entity_id, chunk_id, SUM(count)::bigint FROM entity_support
+             WHERE chunk_id = ANY($1) AND entity_id = ANY($2)
+             GROUP BY entity_id, chunk_id ORDER BY entity_id, chunk_id",
+            &[&chunk_ids, &wanted],
+        )?
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get::<_, i64>(2).max(0) as u32))
+        .collect();
+    let chunks: Vec<ChunkRow> = c
+        .query("SELECT id, doc_id, ordinal FROM chunks WHERE id = ANY($1) ORDER BY id", &[&chunk_ids])?
+        .iter()
+        .map(|r| ChunkRow { id: r.get(0), doc_id: r.get(1), ordinal: r.get::<_, i32>(2) as u32 })
+        .collect();
     let entities: Vec<EntityRow> = c
         .query("SELECT id, name, entity_type FROM entities WHERE id = ANY($1) ORDER BY id", &[&wanted])?
         .iter()

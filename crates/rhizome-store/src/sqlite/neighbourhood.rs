@@ -67,6 +67,11 @@ pub(crate) fn neighbourhood(conn: &Connection, ids: &[String]) -> Result<Neighbo
             }
         }
     }
+    let relations: Vec<RelationRow> = relations.into_values().collect();
+    let mut ends: BTreeSet<&str> = asked.clone();
+    ends.extend(relations.iter().flat_map(|r| [r.source_id.as_str(), r.target_id.as_str()]));
+    let mut wanted: BTreeSet<&str> = ends.clone();
+    wanted.extend(synonyms.keys().flat_map(|(a, b)| [a.as_str(), b.as_str()]));
     let mut mentions: Vec<(String, String, u32)> = Vec::new();
     let mut chunks: Vec<ChunkRow> = Vec::new();
     {
@@ -77,7 +82,9 @@ pub(crate) fn neighbourhood(conn: &Connection, ids: &[String]) -> Result<Neighbo
         for id in &chunk_ids {
             for r in m.query_map([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))).map_err(sql)? {
                 let (e, n) = r.map_err(sql)?;
-                mentions.push((e, id.clone(), n.max(0) as u32));
+                if wanted.contains(e.as_str()) {
+                    mentions.push((e, id.clone(), n.max(0) as u32));
+                }
             }
             let row = c
                 .query_row([id], |r| Ok(ChunkRow { id: r.get(0)?, doc_id: r.get(1)?, ordinal: r.get(2)? }))
@@ -87,12 +94,6 @@ pub(crate) fn neighbourhood(conn: &Connection, ids: &[String]) -> Result<Neighbo
         }
     }
     mentions.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
-    let relations: Vec<RelationRow> = relations.into_values().collect();
-    let mut ends: BTreeSet<&str> = asked.clone();
-    ends.extend(relations.iter().flat_map(|r| [r.source_id.as_str(), r.target_id.as_str()]));
-    let mut wanted: BTreeSet<&str> = ends.clone();
-    wanted.extend(synonyms.keys().flat_map(|(a, b)| [a.as_str(), b.as_str()]));
-    wanted.extend(mentions.iter().map(|m| m.0.as_str()));
     let mut entities = Vec::new();
     let mut degrees = Vec::new();
     {
