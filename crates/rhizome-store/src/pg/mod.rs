@@ -92,6 +92,12 @@ pub fn redact(url: &str) -> String {
 }
 
 /// A `postgres` error as ours, naming the database (without its password).
+/// A read-only repeatable-read transaction: every read in it sees one snapshot (what a
+/// read made of several queries needs to be consistent with itself).
+fn snapshot(c: &mut postgres::Client) -> std::result::Result<postgres::Transaction<'_>, postgres::Error> {
+    c.build_transaction().isolation_level(postgres::IsolationLevel::RepeatableRead).read_only(true).start()
+}
+
 pub(crate) fn pg_err(url: &PgUrl, e: postgres::Error) -> Error {
     let msg = match e.as_db_error() {
         Some(db) => {

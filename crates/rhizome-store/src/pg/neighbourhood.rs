@@ -8,6 +8,7 @@ use postgres::GenericClient;
 use rhizome_core::{ChunkRow, EntityRow, GraphData, Neighbourhood, RelationRow};
 
 use super::refresh::PgResult;
+use super::rows::{graph_chunk_row, graph_entity_row, graph_relation_row};
 
 pub(super) fn neighbourhood(c: &mut impl GenericClient, ids: &[String]) -> PgResult<Neighbourhood> {
     let asked: Vec<String> = ids.iter().cloned().collect::<BTreeSet<_>>().into_iter().collect();
@@ -19,13 +20,7 @@ pub(super) fn neighbourhood(c: &mut impl GenericClient, ids: &[String]) -> PgRes
             &[&asked],
         )?
         .iter()
-        .map(|r| RelationRow {
-            id: r.get(0),
-            source_id: r.get(1),
-            target_id: r.get(2),
-            rel_type: r.get(3),
-            weight: r.get::<_, f64>(4) as f32,
-        })
+        .map(graph_relation_row)
         .collect();
     let synonyms: Vec<(String, String, f32)> = c
         .query(
@@ -65,12 +60,12 @@ pub(super) fn neighbourhood(c: &mut impl GenericClient, ids: &[String]) -> PgRes
     let chunks: Vec<ChunkRow> = c
         .query("SELECT id, doc_id, ordinal FROM chunks WHERE id = ANY($1) ORDER BY id", &[&chunk_ids])?
         .iter()
-        .map(|r| ChunkRow { id: r.get(0), doc_id: r.get(1), ordinal: r.get::<_, i32>(2) as u32 })
+        .map(graph_chunk_row)
         .collect();
     let entities: Vec<EntityRow> = c
         .query("SELECT id, name, entity_type FROM entities WHERE id = ANY($1) ORDER BY id", &[&wanted])?
         .iter()
-        .map(|r| EntityRow { id: r.get(0), name: r.get(1), entity_type: r.get(2) })
+        .map(graph_entity_row)
         .collect();
     let ends: Vec<&str> = ends.into_iter().collect();
     let degrees = c

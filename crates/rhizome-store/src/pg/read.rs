@@ -5,13 +5,16 @@ use std::collections::HashMap;
 
 use postgres::{Client, GenericClient, Row};
 use rhizome_core::{
-    ChunkRow, ChunkWithDoc, Document, DocumentSummary, Entity, EntityRow, ExtractionFailure, Fact, FactRow, GraphData,
-    Relation, RelationRow, Result, Scored, Stats, StoreRead, SummaryTask, VectorKind,
+    ChunkWithDoc, Document, DocumentSummary, Entity, EntityRow, ExtractionFailure, Fact, FactRow, GraphData, Relation,
+    Result, Scored, Stats, StoreRead, SummaryTask, VectorKind,
 };
 
 use super::pool::Conn;
 use super::refresh::PgResult;
-use super::rows::{chunk_row, document_row, entity_row, fact_row, failure_row, relation_row};
+use super::rows::{
+    chunk_row, document_row, entity_row, fact_row, failure_row, graph_chunk_row, graph_entity_row, graph_relation_row,
+    relation_row,
+};
 use super::snapshot::snapshot;
 use super::vector::PgVector;
 use super::{communities, export, schema, search, PgStore};
@@ -33,6 +36,14 @@ impl PgStore {
     fn qc<T>(&self, f: impl FnOnce(&mut Conn) -> PgResult<T>) -> Result<T> {
         self.with(|conn| f(conn).map_err(|e| self.err(e)))
     }
+}
+
+/// `f` inside one read-only repeatable-read transaction: its reads see one snapshot.
+fn in_snapshot<T>(c: &mut Client, f: impl FnOnce(&mut postgres::Transaction) -> PgResult<T>) -> PgResult<T> {
+    let mut tx = super::snapshot(c)?;
+    let out = f(&mut tx)?;
+    tx.commit()?;
+    Ok(out)
 }
 
 fn stats(c: &mut Client) -> PgResult<Stats> {
@@ -112,26 +123,16 @@ fn summary_tasks(c: &mut Client, min: usize) -> PgResult<Vec<SummaryTask>> {
 
 fn graph_data(c: &mut impl GenericClient) -> PgResult<GraphData> {
     Ok(GraphData {
-        entities: c
-            .query("SELECT id, name, entity_type FROM entities ORDER BY id", &[])?
-            .iter()
-            .map(|r| EntityRow { id: r.get(0), name: r.get(1), entity_type: r.get(2) })
-            .collect(),
+        entities: entity_rows(c)?,
         chunks: c
             .query("SELECT id, doc_id, ordinal FROM chunks ORDER BY id", &[])?
             .iter()
-            .map(|r| ChunkRow { id: r.get(0), doc_id: r.get(1), ordinal: r.get::<_, i32>(2) as u32 })
+            .map(graph_chunk_row)
             .collect(),
         relations: c
             .query("SELECT id, source_id, target_id, rel_type, weight FROM relations ORDER BY id", &[])?
             .iter()
-            .map(|r| RelationRow {
-                id: r.get(0),
-                source_id: r.get(1),
-                target_id: r.get(2),
-                rel_type: r.get(3),
-                weight: r.get::<_, f64>(4) as f32,
-            })
+            .map(graph_relation_row)
             .collect(),
         mentions: c
             .query(
@@ -162,6 +163,11 @@ fn graph_data(c: &mut impl GenericClient) -> PgResult<GraphData> {
             .map(|r| FactRow { id: r.get(0), subject_id: r.get(1), object_id: r.get(2), chunk_id: r.get(3) })
             .collect(),
     })
+}
+
+/// Every entity's id, name and type, by id.
+fn entity_rows(c: &mut impl GenericClient) -> PgResult<Vec<EntityRow>> {
+    Ok(c.query("SELECT id, name, entity_type FROM entities ORDER BY id", &[])?.iter().map(graph_entity_row).collect())
 }
 
 fn summary_row(r: &Row) -> DocumentSummary {
@@ -399,39 +405,16 @@ impl StoreRead for PgStore {
     }
 
     fn graph_data(&self) -> Result<GraphData> {
-        self.q(|c| {
-            // One snapshot for all seven reads.
-            let mut tx = c
-                .build_transaction()
-                .isolation_level(postgres::IsolationLevel::RepeatableRead)
-                .read_only(true)
-                .start()?;
-            let g = graph_data(&mut tx)?;
-            tx.commit()?;
-            Ok(g)
-        })
+        // One snapshot for all seven reads.
+        self.q(|c| in_snapshot(c, |tx| graph_data(tx)))
     }
 
     fn neighbourhood(&self, entity_ids: &[String]) -> Result<rhizome_core::Neighbourhood> {
-        self.q(|c| {
-            let mut tx = c
-                .build_transaction()
-                .isolation_level(postgres::IsolationLevel::RepeatableRead)
-                .read_only(true)
-                .start()?;
-            let n = super::neighbourhood::neighbourhood(&mut tx, entity_ids)?;
-            tx.commit()?;
-            Ok(n)
-        })
+        self.q(|c| in_snapshot(c, |tx| super::neighbourhood::neighbourhood(tx, entity_ids)))
     }
 
     fn entity_rows(&self) -> Result<Vec<EntityRow>> {
-        self.q(|c| {
-            Ok(c.query("SELECT id, name, entity_type FROM entities ORDER BY id", &[])?
-                .iter()
-                .map(|r| EntityRow { id: r.get(0), name: r.get(1), entity_type: r.get(2) })
-                .collect())
-        })
+        self.q(entity_rows)
     }
 
     fn entity_count(&self) -> Result<u64> {

@@ -3,7 +3,8 @@
 
 use postgres::Row;
 use rhizome_core::{
-    Chunk, Covariate, Document, Entity, ExtractionFailure, Fact, MentionRecord, Relation, RelationRecord,
+    Chunk, ChunkRow, Covariate, Document, Entity, EntityRow, ExtractionFailure, Fact, MentionRecord, Relation,
+    RelationRecord, RelationRow,
 };
 
 /// A document from `id, source, title, text, pages, meta`.
@@ -112,4 +113,25 @@ pub(super) fn covariate_row(r: &Row) -> Covariate {
 /// An extraction failure from `chunk_id, doc_id, error, attempts`.
 pub(super) fn failure_row(r: &Row) -> ExtractionFailure {
     ExtractionFailure { chunk_id: r.get(0), doc_id: r.get(1), error: r.get(2), attempts: r.get::<_, i32>(3) as u32 }
+}
+
+/// A graph node from `id, name, entity_type` ([`rhizome_core::GraphData`]'s entities).
+pub(super) fn graph_entity_row(r: &Row) -> EntityRow {
+    EntityRow { id: r.get(0), name: r.get(1), entity_type: r.get(2) }
+}
+
+/// A graph chunk from `id, doc_id, ordinal`.
+pub(super) fn graph_chunk_row(r: &Row) -> ChunkRow {
+    ChunkRow { id: r.get(0), doc_id: r.get(1), ordinal: r.get::<_, i32>(2) as u32 }
+}
+
+/// A graph edge from `id, source_id, target_id, rel_type, weight`.
+pub(super) fn graph_relation_row(r: &Row) -> RelationRow {
+    RelationRow {
+        id: r.get(0),
+        source_id: r.get(1),
+        target_id: r.get(2),
+        rel_type: r.get(3),
+        weight: r.get::<_, f64>(4) as f32,
+    }
 }

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use postgres::{GenericClient, IsolationLevel, Statement, Transaction};
+use postgres::{GenericClient, Statement, Transaction};
 use rhizome_core::{dot, Scored, VectorKind};
 
 use super::pool::Conn;
@@ -386,8 +386,7 @@ pub fn bm25(c: &mut Conn, url: &str, known: Option<u64>, query: &str, k: usize) 
         rank(&lengths.docs, &all, k)
     } else {
         let (df, all, probe) = (c.prepared(DF)?, c.prepared(ALL)?, c.prepared(PROBE)?);
-        let tx =
-            c.client.build_transaction().isolation_level(IsolationLevel::RepeatableRead).read_only(true).start()?;
+        let tx = super::snapshot(&mut c.client)?;
         let mut src = PgPostings { tx, df, all, probe };
         let hits = top_k(&mut src, &lengths.docs, &terms, k)?;
         src.tx.commit()?;

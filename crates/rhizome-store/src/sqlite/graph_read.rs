@@ -1,7 +1,34 @@
-//! The whole-graph read (`StoreRead::graph_data`) for [`SqliteStore`].
+//! The whole-graph read (`StoreRead::graph_data`) for [`SqliteStore`], and the readers of
+//! its rows that the neighbourhood read shares.
 
 use rhizome_core::{ChunkRow, EntityRow, FactRow, GraphData, RelationRow, Result};
 use rusqlite::{Connection, Row};
+
+/// A graph node from `id, name, entity_type`.
+pub(super) fn entity_row(r: &Row) -> rusqlite::Result<EntityRow> {
+    Ok(EntityRow { id: r.get(0)?, name: r.get(1)?, entity_type: r.get(2)? })
+}
+
+/// A graph chunk from `id, doc_id, ordinal`.
+pub(super) fn chunk_row(r: &Row) -> rusqlite::Result<ChunkRow> {
+    Ok(ChunkRow { id: r.get(0)?, doc_id: r.get(1)?, ordinal: r.get(2)? })
+}
+
+/// A graph edge from `id, source_id, target_id, rel_type, weight`.
+pub(super) fn relation_row(r: &Row) -> rusqlite::Result<RelationRow> {
+    Ok(RelationRow {
+        id: r.get(0)?,
+        source_id: r.get(1)?,
+        target_id: r.get(2)?,
+        rel_type: r.get(3)?,
+        weight: r.get::<_, f64>(4)? as f32,
+    })
+}
+
+/// Every entity's id, name and type, by id.
+pub(crate) fn entity_rows(conn: &Connection) -> Result<Vec<EntityRow>> {
+    rows(conn, "SELECT id, name, entity_type FROM entities ORDER BY id", entity_row)
+}
 
 fn rows<T>(conn: &Connection, q: &str, f: impl FnMut(&Row) -> rusqlite::Result<T>) -> Result<Vec<T>> {
     super::rows::list(conn, q, [], f)
@@ -9,21 +36,13 @@ fn rows<T>(conn: &Connection, q: &str, f: impl FnMut(&Row) -> rusqlite::Result<T
 
 pub(crate) fn graph_data(conn: &Connection) -> Result<GraphData> {
     Ok(GraphData {
-        entities: rows(conn, "SELECT id, name, entity_type FROM entities ORDER BY id", |r| {
-            Ok(EntityRow { id: r.get(0)?, name: r.get(1)?, entity_type: r.get(2)? })
-        })?,
-        chunks: rows(conn, "SELECT id, doc_id, ordinal FROM chunks ORDER BY id", |r| {
-            Ok(ChunkRow { id: r.get(0)?, doc_id: r.get(1)?, ordinal: r.get(2)? })
-        })?,
-        relations: rows(conn, "SELECT id, source_id, target_id, rel_type, weight FROM relations ORDER BY id", |r| {
-            Ok(RelationRow {
-                id: r.get(0)?,
-                source_id: r.get(1)?,
-                target_id: r.get(2)?,
-                rel_type: r.get(3)?,
-                weight: r.get::<_, f64>(4)? as f32,
-            })
-        })?,
+        entities: entity_rows(conn)?,
+        chunks: rows(conn, "SELECT id, doc_id, ordinal FROM chunks ORDER BY id", chunk_row)?,
+        relations: rows(
+            conn,
+            "SELECT id, source_id, target_id, rel_type, weight FROM relations ORDER BY id",
+            relation_row,
+        )?,
         mentions: rows(
             conn,
             "SELECT entity_id, chunk_id, SUM(count) FROM entity_support WHERE chunk_id IS NOT NULL

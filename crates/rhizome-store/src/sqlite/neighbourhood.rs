@@ -1,19 +1,14 @@
-//! The graph around some entities (`StoreRead::neighbourhood`) and the entity rows, read
-//! by id through the indexes on relation ends, mentions and chunks: their cost follows
-//! the neighbourhood, not the index.
+//! The graph around some entities (`StoreRead::neighbourhood`), read by id through the
+//! indexes on relation ends, mentions and chunks: its cost follows the neighbourhood, not
+//! the index. Also the entity count.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use rhizome_core::{ChunkRow, EntityRow, GraphData, Neighbourhood, RelationRow, Result};
+use rhizome_core::{ChunkRow, GraphData, Neighbourhood, RelationRow, Result};
 use rusqlite::{Connection, OptionalExtension};
 
+use super::graph_read::{chunk_row, entity_row, relation_row};
 use super::sql;
-
-pub(crate) fn entity_rows(conn: &Connection) -> Result<Vec<EntityRow>> {
-    super::rows::list(conn, "SELECT id, name, entity_type FROM entities ORDER BY id", [], |r| {
-        Ok(EntityRow { id: r.get(0)?, name: r.get(1)?, entity_type: r.get(2)? })
-    })
-}
 
 pub(crate) fn entity_count(conn: &Connection) -> Result<u64> {
     conn.query_row("SELECT count(*) FROM entities", [], |r| r.get::<_, i64>(0)).map(|n| n.max(0) as u64).map_err(sql)
@@ -42,18 +37,7 @@ pub(crate) fn neighbourhood(conn: &Connection, ids: &[String]) -> Result<Neighbo
             )
             .map_err(sql)?;
         for id in &asked {
-            let rows = rel
-                .query_map([id], |r| {
-                    Ok(RelationRow {
-                        id: r.get(0)?,
-                        source_id: r.get(1)?,
-                        target_id: r.get(2)?,
-                        rel_type: r.get(3)?,
-                        weight: r.get::<_, f64>(4)? as f32,
-                    })
-                })
-                .map_err(sql)?;
-            for r in rows {
+            for r in rel.query_map([id], relation_row).map_err(sql)? {
                 let r = r.map_err(sql)?;
                 relations.insert(r.id.clone(), r);
             }
@@ -86,10 +70,7 @@ pub(crate) fn neighbourhood(conn: &Connection, ids: &[String]) -> Result<Neighbo
                     mentions.push((e, id.clone(), n.max(0) as u32));
                 }
             }
-            let row = c
-                .query_row([id], |r| Ok(ChunkRow { id: r.get(0)?, doc_id: r.get(1)?, ordinal: r.get(2)? }))
-                .optional()
-                .map_err(sql)?;
+            let row = c.query_row([id], chunk_row).optional().map_err(sql)?;
             chunks.extend(row);
         }
     }
@@ -105,10 +86,7 @@ pub(crate) fn neighbourhood(conn: &Connection, ids: &[String]) -> Result<Neighbo
             )
             .map_err(sql)?;
         for id in wanted {
-            let row = e
-                .query_row([id], |r| Ok(EntityRow { id: r.get(0)?, name: r.get(1)?, entity_type: r.get(2)? }))
-                .optional()
-                .map_err(sql)?;
+            let row = e.query_row([id], entity_row).optional().map_err(sql)?;
             let Some(row) = row else { continue };
             if ends.contains(id) {
                 let n: i64 = d.query_row([id], |r| r.get(0)).map_err(sql)?;

@@ -339,7 +339,7 @@ impl StoreRead for SqliteStore {
     }
 
     fn entity_rows(&self) -> Result<Vec<rhizome_core::EntityRow>> {
-        super::neighbourhood::entity_rows(&self.conn)
+        super::graph_read::entity_rows(&self.conn)
     }
 
     fn entity_count(&self) -> Result<u64> {
