@@ -13,11 +13,10 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Instant;
 
-use rhizome_core::{Result, VectorKind};
+use rhizome_core::Result;
 
-use super::{find_anchors, Anchor, MultihopConfig};
+use super::{entity_hits, find_anchors, Anchor, MultihopConfig};
 use crate::graph::Graph;
-use crate::query_entities::embed_text;
 use crate::{ms, QueryEnv, Retrieval};
 
 /// The anchors and the graph around them that the rest of the method reads, and the
@@ -31,41 +30,35 @@ pub(super) fn anchors_around(
 ) -> Result<(Arc<Graph>, Vec<Anchor>, Vec<serde_json::Value>)> {
     let cfg = env.config.section::<MultihopConfig>();
     // Every entity an anchor may be chosen from: the hits of each query.
+    let hits = entity_hits(env, names, q, true, out)?;
     let t = Instant::now();
-    let texts: Vec<String> = names.iter().map(|n| embed_text(n)).collect();
-    let vecs =
-        if texts.is_empty() { Vec::new() } else { env.embedder.embed(&texts, rhizome_core::EmbedKind::Passage)? };
     let mut candidates: BTreeSet<String> = BTreeSet::new();
-    for v in vecs.iter().map(Vec::as_slice).chain(std::iter::once(q)) {
-        candidates
-            .extend(env.store.vector_search(VectorKind::Entity, v, cfg.anchor_per_entity)?.into_iter().map(|h| h.id));
-    }
+    candidates.extend(hits.names.iter().flatten().chain(hits.question.iter().flatten()).map(|h| h.id.clone()));
     let candidates: Vec<String> = candidates.into_iter().collect();
     let near = Graph::from_neighbourhood(env.store.neighbourhood(&candidates)?);
     out.timings_ms.insert("candidates".into(), ms(t));
-    let (anchors, rejected) = find_anchors(env, &near, names, question, q, out)?;
+    let (anchors, rejected) = find_anchors(env, &near, names, hits, question, q, out)?;
 
     let t = Instant::now();
     let levels = ((cfg.max_hops.max(1) - 1) / 2).max(cfg.depth.max(1) - 1);
     let mut complete: BTreeSet<String> = anchors.iter().map(|a| near.entity_ids[a.node as usize].clone()).collect();
     let mut frontier: Vec<String> = complete.iter().cloned().collect();
     let mut reads = 1;
-    for _ in 0..levels {
+    for level in 0..levels {
         if frontier.is_empty() {
             break;
         }
-        let n = env.store.neighbourhood(&frontier)?;
-        reads += 1;
-        frontier = n
-            .graph
-            .relations
-            .iter()
-            .flat_map(|r| [&r.source_id, &r.target_id])
-            .filter(|id| !complete.contains(*id))
-            .cloned()
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
+        // The anchors' relations came with the candidates' neighbourhood; farther levels
+        // are read.
+        let ends: BTreeSet<String> = if level == 0 {
+            let nodes = anchors.iter().flat_map(|a| &near.neighbors[a.node as usize]);
+            nodes.map(|nb| near.entity_ids[nb.entity as usize].clone()).collect()
+        } else {
+            reads += 1;
+            let n = env.store.neighbourhood(&frontier)?;
+            n.graph.relations.into_iter().flat_map(|r| [r.source_id, r.target_id]).collect()
+        };
+        frontier = ends.into_iter().filter(|id| !complete.contains(id)).collect();
         complete.extend(frontier.iter().cloned());
     }
     let ids: Vec<String> = complete.into_iter().collect();

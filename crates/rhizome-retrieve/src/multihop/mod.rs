@@ -32,7 +32,7 @@ use std::time::Instant;
 
 use rhizome_core::config::Section;
 use rhizome_core::text::bm25_terms;
-use rhizome_core::{dot, EmbedKind, Result, VectorKind};
+use rhizome_core::{dot, EmbedKind, Result, Scored, VectorKind};
 use serde_json::json;
 
 pub use self::settings::MultihopConfig;
@@ -78,7 +78,8 @@ impl Retriever for Multihop {
 
         let (g, anchors, rejected) = match whole {
             Some(g) => {
-                let (anchors, rejected) = find_anchors(env, &g, &qe.names, question, &q, &mut out)?;
+                let hits = entity_hits(env, &qe.names, &q, false, &mut out)?;
+                let (anchors, rejected) = find_anchors(env, &g, &qe.names, hits, question, &q, &mut out)?;
                 (g, anchors, rejected)
             }
             None => around::anchors_around(env, &qe.names, question, &q, &mut out)?,
@@ -187,27 +188,51 @@ impl Retriever for Multihop {
     }
 }
 
-/// Anchors for the question entities `names` (embedded as entity names), or for the whole
-/// question when they give none; also the candidates under `anchor_min_score`.
+/// The entity hits anchors are chosen from: each question entity's (embedded as an entity
+/// name), and the whole question's when it was searched already.
+pub(super) struct EntityHits {
+    pub(super) names: Vec<Vec<Scored>>,
+    pub(super) question: Option<Vec<Scored>>,
+}
+
+/// Search the entity vectors for each of `names` (embedded as entity names) and, when
+/// `with_question`, for the question `q`: `anchor_per_entity` hits each.
+pub(super) fn entity_hits(
+    env: &QueryEnv,
+    names: &[String],
+    q: &[f32],
+    with_question: bool,
+    out: &mut Retrieval,
+) -> Result<EntityHits> {
+    let k = env.config.section::<MultihopConfig>().anchor_per_entity;
+    let texts: Vec<String> = names.iter().map(|n| embed_text(n)).collect();
+    let t = Instant::now();
+    let vecs = if texts.is_empty() { Vec::new() } else { env.embedder.embed(&texts, EmbedKind::Passage)? };
+    out.timings_ms.insert("embed_entities".into(), ms(t));
+    let t = Instant::now();
+    let names = vecs.iter().map(|v| env.store.vector_search(VectorKind::Entity, v, k)).collect::<Result<Vec<_>>>()?;
+    let question = if with_question { Some(env.store.vector_search(VectorKind::Entity, q, k)?) } else { None };
+    *out.timings_ms.entry("anchors".into()).or_default() += ms(t);
+    Ok(EntityHits { names, question })
+}
+
+/// Anchors for the question entities `names` from their `hits`, or for the whole question
+/// when they give none; also the candidates under `anchor_min_score`.
 fn find_anchors(
     env: &QueryEnv,
     g: &Graph,
     names: &[String],
+    hits: EntityHits,
     question: &str,
     q: &[f32],
     out: &mut Retrieval,
 ) -> Result<(Vec<Anchor>, Vec<serde_json::Value>)> {
     let cfg = env.config.section::<MultihopConfig>();
-    let texts: Vec<String> = names.iter().map(|n| embed_text(n)).collect();
-    let t = Instant::now();
-    let vecs = if texts.is_empty() { Vec::new() } else { env.embedder.embed(&texts, EmbedKind::Passage)? };
-    out.timings_ms.insert("embed_entities".into(), ms(t));
-
     let t = Instant::now();
     let mut anchors: Vec<Anchor> = Vec::new();
     let mut rejected = Vec::new();
-    let mut search = |query: &str, v: &[f32], anchors: &mut Vec<Anchor>| -> Result<()> {
-        for hit in env.store.vector_search(VectorKind::Entity, v, cfg.anchor_per_entity)? {
+    let mut take = |query: &str, hits: Vec<Scored>, anchors: &mut Vec<Anchor>| {
+        for hit in hits {
             let Some(node) = g.entity(&hit.id) else { continue };
             let named = names_words_of(&g.entity_names[node as usize], query);
             if hit.score < cfg.anchor_min_score && !named {
@@ -216,10 +241,9 @@ fn find_anchors(
                 anchors.push(Anchor { node, score: hit.score, query: query.to_string() });
             }
         }
-        Ok(())
     };
-    for (name, v) in names.iter().zip(&vecs) {
-        search(name, v, &mut anchors)?;
+    for (name, h) in names.iter().zip(hits.names) {
+        take(name, h, &mut anchors);
     }
     if anchors.is_empty() {
         if !names.is_empty() {
@@ -229,9 +253,13 @@ fn find_anchors(
                     .into(),
             );
         }
-        search(question, q, &mut anchors)?;
+        let h = match hits.question {
+            Some(h) => h,
+            None => env.store.vector_search(VectorKind::Entity, q, cfg.anchor_per_entity)?,
+        };
+        take(question, h, &mut anchors);
     }
-    out.timings_ms.insert("anchors".into(), ms(t));
+    *out.timings_ms.entry("anchors".into()).or_default() += ms(t);
     Ok((anchors, rejected))
 }
 
