@@ -68,30 +68,36 @@ fn musique_recall_is_the_same_on_every_backend() {
     }
 }
 
-/// `local`, `multihop` and `tog` over the neighbourhood of the question's entities, read
-/// from the store, give the same contexts as over the whole graph, question by question.
+/// `local`, `multihop` and `tog` over the neighbourhood of the question's entities, and
+/// `hippo`'s bounded PageRank over the subgraph around its seeds, read from the store,
+/// give the same contexts as over the whole graph, question by question.
 fn graph_methods_read_the_same_from_a_neighbourhood(store: &str, tmp: &Path) {
     let questions: Value =
         serde_json::from_str(&std::fs::read_to_string(shared().join("musique/musique_train.json")).unwrap()).unwrap();
     let mut read = 0;
-    for (i, q) in questions.as_array().unwrap().iter().take(6).enumerate() {
+    for (i, q) in questions.as_array().unwrap().iter().take(8).enumerate() {
         let q = q["question"].as_str().unwrap();
-        let method = ["local", "multihop", "tog"][i % 3];
+        let method = ["local", "multihop", "tog", "hippo"][i % 4];
         let ask = |up_to: &str| {
             let mut c = on(store, tmp);
-            c.args(["--set", &format!("retrieval.whole_graph_up_to={up_to}")]);
+            c.args(["--set", &format!("retrieval.whole_graph_up_to={up_to}"), "--set", "hippo.ppr_nodes=2000"]);
             c.args(["query", q, "--method", method]);
             json(c)
         };
         let (whole, around) = (ask("1000000"), ask("0"));
         let notes = around["notes"].to_string();
         assert!(!whole["notes"].to_string().contains("neighbourhood"), "{}", whole["notes"]);
-        assert!(notes.contains("read the neighbourhood of"), "{notes}");
+        if method == "hippo" {
+            assert_eq!(whole["extra"]["ppr_subgraph_nodes"], 2000, "{whole:#}");
+            assert!(around["extra"]["graph_reads"].as_u64().unwrap_or(0) > 0, "{around:#}");
+        } else {
+            assert!(notes.contains("read the neighbourhood of"), "{notes}");
+        }
         assert!(!whole["contexts"].as_array().unwrap().is_empty(), "{q}: {whole:#}");
         assert_eq!(whole["contexts"], around["contexts"], "{method}: {q} on {store}");
         read += 1;
     }
-    assert_eq!(read, 6);
+    assert_eq!(read, 8);
 }
 
 /// Index `runs` into `store` (one `rhizome index` each) and delete `gone`; index the same

@@ -141,3 +141,35 @@ impl GraphData {
         }
     }
 }
+
+impl GraphData {
+    /// The edges of hippo's PageRank graph (relations, synonym edges, mentions) that touch
+    /// `entities` or `chunks`, or with `among` that have both ends among them, each list
+    /// in [`GraphData`] order; the other lists are left empty. What every backend's
+    /// [`crate::StoreRead::walk_edges`] must equal (and the default one).
+    ///
+    /// A mention touches when its entity is among `entities` or its chunk among `chunks`;
+    /// with `among`, both. A relation or synonym edge touches when an end is among
+    /// `entities`; with `among`, both ends.
+    pub fn walk_edges(&self, entities: &[String], chunks: &[String], among: bool) -> GraphData {
+        use std::collections::BTreeSet;
+        let e: BTreeSet<&str> = entities.iter().map(String::as_str).collect();
+        let c: BTreeSet<&str> = chunks.iter().map(String::as_str).collect();
+        let ends =
+            |a: &str, b: &str| if among { e.contains(a) && e.contains(b) } else { e.contains(a) || e.contains(b) };
+        let mention = |m: &(String, String, u32)| {
+            let (x, y) = (e.contains(m.0.as_str()), c.contains(m.1.as_str()));
+            if among {
+                x && y
+            } else {
+                x || y
+            }
+        };
+        GraphData {
+            relations: self.relations.iter().filter(|r| ends(&r.source_id, &r.target_id)).cloned().collect(),
+            mentions: self.mentions.iter().filter(|m| mention(m)).cloned().collect(),
+            synonyms: self.synonyms.iter().filter(|s| ends(&s.0, &s.1)).cloned().collect(),
+            ..GraphData::default()
+        }
+    }
+}

@@ -312,6 +312,28 @@ pub trait StoreRead {
     fn neighbourhood(&self, entity_ids: &[String]) -> Result<crate::Neighbourhood> {
         Ok(self.graph_data()?.around(entity_ids))
     }
+    /// The edges of hippo's PageRank graph that touch `entity_ids` or `chunk_ids`, or with
+    /// `among` that have both ends among them ([`crate::GraphData::walk_edges`] says which
+    /// rows): what hippo reads, a few hundred nodes at a time, to walk the part of a large
+    /// index around a question. It must equal `self.graph_data()?.walk_edges(..)`, which is
+    /// the default; a backend overrides it with reads by id.
+    fn walk_edges(&self, entity_ids: &[String], chunk_ids: &[String], among: bool) -> Result<crate::GraphData> {
+        Ok(self.graph_data()?.walk_edges(entity_ids, chunk_ids, among))
+    }
+    /// (chunk id, its document's title) for those of `chunk_ids` that exist, by chunk id.
+    fn chunk_titles(&self, chunk_ids: &[String]) -> Result<Vec<(String, String)>> {
+        let mut out: Vec<(String, String)> =
+            self.chunks(chunk_ids)?.into_iter().map(|c| (c.chunk.id, c.doc_title)).collect();
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+    /// The fact rows of [`StoreRead::graph_data`] (one per supporting chunk) of the facts
+    /// asked, in its order (by fact id, then chunk id, a fact without a chunk first).
+    fn fact_rows(&self, fact_ids: &[String]) -> Result<Vec<crate::FactRow>> {
+        let asked: std::collections::BTreeSet<&str> = fact_ids.iter().map(String::as_str).collect();
+        Ok(self.graph_data()?.facts.into_iter().filter(|f| asked.contains(f.id.as_str())).collect())
+    }
     /// Every entity's id, name and type, by id (the entity rows of
     /// [`StoreRead::graph_data`]): what a question's names are matched against.
     fn entity_rows(&self) -> Result<Vec<crate::EntityRow>> {
@@ -320,6 +342,10 @@ pub trait StoreRead {
     /// How many entities the index holds.
     fn entity_count(&self) -> Result<u64> {
         Ok(self.stats()?.nodes.get("Entity").copied().unwrap_or(0))
+    }
+    /// How many facts the index holds.
+    fn fact_count(&self) -> Result<u64> {
+        Ok(self.stats()?.nodes.get("Fact").copied().unwrap_or(0))
     }
     /// A counter that changes whenever the graph changes (any write or delete), so that a
     /// caller can cache what it derives from [`StoreRead::graph_data`].

@@ -256,8 +256,9 @@ pub struct GraphCache {
     slot: Mutex<Option<(u64, Arc<Graph>)>>,
     /// Held while a graph is built, so that concurrent queries build it once.
     building: Mutex<()>,
-    /// The entity count and the name index at a graph version.
+    /// The entity count, the fact count and the name index at a graph version.
     count: Mutex<Option<(u64, u64)>>,
+    facts: Mutex<Option<(u64, u64)>>,
     names: Mutex<Option<(u64, Arc<NameIndex>)>>,
 }
 
@@ -298,6 +299,24 @@ impl GraphCache {
             return Ok(None);
         }
         self.get(store).map(Some)
+    }
+
+    /// How many facts the index holds: from the graph when it is held, else read once per
+    /// graph version.
+    pub fn fact_count(&self, store: &dyn StoreRead) -> Result<u64> {
+        let version = store.graph_version()?;
+        if let Some(g) = self.current(version) {
+            return Ok(g.facts.len() as u64);
+        }
+        let mut slot = self.facts.lock().unwrap_or_else(|p| p.into_inner());
+        match *slot {
+            Some((v, n)) if v == version => Ok(n),
+            _ => {
+                let n = store.fact_count()?;
+                *slot = Some((version, n));
+                Ok(n)
+            }
+        }
     }
 
     /// Every entity's name by folded name, read once per graph version: a question's

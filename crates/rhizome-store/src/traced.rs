@@ -88,11 +88,24 @@ impl<S: StoreRead> StoreRead for Traced<S> {
     fn neighbourhood(&self, entity_ids: &[String]) -> Result<rhizome_core::Neighbourhood> {
         info_span!("store.neighbourhood", ids = entity_ids.len()).in_scope(|| self.0.neighbourhood(entity_ids))
     }
+    fn walk_edges(&self, entity_ids: &[String], chunk_ids: &[String], among: bool) -> Result<rhizome_core::GraphData> {
+        info_span!("store.walk_edges", entities = entity_ids.len(), chunks = chunk_ids.len())
+            .in_scope(|| self.0.walk_edges(entity_ids, chunk_ids, among))
+    }
+    fn chunk_titles(&self, chunk_ids: &[String]) -> Result<Vec<(String, String)>> {
+        self.0.chunk_titles(chunk_ids)
+    }
+    fn fact_rows(&self, fact_ids: &[String]) -> Result<Vec<rhizome_core::FactRow>> {
+        self.0.fact_rows(fact_ids)
+    }
     fn entity_rows(&self) -> Result<Vec<rhizome_core::EntityRow>> {
         info_span!("store.entity_rows").in_scope(|| self.0.entity_rows())
     }
     fn entity_count(&self) -> Result<u64> {
         self.0.entity_count()
+    }
+    fn fact_count(&self) -> Result<u64> {
+        self.0.fact_count()
     }
     fn graph_version(&self) -> Result<u64> {
         self.0.graph_version()

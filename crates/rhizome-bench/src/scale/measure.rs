@@ -92,8 +92,11 @@ pub fn measure(
     embedder.embed(&texts, EmbedKind::Query)?;
     // Graph methods reading the neighbourhoods they need, before anything loads the
     // whole graph: an engine of their own, with `retrieval.whole_graph_up_to` 0.
-    let around: Vec<Method> =
-        methods.iter().copied().filter(|m| matches!(*m, Method::Local | Method::Multihop | Method::Tog)).collect();
+    let around: Vec<Method> = methods
+        .iter()
+        .copied()
+        .filter(|m| matches!(*m, Method::Local | Method::Multihop | Method::Tog | Method::Hippo))
+        .collect();
     if !around.is_empty() {
         let mut config = bench.config.clone();
         config.retrieval.whole_graph_up_to = 0;

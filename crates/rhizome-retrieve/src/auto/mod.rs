@@ -91,12 +91,16 @@ fn route_and_retrieve(
     let analysis = analyze(question, &[], env.llm)?;
     let analyze_ms = ms(t);
     // The fact count matters only for multi-hop and comparative questions; it comes from
-    // the in-memory graph, which hippo loads anyway (counting in the store is slow). Other
-    // questions load no graph on an index above `retrieval.whole_graph_up_to` entities
-    // (the method routed to reads what it needs); there an edge list is not told apart.
+    // the graph when held, else from the store once per graph version. No question loads
+    // the graph on an index above `retrieval.whole_graph_up_to` entities (the method
+    // routed to reads what it needs); there an edge list is not told apart.
     let needs_facts = analysis.multi_hop || analysis.query_type == QueryType::Comparative;
-    let graph = if needs_facts { Some(env.graph()?) } else { env.whole_graph()? };
-    let facts = graph.as_ref().filter(|_| needs_facts).map_or(0, |g| g.facts.len() as u64);
+    let graph = env.whole_graph()?;
+    let facts = match (&graph, needs_facts) {
+        (_, false) => 0,
+        (Some(g), true) => g.facts.len() as u64,
+        (None, true) => env.graph.fact_count(env.store)?,
+    };
     let mut chosen = route(&analysis, facts);
     let edge_list = graph.as_ref().is_some_and(|g| g.chunk_ids.is_empty() && !g.entity_ids.is_empty());
     if edge_list && chosen.method != Method::Multihop {

@@ -13,28 +13,34 @@ use crate::QueryEnv;
 /// A fact linked to the question.
 #[derive(Debug, Clone)]
 pub(super) struct Linked {
-    /// Index into [`Graph::facts`].
-    pub(super) fact: u32,
     pub(super) id: String,
     pub(super) text: String,
     /// Subject, predicate and object, for viewers that draw the fact as an edge.
     pub(super) triple: [String; 3],
+    /// The entity ids of its subject and object.
+    pub(super) ends: [String; 2],
     /// Linking score in [0, 1].
     pub(super) score: f32,
 }
 
+/// A fact as the graph holds it: the entity ids of its ends and the best relative score
+/// of the passages that support it (its context).
+pub(super) struct InGraph {
+    pub(super) ends: [String; 2],
+    pub(super) context: f32,
+}
+
 /// The facts closest to the question, rescored with the relative scores of their
 /// passages (see [`HippoConfig::fact_context_weight`]); the best `linking_top_k`, with
-/// their texts.
+/// their texts. `in_graph` says, for the facts found by vector, which the graph holds.
 pub(super) fn link_facts(
     env: &QueryEnv,
-    graph: &Graph,
     q: &[f32],
     cfg: &HippoConfig,
-    passages: &[f32],
+    in_graph: impl FnOnce(&[String]) -> Result<HashMap<String, InGraph>>,
 ) -> Result<Vec<Linked>> {
     let top_k = cfg.linking_top_k;
-    if top_k == 0 || graph.facts.is_empty() {
+    if top_k == 0 {
         return Ok(Vec::new());
     }
     let pool = cfg.fact_candidates.max(top_k);
@@ -46,17 +52,15 @@ pub(super) fn link_facts(
     let (Some(hi), Some(lo)) = (hits.first().map(|s| s.score), lowest.first().map(|s| -s.score)) else {
         return Ok(Vec::new());
     };
+    let ids: Vec<String> = hits.iter().map(|s| s.id.clone()).collect();
+    let mut known = in_graph(&ids)?;
     let w = cfg.fact_context_weight.clamp(0.0, 1.0);
-    let mut best: Vec<(u32, String, f32)> = hits
+    let mut best: Vec<(InGraph, String, f32)> = hits
         .into_iter()
         .filter_map(|s| {
-            let f = graph.fact(&s.id)?;
-            let context = graph.facts[f as usize]
-                .chunks
-                .iter()
-                .filter_map(|&c| passages.get(c as usize).copied())
-                .fold(0.0f32, f32::max);
-            Some((f, s.id, (1.0 - w) * min_max(s.score, lo, hi) + w * context))
+            let f = known.remove(&s.id)?;
+            let score = (1.0 - w) * min_max(s.score, lo, hi) + w * f.context;
+            Some((f, s.id, score))
         })
         .collect();
     best.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.1.cmp(&b.1)));
@@ -71,24 +75,41 @@ pub(super) fn link_facts(
                 Some(f) => (f.text(), [f.subject.clone(), f.predicate.clone(), f.object.clone()]),
                 None => Default::default(),
             };
-            Linked { fact, id, text, triple, score }
+            Linked { id, text, triple, ends: fact.ends, score }
         })
         .collect())
 }
 
-/// Reset weights of entity nodes: for each linked fact and each of its two entities,
-/// `weight` x the fact's score divided by the number of passages the entity is mentioned in (a
-/// phrase found everywhere says little about where to look), summed over facts.
-pub(super) fn entity_seeds(graph: &Graph, linked: &[Linked], weight: f64) -> BTreeMap<u32, f64> {
-    let mut seeds: BTreeMap<u32, f64> = BTreeMap::new();
+/// [`link_facts`]'s `in_graph` over the whole graph: `passages` holds each chunk's
+/// relative score.
+pub(super) fn in_whole_graph(graph: &Graph, passages: &[f32], ids: &[String]) -> HashMap<String, InGraph> {
+    ids.iter()
+        .filter_map(|id| {
+            let f = &graph.facts[graph.fact(id)? as usize];
+            let context = f.chunks.iter().filter_map(|&c| passages.get(c as usize).copied()).fold(0.0f32, f32::max);
+            let ends = [graph.entity_ids[f.subject as usize].clone(), graph.entity_ids[f.object as usize].clone()];
+            Some((id.clone(), InGraph { ends, context }))
+        })
+        .collect()
+}
+
+/// Reset weights of entity nodes, by entity id: for each linked fact and each of its two
+/// entities, `weight` x the fact's score divided by the number of passages the entity is
+/// mentioned in (`passages_of`; a phrase found everywhere says little about where to
+/// look), summed over facts.
+pub(super) fn entity_seeds(
+    linked: &[Linked],
+    weight: f64,
+    passages_of: impl Fn(&str) -> usize,
+) -> BTreeMap<String, f64> {
+    let mut seeds: BTreeMap<String, f64> = BTreeMap::new();
     for f in linked {
-        let Some(node) = graph.facts.get(f.fact as usize) else { continue };
-        let ends = if node.subject == node.object { vec![node.subject] } else { vec![node.subject, node.object] };
+        let [subject, object] = &f.ends;
+        let ends = if subject == object { vec![subject] } else { vec![subject, object] };
         for e in ends {
-            let chunks = graph.entity_chunks.get(e as usize).map_or(0, Vec::len).max(1);
-            let w = weight * f.score as f64 / chunks as f64;
+            let w = weight * f.score as f64 / passages_of(e).max(1) as f64;
             if w > 0.0 {
-                *seeds.entry(e).or_default() += w;
+                *seeds.entry(e.clone()).or_default() += w;
             }
         }
     }

@@ -35,6 +35,7 @@
 //! `settings` ([`HippoConfig`]); this file runs the steps.
 
 mod adjacency;
+mod around;
 mod linking;
 mod names;
 mod passages;
@@ -42,7 +43,8 @@ mod recognition;
 mod settings;
 mod subgraph;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use std::time::Instant;
 
 use rhizome_core::config::Section;
@@ -50,15 +52,17 @@ use rhizome_core::Result;
 use serde_json::{json, Value};
 
 use self::adjacency::adjacency;
-use self::linking::{entity_seeds, link_facts};
-use self::names::name_matches;
-use self::passages::{passage_scores, relative_passage_scores};
+use self::around::{around_ranking, Around, Node, Question};
+use self::linking::{entity_seeds, in_whole_graph, link_facts, InGraph, Linked};
+use self::names::{matches_by, name_candidates, name_matches};
+use self::passages::{passage_scores, relative_passage_scores, Sparse};
 pub(crate) use self::recognition::parse_kept;
 use self::recognition::recognition_filter;
 pub use self::settings::HippoConfig;
-use self::subgraph::{bounded_ranking, Walk, PASSAGE_SEEDS};
+use self::subgraph::{bounded_ranking, Seeds, Walk, PASSAGE_SEEDS};
+use crate::graph::Graph;
 use crate::ppr::{
-    gauss_seidel_f64, personalized_pagerank, ranked_ppr, FusedRanking, DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE,
+    gauss_seidel_f64, personalized_pagerank, ranked_ppr, Csr, FusedRanking, DEFAULT_MAX_ITERATIONS, DEFAULT_TOLERANCE,
 };
 use crate::{embed_question, timed};
 use crate::{ms, Context, Method, MethodEntry, QueryEnv, Retrieval, Retriever};
@@ -125,26 +129,61 @@ impl Retriever for Hippo {
         let cfg = env.config.section::<HippoConfig>();
         let mut out = Retrieval::default();
         let q = embed_question(env, question, &mut out.timings_ms)?;
-        let graph = timed(&mut out.timings_ms, "graph", || env.graph())?;
-        // Past `ppr_nodes` nodes (when set), the walk runs on the subgraph around the seeds,
-        // and only the passages that can seed it are scored.
-        let nodes = graph.entity_ids.len() + graph.chunk_ids.len();
-        let bounded = !self.whole_graph && cfg.ppr_nodes > 0 && nodes > cfg.ppr_nodes;
-        let limit = bounded.then_some(PASSAGE_SEEDS.max(env.config.retrieval.top_k));
-        let passages = timed(&mut out.timings_ms, "dense", || {
-            passage_scores(env, &graph, &q, question, cfg.passage_bm25_weight, limit)
+        let graph = timed(&mut out.timings_ms, "graph", || match self.whole_graph {
+            true => env.graph().map(Some),
+            false => env.whole_graph(),
         })?;
+        let (top, linked) = match graph {
+            Some(graph) => self.over_graph(env, &cfg, &graph, &q, question, &mut out)?,
+            None => self.around(env, &cfg, &q, question, &mut out)?,
+        };
+        let scores: HashMap<&str, f64> = top.iter().map(|(c, s)| (c.as_str(), *s)).collect();
+        let ids: Vec<String> = top.iter().map(|(c, _)| c.clone()).collect();
+        for c in env.store.chunks(&ids)? {
+            let score = scores.get(c.chunk.id.as_str()).copied().unwrap_or(0.0) as f32;
+            out.contexts.push(Context::of_chunk(c, score));
+        }
+        let facts: Vec<Value> = linked
+            .iter()
+            .map(|f| {
+                json!({"id": f.id, "text": f.text, "score": f.score,
+            "subject": f.triple[0], "predicate": f.triple[1], "object": f.triple[2]})
+            })
+            .collect();
+        out.extra.insert("facts".into(), Value::Array(facts));
+        // Shown with the evidence; the answer takes its contexts from `answer_top_k`.
+        out.extra.insert("qa_top_k".into(), json!(cfg.qa_top_k));
+        out.answer_top_k = Some(cfg.qa_top_k);
+        out.timings_ms.insert("total".into(), ms(started));
+        Ok(out)
+    }
+}
 
+/// The best `retrieval.top_k` passages (chunk id, score), and the facts linked.
+type Ranked = (Vec<(String, f64)>, Vec<Linked>);
+
+impl Hippo {
+    /// Steps 2 and 3 up to the seeds' entities: the facts linked (`in_graph` says which of
+    /// those found by vector the graph holds), with notes, and the weight of their seeds.
+    fn link(
+        &self,
+        env: &QueryEnv,
+        cfg: &HippoConfig,
+        q: &[f32],
+        question: &str,
+        out: &mut Retrieval,
+        has_facts: bool,
+        in_graph: impl FnOnce(&[String]) -> Result<HashMap<String, InGraph>>,
+    ) -> Result<(Vec<Linked>, f64)> {
         let t = Instant::now();
         let linking = tracing::info_span!("stage", otel.name = "linking").entered();
-        let relative = relative_passage_scores(&passages, cfg.passage_temperature);
         // Facts only seed when an LLM recognises them or `unfiltered_fact_weight` lets
         // unrecognised ones count; otherwise linking them (two scans of every fact
         // vector, about half of a query's retrieval time) would change nothing.
         let can_recognize = cfg.recognition_filter && env.llm.is_some();
-        let linkable = !graph.facts.is_empty() && cfg.linking_top_k > 0;
+        let linkable = has_facts && cfg.linking_top_k > 0;
         let mut linked = if can_recognize || cfg.unfiltered_fact_weight > 0.0 || self.always_link_facts {
-            let linked = link_facts(env, &graph, &q, &cfg, &relative)?;
+            let linked = link_facts(env, q, cfg, in_graph)?;
             if linked.is_empty() && linkable {
                 out.notes.push(
                     "no fact has a vector (the LLM-free extractor's facts get none by default): \
@@ -169,131 +208,256 @@ impl Retriever for Hippo {
         }
         out.timings_ms.insert("linking".into(), ms(t));
         drop(linking);
-
         let fact_weight = if recognized { 1.0 } else { cfg.unfiltered_fact_weight as f64 };
         if !recognized && fact_weight <= 0.0 && !linked.is_empty() {
             out.notes
                 .push("linked facts not recognised by an LLM: they seed nothing (unfiltered_fact_weight 0)".into());
         }
-        let mut seeds = entity_seeds(&graph, &linked, fact_weight);
+        Ok((linked, fact_weight))
+    }
+
+    /// Steps 1 to 5 over the whole graph held in memory.
+    fn over_graph(
+        &self,
+        env: &QueryEnv,
+        cfg: &HippoConfig,
+        graph: &Arc<Graph>,
+        q: &[f32],
+        question: &str,
+        out: &mut Retrieval,
+    ) -> Result<Ranked> {
+        // Past `ppr_nodes` nodes (when set), the walk runs on the subgraph around the seeds,
+        // and only the passages that can seed it are scored.
+        let nodes = graph.entity_ids.len() + graph.chunk_ids.len();
+        let bounded = !self.whole_graph && cfg.ppr_nodes > 0 && nodes > cfg.ppr_nodes;
+        let limit = bounded.then_some(PASSAGE_SEEDS.max(env.config.retrieval.top_k));
+        let passages = timed(&mut out.timings_ms, "dense", || {
+            passage_scores(env, graph, q, question, cfg.passage_bm25_weight, limit)
+        })?;
+        let relative = relative_passage_scores(&passages, cfg.passage_temperature);
+        let (linked, fact_weight) = self.link(env, cfg, q, question, out, !graph.facts.is_empty(), |ids| {
+            Ok(in_whole_graph(graph, &relative, ids))
+        })?;
+        let passages_of = |id: &str| graph.entity(id).map_or(0, |e| graph.entity_chunks[e as usize].len());
+        let mut by_id = entity_seeds(&linked, fact_weight, passages_of);
         if cfg.name_seed_weight > 0.0 {
-            let names = name_matches(&graph, question);
-            for &e in &names {
-                let chunks = graph.entity_chunks.get(e as usize).map_or(0, Vec::len).max(1);
-                *seeds.entry(e).or_default() += cfg.name_seed_weight as f64 / chunks as f64;
-            }
-            let names: Vec<&str> = names.iter().map(|&e| graph.entity_names[e as usize].as_str()).collect();
-            out.extra.insert("named_entities".into(), json!(names));
+            let names = name_matches(graph, question);
+            let names: Vec<(String, String)> = names
+                .iter()
+                .map(|&e| (graph.entity_ids[e as usize].clone(), graph.entity_names[e as usize].clone()))
+                .collect();
+            name_seeds(cfg, &names, &mut by_id, passages_of, out);
         }
+        let seeds: BTreeMap<u32, f64> = by_id.iter().filter_map(|(id, &w)| Some((graph.entity(id)?, w))).collect();
         let passage_seeds = cfg.passage_node_weight > 0.0 && relative.iter().any(|&r| r > 0.0);
-        if seeds.is_empty() && passage_seeds {
-            out.notes.push(
-                "no entity seeded (no recognised fact, no name in the question): PageRank \
-                from the passage seeds alone"
-                    .into(),
-            );
-        }
         let ranked: Vec<(u32, f64)> = if seeds.is_empty() && !passage_seeds {
-            out.notes.push("nothing seeds the graph: passages ranked by dense retrieval (cosine + BM25 share)".into());
+            nothing_seeds(out);
             rank(passages.raw.iter().enumerate().map(|(c, &s)| (c as u32, s as f64)))
-        } else if bounded {
-            let t = Instant::now();
-            let (csr, built) = adjacency(env, &graph, &cfg)?;
-            if built {
-                out.timings_ms.insert("graph_build".into(), ms(t));
-            }
-            let t = Instant::now();
-            let walk = Walk {
-                entity_seeds: &seeds,
-                relative: &relative,
-                scored: &passages.scored,
-                passage_weight: cfg.passage_node_weight.max(0.0) as f64,
-                damping: cfg.damping as f64,
-                share: cfg.ppr_weight.clamp(0.0, 1.0) as f64,
-                top_k: env.config.retrieval.top_k,
-            };
-            let b = bounded_ranking(&csr, graph.entity_ids.len(), &walk, cfg.ppr_nodes);
-            out.timings_ms.insert("ppr".into(), ms(t));
-            out.extra.insert("ppr_subgraph_nodes".into(), json!(b.nodes));
-            out.extra.insert("ppr_pushes".into(), json!(b.pushes));
-            b.ranked
         } else {
+            if seeds.is_empty() {
+                no_entity_seeds(out);
+            }
             let t = Instant::now();
-            let (csr, built) = adjacency(env, &graph, &cfg)?;
+            let (csr, built) = adjacency(env, graph, cfg)?;
             if built {
                 out.timings_ms.insert("graph_build".into(), ms(t));
             }
             let t = Instant::now();
-            let _ppr = tracing::info_span!("stage", otel.name = "ppr").entered();
-            let ne = graph.entity_ids.len();
-            let mut reset = vec![0.0f64; csr.nodes()];
-            for (&e, &w) in &seeds {
-                reset[e as usize] += w;
-            }
-            let weight = cfg.passage_node_weight.max(0.0) as f64;
-            for (c, &w) in relative.iter().enumerate() {
-                reset[ne + c] += weight * w as f64;
-            }
-            let share = cfg.ppr_weight.clamp(0.0, 1.0) as f64;
-            let damping = cfg.damping as f64;
-            let (sweeps, solved);
-            let mass: &[f64] = match self.solver {
-                PprSolver::Push => {
-                    let ranking =
-                        FusedRanking { first: ne, relative: &relative, share, top_k: env.config.retrieval.top_k };
-                    let push = ranked_ppr(&csr, &reset, damping, &ranking);
-                    out.extra.insert("ppr_pushes".into(), json!(push.pushes));
-                    out.extra.insert("ppr_certified".into(), json!(push.certified));
-                    if push.exhausted {
-                        // Ranking gaps too fine for the push budget: sweep the whole graph.
-                        sweeps =
-                            personalized_pagerank(&csr, &reset, damping, DEFAULT_TOLERANCE, DEFAULT_MAX_ITERATIONS);
-                        out.extra.insert("ppr_iterations".into(), json!(sweeps.iterations));
-                        &sweeps.scores[ne..]
-                    } else {
-                        solved = push.passages;
-                        &solved
-                    }
-                }
-                PprSolver::OverRelaxed | PprSolver::Reference => {
-                    sweeps = if self.solver == PprSolver::Reference {
-                        gauss_seidel_f64(&csr, &reset, damping, 1e-8, DEFAULT_MAX_ITERATIONS)
-                    } else {
-                        personalized_pagerank(&csr, &reset, damping, DEFAULT_TOLERANCE, DEFAULT_MAX_ITERATIONS)
-                    };
+            let ranked = if bounded {
+                let at = Seeds { entities: &seeds, relative: &relative, scored: &passages.scored };
+                let b = bounded_ranking(&csr, graph.entity_ids.len(), &at, &walk(env, cfg), cfg.ppr_nodes);
+                out.extra.insert("ppr_subgraph_nodes".into(), json!(b.nodes));
+                out.extra.insert("ppr_pushes".into(), json!(b.pushes));
+                b.ranked
+            } else {
+                self.whole_ranking(env, cfg, &csr, graph.entity_ids.len(), &seeds, &relative, out)
+            };
+            out.timings_ms.insert("ppr".into(), ms(t));
+            ranked
+        };
+        let top = ranked.into_iter().take(env.config.retrieval.top_k);
+        Ok((top.map(|(c, s)| (graph.chunk_ids[c as usize].clone(), s)).collect(), linked))
+    }
+
+    /// Step 4 and 5 over the whole graph.
+    #[allow(clippy::too_many_arguments)]
+    fn whole_ranking(
+        &self,
+        env: &QueryEnv,
+        cfg: &HippoConfig,
+        csr: &Csr,
+        ne: usize,
+        seeds: &BTreeMap<u32, f64>,
+        relative: &[f32],
+        out: &mut Retrieval,
+    ) -> Vec<(u32, f64)> {
+        let _ppr = tracing::info_span!("stage", otel.name = "ppr").entered();
+        let mut reset = vec![0.0f64; csr.nodes()];
+        for (&e, &w) in seeds {
+            reset[e as usize] += w;
+        }
+        let weight = cfg.passage_node_weight.max(0.0) as f64;
+        for (c, &w) in relative.iter().enumerate() {
+            reset[ne + c] += weight * w as f64;
+        }
+        let share = cfg.ppr_weight.clamp(0.0, 1.0) as f64;
+        let damping = cfg.damping as f64;
+        let (sweeps, solved);
+        let mass: &[f64] = match self.solver {
+            PprSolver::Push => {
+                let ranking = FusedRanking { first: ne, relative, share, top_k: env.config.retrieval.top_k };
+                let push = ranked_ppr(csr, &reset, damping, &ranking);
+                out.extra.insert("ppr_pushes".into(), json!(push.pushes));
+                out.extra.insert("ppr_certified".into(), json!(push.certified));
+                if push.exhausted {
+                    // Ranking gaps too fine for the push budget: sweep the whole graph.
+                    sweeps = personalized_pagerank(csr, &reset, damping, DEFAULT_TOLERANCE, DEFAULT_MAX_ITERATIONS);
                     out.extra.insert("ppr_iterations".into(), json!(sweeps.iterations));
                     &sweeps.scores[ne..]
+                } else {
+                    solved = push.passages;
+                    &solved
                 }
-            };
-            out.timings_ms.insert("ppr".into(), ms(t));
-            let best = mass.iter().copied().fold(0.0f64, f64::max);
-            rank(relative.iter().zip(mass).enumerate().map(|(c, (&r, &p))| {
-                let p = if best > 0.0 { p / best } else { 0.0 };
-                (c as u32, (1.0 - share) * r as f64 + share * p)
-            }))
+            }
+            PprSolver::OverRelaxed | PprSolver::Reference => {
+                sweeps = if self.solver == PprSolver::Reference {
+                    gauss_seidel_f64(csr, &reset, damping, 1e-8, DEFAULT_MAX_ITERATIONS)
+                } else {
+                    personalized_pagerank(csr, &reset, damping, DEFAULT_TOLERANCE, DEFAULT_MAX_ITERATIONS)
+                };
+                out.extra.insert("ppr_iterations".into(), json!(sweeps.iterations));
+                &sweeps.scores[ne..]
+            }
         };
-
-        let top: Vec<(u32, f64)> = ranked.into_iter().take(env.config.retrieval.top_k).collect();
-        let ids: Vec<String> = top.iter().map(|(c, _)| graph.chunk_ids[*c as usize].clone()).collect();
-        let scores: HashMap<&str, f64> = top.iter().map(|(c, s)| (graph.chunk_ids[*c as usize].as_str(), *s)).collect();
-        for c in env.store.chunks(&ids)? {
-            let score = scores.get(c.chunk.id.as_str()).copied().unwrap_or(0.0) as f32;
-            out.contexts.push(Context::of_chunk(c, score));
-        }
-        let facts: Vec<Value> = linked
-            .iter()
-            .map(|f| {
-                json!({"id": f.id, "text": f.text, "score": f.score,
-            "subject": f.triple[0], "predicate": f.triple[1], "object": f.triple[2]})
-            })
-            .collect();
-        out.extra.insert("facts".into(), Value::Array(facts));
-        // Shown with the evidence; the answer takes its contexts from `answer_top_k`.
-        out.extra.insert("qa_top_k".into(), json!(cfg.qa_top_k));
-        out.answer_top_k = Some(cfg.qa_top_k);
-        out.timings_ms.insert("total".into(), ms(started));
-        Ok(out)
+        let best = mass.iter().copied().fold(0.0f64, f64::max);
+        rank(relative.iter().zip(mass).enumerate().map(|(c, (&r, &p))| {
+            let p = if best > 0.0 { p / best } else { 0.0 };
+            (c as u32, (1.0 - share) * r as f64 + share * p)
+        }))
     }
+
+    /// Steps 1 to 5 on an index above `retrieval.whole_graph_up_to` entities: the graph is
+    /// read around the question ([`around`]), always bounded (`hippo.ppr_nodes`, or
+    /// [`AROUND_NODES`] when it is 0).
+    fn around(
+        &self,
+        env: &QueryEnv,
+        cfg: &HippoConfig,
+        q: &[f32],
+        question: &str,
+        out: &mut Retrieval,
+    ) -> Result<Ranked> {
+        let budget = if cfg.ppr_nodes > 0 { cfg.ppr_nodes } else { AROUND_NODES };
+        let k = PASSAGE_SEEDS.max(env.config.retrieval.top_k);
+        let passages = timed(&mut out.timings_ms, "dense", || {
+            Sparse::new(env, q, question, cfg.passage_bm25_weight, k, cfg.passage_temperature)
+        })?;
+        let relative = |c: &str| passages.relative(c);
+        // Whether the index holds facts is not read: the notes assume it does.
+        let (linked, fact_weight) = self.link(env, cfg, q, question, out, true, |ids| {
+            let mut known: HashMap<String, InGraph> = HashMap::new();
+            for f in env.store.fact_rows(ids)? {
+                let context = f.chunk_id.as_deref().map_or(0.0, relative);
+                let entry = known.entry(f.id).or_insert(InGraph { ends: [f.subject_id, f.object_id], context: 0.0 });
+                entry.context = entry.context.max(context);
+            }
+            Ok(known)
+        })?;
+        let t = Instant::now();
+        let names: Vec<(String, String)> = if cfg.name_seed_weight > 0.0 {
+            let found: HashMap<String, String> =
+                env.store.entities(&name_candidates(question))?.into_iter().map(|e| (e.id, e.name)).collect();
+            matches_by(question, |id| found.get(id).map(|name| (id.to_string(), name.clone())))
+        } else {
+            Vec::new()
+        };
+        // The seeds' edges (their specificity among them) and the passages', in one read.
+        let mut read = Around::default();
+        let first: Vec<Node> = linked
+            .iter()
+            .flat_map(|f| f.ends.iter().cloned())
+            .chain(names.iter().map(|n| n.0.clone()))
+            .map(Node::Entity)
+            .chain(passages.raw.keys().cloned().map(Node::Chunk))
+            .collect();
+        read.load(env.store, &first)?;
+        let passages_of = |id: &str| read.passages_of(id);
+        let mut seeds = entity_seeds(&linked, fact_weight, passages_of);
+        if cfg.name_seed_weight > 0.0 {
+            name_seeds(cfg, &names, &mut seeds, passages_of, out);
+        }
+        let passage_seeds = cfg.passage_node_weight > 0.0 && passages.raw.keys().any(|c| relative(c) > 0.0);
+        let ranked: Vec<(String, f64)> = if seeds.is_empty() && !passage_seeds {
+            nothing_seeds(out);
+            let mut v: Vec<(String, f64)> = passages.raw.iter().map(|(c, &s)| (c.clone(), s as f64)).collect();
+            v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            v
+        } else {
+            if seeds.is_empty() {
+                no_entity_seeds(out);
+            }
+            let at = Question {
+                entities: &seeds,
+                scored: passages.raw.keys().cloned().collect(),
+                relative: &relative,
+                title_weight: cfg.title_edge_weight,
+            };
+            let b = around_ranking(env.store, &mut read, at, &walk(env, cfg), budget)?;
+            out.extra.insert("ppr_subgraph_nodes".into(), json!(b.nodes));
+            out.extra.insert("ppr_pushes".into(), json!(b.pushes));
+            out.extra.insert("graph_reads".into(), json!(read.reads));
+            b.ranked
+        };
+        out.timings_ms.insert("ppr".into(), ms(t));
+        if cfg.ppr_nodes == 0 {
+            out.notes.push(format!(
+                "PageRank over the {budget}-node subgraph around the question, read through the store: \
+                 the index is above retrieval.whole_graph_up_to entities (hippo.ppr_nodes sets the size)"
+            ));
+        }
+        Ok((ranked.into_iter().take(env.config.retrieval.top_k).collect(), linked))
+    }
+}
+
+/// Subgraph nodes hippo's PageRank walks on an index above `retrieval.whole_graph_up_to`
+/// entities when `hippo.ppr_nodes` is 0 (the whole graph is not read there).
+pub const AROUND_NODES: usize = 5000;
+
+fn walk(env: &QueryEnv, cfg: &HippoConfig) -> Walk {
+    Walk {
+        passage_weight: cfg.passage_node_weight.max(0.0) as f64,
+        damping: cfg.damping as f64,
+        share: cfg.ppr_weight.clamp(0.0, 1.0) as f64,
+        top_k: env.config.retrieval.top_k,
+    }
+}
+
+/// Seed the entities the question names (`(id, name)`), each `name_seed_weight` divided by
+/// the passages that mention it.
+fn name_seeds(
+    cfg: &HippoConfig,
+    names: &[(String, String)],
+    seeds: &mut BTreeMap<String, f64>,
+    passages_of: impl Fn(&str) -> usize,
+    out: &mut Retrieval,
+) {
+    for (id, _) in names {
+        *seeds.entry(id.clone()).or_default() += cfg.name_seed_weight as f64 / passages_of(id).max(1) as f64;
+    }
+    let names: Vec<&str> = names.iter().map(|n| n.1.as_str()).collect();
+    out.extra.insert("named_entities".into(), json!(names));
+}
+
+fn nothing_seeds(out: &mut Retrieval) {
+    out.notes.push("nothing seeds the graph: passages ranked by dense retrieval (cosine + BM25 share)".into());
+}
+
+fn no_entity_seeds(out: &mut Retrieval) {
+    out.notes.push(
+        "no entity seeded (no recognised fact, no name in the question): PageRank \
+        from the passage seeds alone"
+            .into(),
+    );
 }
 
 /// Best first, ties broken by chunk number (node numbers follow chunk id order).

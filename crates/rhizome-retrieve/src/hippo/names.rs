@@ -18,29 +18,67 @@ pub(crate) const MAX_SPAN: usize = 6;
 
 /// The entity nodes whose names the question contains, each once, in question order.
 pub(crate) fn name_matches(graph: &Graph, question: &str) -> Vec<u32> {
+    matches_by(question, |id| graph.entity(id))
+}
+
+/// The entity ids [`matches_by`] may look up for `question` (each once): a reader without
+/// the graph reads which of them exist, then matches against those.
+pub(crate) fn name_candidates(question: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    spans(question, |span| {
+        for id in span_ids(span) {
+            if !out.contains(&id) {
+                out.push(id);
+            }
+        }
+        false
+    });
+    out
+}
+
+/// The entities (as `find` gives them from an entity id) whose names the question
+/// contains, each once, in question order: the longest span wins, left to right.
+pub(crate) fn matches_by<T: PartialEq>(question: &str, find: impl Fn(&str) -> Option<T>) -> Vec<T> {
+    let mut found: Vec<T> = Vec::new();
+    spans(question, |span| match span_ids(span).into_iter().find_map(|id| find(&id)) {
+        Some(e) => {
+            if !found.contains(&e) {
+                found.push(e);
+            }
+            true
+        }
+        None => false,
+    });
+    found
+}
+
+/// The entity ids a name span is looked up under: the span, and the span without a
+/// leading "The".
+fn span_ids(span: &str) -> Vec<String> {
+    let without_article = span.strip_prefix("The ").unwrap_or(span);
+    let mut ids = vec![entity_id(span)];
+    if without_article != span {
+        ids.push(entity_id(without_article));
+    }
+    ids
+}
+
+/// Walk the question's name spans, longest first at each word; `take` says whether a
+/// span linked (then the walk goes on after it).
+fn spans(question: &str, mut take: impl FnMut(&str) -> bool) {
     let words: Vec<(usize, usize)> = word_bounds(question);
-    let mut found: Vec<u32> = Vec::new();
     let mut i = 0;
     while i < words.len() {
         let mut step = 1;
         for len in (1..=MAX_SPAN.min(words.len() - i)).rev() {
             let span = clean(&question[words[i].0..words[i + len - 1].1]);
-            if !is_name(span) {
-                continue;
-            }
-            let without_article = span.strip_prefix("The ").unwrap_or(span);
-            let hit = [span, without_article].into_iter().find_map(|s| graph.entity(&entity_id(s)));
-            if let Some(e) = hit {
-                if !found.contains(&e) {
-                    found.push(e);
-                }
+            if is_name(span) && take(span) {
                 step = len;
                 break;
             }
         }
         i += step;
     }
-    found
 }
 
 /// Byte ranges of the whitespace-separated words of `text`.

@@ -1,6 +1,8 @@
 //! Step 1 of hippo: every passage's score (cosine plus a BM25 share), its min-max
 //! normalisation, and the relative scores that scale the passage seeds.
 
+use std::collections::HashMap;
+
 use rhizome_core::{Result, VectorKind};
 
 use crate::graph::Graph;
@@ -75,5 +77,53 @@ pub(super) fn relative_passage_scores(p: &PassageScores, temperature: f32) -> Ve
         p.raw.iter().map(|&s| ((s as f64 - hi) / t).exp() as f32).collect()
     } else {
         p.normalized.clone()
+    }
+}
+
+/// Step 1 without the graph: the passage scores of the chunks scored (the best `k` by
+/// cosine and BM25's candidates), by chunk id, and what every other chunk holds (the least
+/// cosine computed), so that [`Sparse::relative`] equals [`relative_passage_scores`].
+pub(super) struct Sparse {
+    pub(super) raw: HashMap<String, f32>,
+    pub(super) floor: f32,
+    hi: f32,
+    temperature: f32,
+}
+
+impl Sparse {
+    pub(super) fn new(
+        env: &QueryEnv,
+        q: &[f32],
+        question: &str,
+        bm25_weight: f32,
+        k: usize,
+        temperature: f32,
+    ) -> Result<Sparse> {
+        let hits = env.store.vector_search(VectorKind::Chunk, q, k)?;
+        let floor = hits.last().map_or(0.0, |s| s.score);
+        let mut raw: HashMap<String, f32> = hits.into_iter().map(|s| (s.id, s.score)).collect();
+        if bm25_weight > 0.0 {
+            let sparse = env.store.bm25(question, env.config.retrieval.candidates.max(1))?;
+            let best = sparse.iter().map(|s| s.score).fold(0.0f32, f32::max);
+            if best > 0.0 {
+                for s in sparse {
+                    *raw.entry(s.id).or_insert(floor) += bm25_weight * s.score / best;
+                }
+            }
+        }
+        let hi = raw.values().copied().fold(floor, f32::max);
+        Ok(Sparse { raw, floor, hi, temperature })
+    }
+
+    /// The relative score of a chunk ([`relative_passage_scores`]); min-max normalised
+    /// from the floor at temperature 0 (the index holds more chunks than were scored).
+    pub(super) fn relative(&self, chunk: &str) -> f32 {
+        let s = self.raw.get(chunk).copied().unwrap_or(self.floor);
+        let t = self.temperature as f64;
+        if t > 0.0 && t.is_finite() {
+            ((s as f64 - self.hi as f64) / t).exp() as f32
+        } else {
+            min_max(s, self.floor, self.hi)
+        }
     }
 }

@@ -22,24 +22,28 @@ use crate::ppr::{personalized_pagerank, ranked_ppr, Csr, FusedRanking, DEFAULT_M
 pub(super) const PASSAGE_SEEDS: usize = 100;
 
 /// What the bounded PageRank did, for `Retrieval::extra`.
-pub(super) struct Bounded {
-    /// (chunk, fused score), best first, for the passages of the subgraph.
-    pub ranked: Vec<(u32, f64)>,
+pub(super) struct Bounded<T> {
+    /// (passage, fused score), best first, for the passages of the subgraph.
+    pub ranked: Vec<(T, f64)>,
     pub nodes: usize,
     pub pushes: usize,
 }
 
-/// The walk's inputs: seeds on entities (node = entity number) and on passages.
-pub(super) struct Walk<'a> {
-    pub entity_seeds: &'a BTreeMap<u32, f64>,
-    /// Per chunk, its relative passage score.
-    pub relative: &'a [f32],
-    /// Chunks whose passage score was computed (the others hold the floor score).
-    pub scored: &'a [u32],
+/// How the walk runs and its passages are ranked.
+pub(super) struct Walk {
     pub passage_weight: f64,
     pub damping: f64,
     pub share: f64,
     pub top_k: usize,
+}
+
+/// The seeds over the whole graph: on entities (node = entity number) and on passages.
+pub(super) struct Seeds<'a> {
+    pub entities: &'a BTreeMap<u32, f64>,
+    /// Per chunk, its relative passage score.
+    pub relative: &'a [f32],
+    /// Chunks whose passage score was computed (the others hold the floor score).
+    pub scored: &'a [u32],
 }
 
 thread_local! {
@@ -83,54 +87,64 @@ fn reach(g: &Csr, seeds: impl Iterator<Item = u32>, budget: usize, mark: &mut [u
 }
 
 /// Rank the passages of the subgraph of `g` (entities `0..ne`, then chunks) around the
-/// walk's seeds, at most `budget` nodes, by hippo's fused score.
-pub(super) fn bounded_ranking(g: &Csr, ne: usize, walk: &Walk, budget: usize) -> Bounded {
-    let mut entities: Vec<(u32, f64)> = walk.entity_seeds.iter().map(|(&e, &w)| (e, w)).collect();
+/// seeds, at most `budget` nodes, by hippo's fused score.
+pub(super) fn bounded_ranking(g: &Csr, ne: usize, seeds: &Seeds, walk: &Walk, budget: usize) -> Bounded<u32> {
+    let mut entities: Vec<(u32, f64)> = seeds.entities.iter().map(|(&e, &w)| (e, w)).collect();
     entities.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    let mut passages: Vec<u32> = walk.scored.to_vec();
-    passages.sort_by(|&a, &b| walk.relative[b as usize].total_cmp(&walk.relative[a as usize]).then(a.cmp(&b)));
+    let mut passages: Vec<u32> = seeds.scored.to_vec();
+    passages.sort_by(|&a, &b| seeds.relative[b as usize].total_cmp(&seeds.relative[a as usize]).then(a.cmp(&b)));
     passages.truncate(PASSAGE_SEEDS);
-    let seeds = entities.iter().map(|&(e, _)| e).chain(passages.iter().map(|&c| ne as u32 + c));
+    let start = entities.iter().map(|&(e, _)| e).chain(passages.iter().map(|&c| ne as u32 + c));
     let (nodes, local) = LOCAL.with(|l| {
         let mut l = l.borrow_mut();
         if l.len() < g.nodes() {
             l.resize(g.nodes(), u32::MAX);
         }
-        let nodes = reach(g, seeds, budget, &mut l);
+        let nodes = reach(g, start, budget, &mut l);
         let local = g.induced(&nodes, &mut l);
         (nodes, local)
     });
     let first = nodes.partition_point(|&v| (v as usize) < ne);
-    let chunk_of = |i: usize| nodes[i] - ne as u32;
-    let relative: Vec<f32> = (first..nodes.len()).map(|i| walk.relative[chunk_of(i) as usize]).collect();
-    let mut reset = vec![0.0f64; nodes.len()];
-    for (i, &v) in nodes[..first].iter().enumerate() {
-        reset[i] = walk.entity_seeds.get(&v).copied().unwrap_or(0.0);
-    }
-    for (i, &r) in relative.iter().enumerate() {
-        reset[first + i] = walk.passage_weight * r as f64;
-    }
-    let ranking = FusedRanking { first, relative: &relative, share: walk.share, top_k: walk.top_k };
-    let push = ranked_ppr(&local, &reset, walk.damping, &ranking);
+    let entity_reset: Vec<f64> = nodes[..first].iter().map(|v| seeds.entities.get(v).copied().unwrap_or(0.0)).collect();
+    let relative: Vec<f32> = nodes[first..].iter().map(|&v| seeds.relative[(v - ne as u32) as usize]).collect();
+    let (ranked, pushes) = rank_local(&local, entity_reset, &relative, walk);
+    let ranked = ranked.into_iter().map(|(i, s)| (nodes[first + i] - ne as u32, s)).collect();
+    Bounded { ranked, nodes: nodes.len(), pushes }
+}
+
+/// Rank the passages of a subgraph (its entities first, seeded by `entity_reset`, then its
+/// passages, with their relative scores) by hippo's fused score: (passage's place among
+/// the subgraph's passages, score), best first, ties by place; and the pushes made.
+pub(super) fn rank_local(
+    local: &Csr,
+    entity_reset: Vec<f64>,
+    relative: &[f32],
+    walk: &Walk,
+) -> (Vec<(usize, f64)>, usize) {
+    let first = entity_reset.len();
+    let mut reset = entity_reset;
+    reset.extend(relative.iter().map(|&r| walk.passage_weight * r as f64));
+    let ranking = FusedRanking { first, relative, share: walk.share, top_k: walk.top_k };
+    let push = ranked_ppr(local, &reset, walk.damping, &ranking);
     let sweeps;
     let mass: &[f64] = if push.exhausted {
-        sweeps = personalized_pagerank(&local, &reset, walk.damping, DEFAULT_TOLERANCE, DEFAULT_MAX_ITERATIONS);
+        sweeps = personalized_pagerank(local, &reset, walk.damping, DEFAULT_TOLERANCE, DEFAULT_MAX_ITERATIONS);
         &sweeps.scores[first..]
     } else {
         &push.passages
     };
     let best = mass.iter().copied().fold(0.0f64, f64::max);
-    let mut ranked: Vec<(u32, f64)> = relative
+    let mut ranked: Vec<(usize, f64)> = relative
         .iter()
         .zip(mass)
         .enumerate()
         .map(|(i, (&r, &p))| {
             let p = if best > 0.0 { p / best } else { 0.0 };
-            (chunk_of(first + i), (1.0 - walk.share) * r as f64 + walk.share * p)
+            (i, (1.0 - walk.share) * r as f64 + walk.share * p)
         })
         .collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    Bounded { ranked, nodes: nodes.len(), pushes: push.pushes }
+    (ranked, push.pushes)
 }
 
 #[cfg(test)]
@@ -161,20 +175,13 @@ mod tests {
         let g = graph();
         let seeds = BTreeMap::from([(0u32, 1.0f64)]);
         let relative = [0.2f32, 1.0, 0.1, 0.05];
-        let walk = Walk {
-            entity_seeds: &seeds,
-            relative: &relative,
-            scored: &[0, 1, 2, 3],
-            passage_weight: 1.0,
-            damping: 0.8,
-            share: 0.7,
-            top_k: 2,
-        };
-        let whole = bounded_ranking(&g, 2, &walk, 100);
+        let seeds = Seeds { entities: &seeds, relative: &relative, scored: &[0, 1, 2, 3] };
+        let walk = Walk { passage_weight: 1.0, damping: 0.8, share: 0.7, top_k: 2 };
+        let whole = bounded_ranking(&g, 2, &seeds, &walk, 100);
         assert_eq!(whole.nodes, 6);
         let order: Vec<u32> = whole.ranked.iter().map(|r| r.0).collect();
         assert_eq!(order[..2], [1, 0], "{:?}", whole.ranked);
-        let small = bounded_ranking(&g, 2, &walk, 3);
+        let small = bounded_ranking(&g, 2, &seeds, &walk, 3);
         assert!(small.ranked.len() < 4 && small.nodes == 3, "{:?}", small.ranked);
     }
 }

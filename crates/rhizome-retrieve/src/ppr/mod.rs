@@ -53,7 +53,9 @@ impl Csr {
             directed.push((a, b, w));
             directed.push((b, a, w));
         }
-        directed.sort_unstable_by_key(|x| (x.0, x.1));
+        // Stable: repeated edges are summed in the order given, so a graph built from the
+        // same edges in the same order sums to the same bits whatever else it holds.
+        directed.sort_by_key(|x| (x.0, x.1));
         let mut offsets = vec![0u32; n + 1];
         let mut targets: Vec<u32> = Vec::with_capacity(directed.len());
         let mut weights: Vec<f32> = Vec::with_capacity(directed.len());

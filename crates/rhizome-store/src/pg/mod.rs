@@ -33,6 +33,7 @@ mod snapshot;
 mod tags;
 mod terms;
 mod vector;
+mod walk;
 mod write;
 
 use std::cell::RefCell;

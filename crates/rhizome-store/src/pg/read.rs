@@ -413,12 +413,28 @@ impl StoreRead for PgStore {
         self.q(|c| in_snapshot(c, |tx| super::neighbourhood::neighbourhood(tx, entity_ids)))
     }
 
+    fn walk_edges(&self, entity_ids: &[String], chunk_ids: &[String], among: bool) -> Result<GraphData> {
+        self.q(|c| in_snapshot(c, |tx| super::walk::walk_edges(tx, entity_ids, chunk_ids, among)))
+    }
+
+    fn chunk_titles(&self, chunk_ids: &[String]) -> Result<Vec<(String, String)>> {
+        self.q(|c| super::walk::chunk_titles(c, chunk_ids))
+    }
+
+    fn fact_rows(&self, fact_ids: &[String]) -> Result<Vec<FactRow>> {
+        self.q(|c| super::walk::fact_rows(c, fact_ids))
+    }
+
     fn entity_rows(&self) -> Result<Vec<EntityRow>> {
         self.q(entity_rows)
     }
 
     fn entity_count(&self) -> Result<u64> {
         self.q(|c| Ok(c.query_one("SELECT count(*) FROM entities", &[])?.get::<_, i64>(0).max(0) as u64))
+    }
+
+    fn fact_count(&self) -> Result<u64> {
+        self.q(|c| Ok(c.query_one("SELECT count(*) FROM facts", &[])?.get::<_, i64>(0).max(0) as u64))
     }
 
     fn freshness(&self) -> Result<(u64, u64)> {

@@ -24,6 +24,7 @@ mod read;
 mod rows;
 mod schema;
 mod tags;
+mod walk;
 mod write;
 
 use std::cell::RefCell;

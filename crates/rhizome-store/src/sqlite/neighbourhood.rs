@@ -1,6 +1,6 @@
 //! The graph around some entities (`StoreRead::neighbourhood`), read by id through the
 //! indexes on relation ends, mentions and chunks: its cost follows the neighbourhood, not
-//! the index. Also the entity count.
+//! the index. Also the entity and fact counts.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -10,8 +10,10 @@ use rusqlite::{Connection, OptionalExtension};
 use super::graph_read::{chunk_row, entity_row, relation_row};
 use super::sql;
 
-pub(crate) fn entity_count(conn: &Connection) -> Result<u64> {
-    conn.query_row("SELECT count(*) FROM entities", [], |r| r.get::<_, i64>(0)).map(|n| n.max(0) as u64).map_err(sql)
+/// The rows of `table` (entities or facts).
+pub(crate) fn entity_count(conn: &Connection, table: &str) -> Result<u64> {
+    let q = format!("SELECT count(*) FROM {table}");
+    conn.query_row(&q, [], |r| r.get::<_, i64>(0)).map(|n| n.max(0) as u64).map_err(sql)
 }
 
 pub(crate) fn neighbourhood(conn: &Connection, ids: &[String]) -> Result<Neighbourhood> {

@@ -338,12 +338,28 @@ impl StoreRead for SqliteStore {
         super::neighbourhood::neighbourhood(&self.conn, entity_ids)
     }
 
+    fn walk_edges(&self, entity_ids: &[String], chunk_ids: &[String], among: bool) -> Result<rhizome_core::GraphData> {
+        super::walk::walk_edges(&self.conn, entity_ids, chunk_ids, among)
+    }
+
+    fn chunk_titles(&self, chunk_ids: &[String]) -> Result<Vec<(String, String)>> {
+        super::walk::chunk_titles(&self.conn, chunk_ids)
+    }
+
+    fn fact_rows(&self, fact_ids: &[String]) -> Result<Vec<rhizome_core::FactRow>> {
+        super::walk::fact_rows(&self.conn, fact_ids)
+    }
+
     fn entity_rows(&self) -> Result<Vec<rhizome_core::EntityRow>> {
         super::graph_read::entity_rows(&self.conn)
     }
 
     fn entity_count(&self) -> Result<u64> {
-        super::neighbourhood::entity_count(&self.conn)
+        super::neighbourhood::entity_count(&self.conn, "entities")
+    }
+
+    fn fact_count(&self) -> Result<u64> {
+        super::neighbourhood::entity_count(&self.conn, "facts")
     }
 
     fn communities(&self) -> Result<Vec<rhizome_core::Community>> {

@@ -1,5 +1,7 @@
 //! `StoreRead::neighbourhood`: the graph around some entities, equal to the whole graph
-//! cut around them (`GraphData::around`), with the degrees of their relations' ends.
+//! cut around them (`GraphData::around`), with the degrees of their relations' ends; and
+//! the reads hippo walks a large index with (`walk_edges`, `chunk_titles`, `fact_rows`),
+//! equal to the same cuts of the whole graph.
 
 use std::path::Path;
 
@@ -45,6 +47,9 @@ pub fn neighbourhood_contract<S: StoreWrite>(open: &dyn Fn(&Path) -> S) {
     let whole = s.graph_data().unwrap();
     assert_eq!(s.entity_rows().unwrap(), whole.entities);
     assert_eq!(s.entity_count().unwrap(), 6);
+    let facts: std::collections::BTreeSet<&str> = whole.facts.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(s.fact_count().unwrap(), facts.len() as u64);
+    assert!(!facts.is_empty());
     let ids = |names: &[&str]| names.iter().map(|n| entity_id(n)).collect::<Vec<_>>();
     for asked in [
         ids(&["Alpha"]),
@@ -70,4 +75,48 @@ pub fn neighbourhood_contract<S: StoreWrite>(open: &dyn Fn(&Path) -> S) {
     assert_eq!(n.graph.synonyms.len(), 1);
     let degree = |name: &str| n.degrees.iter().find(|d| d.0 == entity_id(name)).map(|d| d.1);
     assert_eq!((degree("Alpha"), degree("Beta"), degree("Epsilon")), (Some(3), Some(2), Some(2)));
+
+    walk_contract(&s, &whole);
+}
+
+fn walk_contract<S: StoreWrite>(s: &S, whole: &GraphData) {
+    let ids = |names: &[&str]| names.iter().map(|n| entity_id(n)).collect::<Vec<_>>();
+    let chunk = |i: usize| whole.chunks[i].id.clone();
+    for (entities, chunks) in [
+        (ids(&["Alpha"]), vec![]),
+        (ids(&["Gamma", "Beta"]), vec![chunk(0)]),
+        (ids(&["Zeta", "Alpha", "Epsilon"]), vec![chunk(1), chunk(2), "chunk_missing".into()]),
+        (vec![], vec![chunk(2)]),
+        (ids(&["Delta", "Delta", "Alpha", "Beta"]), vec![chunk(0), chunk(0)]),
+        (vec![], vec![]),
+    ] {
+        for among in [false, true] {
+            assert_eq!(
+                s.walk_edges(&entities, &chunks, among).unwrap(),
+                whole.walk_edges(&entities, &chunks, among),
+                "walk edges of {entities:?} {chunks:?} among {among}"
+            );
+        }
+    }
+    // By hand: Alpha's relations (to Beta, Delta and Epsilon), its synonym edge, its
+    // mentions in two chunks; among Alpha and Delta only their one relation and no synonym.
+    let alpha = s.walk_edges(&ids(&["Alpha"]), &[], false).unwrap();
+    assert_eq!((alpha.relations.len(), alpha.synonyms.len(), alpha.mentions.len()), (3, 1, 2));
+    let among = s.walk_edges(&ids(&["Alpha", "Delta"]), &[chunk(0), chunk(1), chunk(2)], true).unwrap();
+    assert_eq!((among.relations.len(), among.synonyms.len()), (1, 0));
+    assert!(among.entities.is_empty() && among.chunks.is_empty() && among.facts.is_empty());
+
+    let all: Vec<String> = whole.chunks.iter().map(|c| c.id.clone()).chain(["chunk_missing".into()]).collect();
+    let titles = s.chunk_titles(&all).unwrap();
+    assert_eq!(titles.len(), whole.chunks.len());
+    for (c, t) in &titles {
+        let doc = &whole.chunks.iter().find(|x| &x.id == c).unwrap().doc_id;
+        let expected = s.chunks(std::slice::from_ref(c)).unwrap()[0].doc_title.clone();
+        assert_eq!(t, &expected, "the title of {doc}");
+    }
+    let facts: Vec<String> = whole.facts.iter().map(|f| f.id.clone()).rev().chain(["fact_missing".into()]).collect();
+    assert_eq!(s.fact_rows(&facts).unwrap(), whole.facts);
+    let one: Vec<FactRow> = whole.facts.iter().filter(|f| f.id == facts[0]).cloned().collect();
+    assert!(!one.is_empty());
+    assert_eq!(s.fact_rows(&facts[..1]).unwrap(), one);
 }

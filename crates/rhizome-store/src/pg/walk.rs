@@ -1,0 +1,78 @@
+//! What hippo reads to walk the graph around a question on a large index
+//! (`StoreRead::walk_edges`, `chunk_titles`, `fact_rows`): set reads by id through the
+//! indexes on relation ends, synonym ends and mentions by entity and by chunk.
+
+use std::collections::BTreeSet;
+
+use postgres::GenericClient;
+use rhizome_core::{FactRow, GraphData};
+
+use super::refresh::PgResult;
+use super::rows::graph_relation_row;
+
+fn sorted(ids: &[String]) -> Vec<String> {
+    ids.iter().cloned().collect::<BTreeSet<_>>().into_iter().collect()
+}
+
+pub(super) fn walk_edges(
+    c: &mut impl GenericClient,
+    entities: &[String],
+    chunks: &[String],
+    among: bool,
+) -> PgResult<GraphData> {
+    let (e, ch) = (sorted(entities), sorted(chunks));
+    let (relations, synonyms, mentions) = if among {
+        (
+            "SELECT id, source_id, target_id, rel_type, weight FROM relations
+             WHERE source_id = ANY($1) AND target_id = ANY($1) ORDER BY id",
+            "SELECT a, b, score FROM synonyms WHERE a = ANY($1) AND b = ANY($1) ORDER BY a, b",
+            "SELECT entity_id, chunk_id, SUM(count)::bigint FROM entity_support
+             WHERE entity_id = ANY($1) AND chunk_id = ANY($2)
+             GROUP BY entity_id, chunk_id ORDER BY entity_id, chunk_id",
+        )
+    } else {
+        (
+            "SELECT id, source_id, target_id, rel_type, weight FROM relations WHERE source_id = ANY($1)
+             UNION SELECT id, source_id, target_id, rel_type, weight FROM relations WHERE target_id = ANY($1)
+             ORDER BY id",
+            "SELECT a, b, score FROM synonyms WHERE a = ANY($1)
+             UNION SELECT a, b, score FROM synonyms WHERE b = ANY($1) ORDER BY a, b",
+            "SELECT entity_id, chunk_id, SUM(count)::bigint FROM entity_support
+             WHERE entity_id = ANY($1) AND chunk_id IS NOT NULL GROUP BY entity_id, chunk_id
+             UNION SELECT entity_id, chunk_id, SUM(count)::bigint FROM entity_support
+             WHERE chunk_id = ANY($2) GROUP BY entity_id, chunk_id
+             ORDER BY entity_id, chunk_id",
+        )
+    };
+    Ok(GraphData {
+        relations: c.query(relations, &[&e])?.iter().map(graph_relation_row).collect(),
+        synonyms: c.query(synonyms, &[&e])?.iter().map(|r| (r.get(0), r.get(1), r.get::<_, f64>(2) as f32)).collect(),
+        mentions: c
+            .query(mentions, &[&e, &ch])?
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get::<_, i64>(2).max(0) as u32))
+            .collect(),
+        ..GraphData::default()
+    })
+}
+
+pub(super) fn chunk_titles(c: &mut impl GenericClient, chunks: &[String]) -> PgResult<Vec<(String, String)>> {
+    Ok(c.query(
+        "SELECT c.id, d.title FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id = ANY($1) ORDER BY c.id",
+        &[&sorted(chunks)],
+    )?
+    .iter()
+    .map(|r| (r.get(0), r.get(1)))
+    .collect())
+}
+
+pub(super) fn fact_rows(c: &mut impl GenericClient, facts: &[String]) -> PgResult<Vec<FactRow>> {
+    Ok(c.query(
+        "SELECT DISTINCT f.id, f.subject_id, f.object_id, s.chunk_id FROM facts f
+             JOIN fact_support s ON s.fact_id = f.id WHERE f.id = ANY($1) ORDER BY f.id, s.chunk_id NULLS FIRST",
+        &[&sorted(facts)],
+    )?
+    .iter()
+    .map(|r| FactRow { id: r.get(0), subject_id: r.get(1), object_id: r.get(2), chunk_id: r.get(3) })
+    .collect())
+}
