@@ -173,3 +173,68 @@ impl GraphData {
         }
     }
 }
+
+impl GraphData {
+    /// The graph of some documents only (a question's scope): their chunks; the entities,
+    /// relations and facts they support (`support`, ids sorted) that the graph holds, a
+    /// relation or fact only with both ends among those entities; the mentions, synonym
+    /// and SIMILAR_TO edges among those; a fact's rows only for chunks of those documents
+    /// (one row without a chunk when it has none there: an edge list's). Every list in
+    /// [`GraphData`] order. What every backend's [`crate::StoreRead::scope_graph`] must
+    /// equal (and the default one).
+    pub fn scoped(&self, docs: &[String], support: &crate::DocSupport) -> GraphData {
+        use std::collections::BTreeSet;
+        let docs: BTreeSet<&str> = docs.iter().map(String::as_str).collect();
+        let wanted = |ids: &[String], id: &str| ids.binary_search_by(|x| x.as_str().cmp(id)).is_ok();
+        let chunks: Vec<ChunkRow> = self.chunks.iter().filter(|c| docs.contains(c.doc_id.as_str())).cloned().collect();
+        let chunk_ok: BTreeSet<&str> = chunks.iter().map(|c| c.id.as_str()).collect();
+        let entities: Vec<EntityRow> =
+            self.entities.iter().filter(|e| wanted(&support.entities, &e.id)).cloned().collect();
+        let entity_ok: BTreeSet<&str> = entities.iter().map(|e| e.id.as_str()).collect();
+        let both = |a: &str, b: &str| entity_ok.contains(a) && entity_ok.contains(b);
+        let mut facts: Vec<FactRow> = Vec::new();
+        let mut at = 0;
+        while at < self.facts.len() {
+            let id = &self.facts[at].id;
+            let end = at + self.facts[at..].iter().take_while(|f| &f.id == id).count();
+            let f = &self.facts[at];
+            if wanted(&support.facts, id) && both(&f.subject_id, &f.object_id) {
+                let mut rows: Vec<FactRow> = self.facts[at..end]
+                    .iter()
+                    .filter(|r| r.chunk_id.as_deref().is_some_and(|c| chunk_ok.contains(c)))
+                    .cloned()
+                    .collect();
+                rows.dedup();
+                if rows.is_empty() {
+                    rows.push(FactRow { chunk_id: None, ..f.clone() });
+                }
+                facts.extend(rows);
+            }
+            at = end;
+        }
+        GraphData {
+            mentions: self
+                .mentions
+                .iter()
+                .filter(|m| entity_ok.contains(m.0.as_str()) && chunk_ok.contains(m.1.as_str()))
+                .cloned()
+                .collect(),
+            synonyms: self.synonyms.iter().filter(|s| both(&s.0, &s.1)).cloned().collect(),
+            similar: self
+                .similar
+                .iter()
+                .filter(|s| chunk_ok.contains(s.0.as_str()) && chunk_ok.contains(s.1.as_str()))
+                .cloned()
+                .collect(),
+            relations: self
+                .relations
+                .iter()
+                .filter(|r| wanted(&support.relations, &r.id) && both(&r.source_id, &r.target_id))
+                .cloned()
+                .collect(),
+            entities,
+            chunks,
+            facts,
+        }
+    }
+}

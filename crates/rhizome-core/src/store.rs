@@ -320,6 +320,14 @@ pub trait StoreRead {
     fn walk_edges(&self, entity_ids: &[String], chunk_ids: &[String], among: bool) -> Result<crate::GraphData> {
         Ok(self.graph_data()?.walk_edges(entity_ids, chunk_ids, among))
     }
+    /// The graph of the documents `docs` (ids), given what they support
+    /// ([`StoreRead::supported_by`]): what a question asked of those documents only walks
+    /// ([`crate::GraphData::scoped`] says which rows). It must equal
+    /// `self.graph_data()?.scoped(..)`, which is the default; a backend overrides it with
+    /// reads by id, so that a scope's graph costs what the scope holds.
+    fn scope_graph(&self, docs: &[String], support: &DocSupport) -> Result<crate::GraphData> {
+        Ok(self.graph_data()?.scoped(docs, support))
+    }
     /// (chunk id, its document's title) for those of `chunk_ids` that exist, by chunk id.
     fn chunk_titles(&self, chunk_ids: &[String]) -> Result<Vec<(String, String)>> {
         let mut out: Vec<(String, String)> =

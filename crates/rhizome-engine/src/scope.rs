@@ -49,14 +49,14 @@ impl Engine {
                 ),
             ));
         }
-        let graph = self.graph().get(store)?;
         let ids: Vec<String> = matching.iter().cloned().collect();
         let support = store.supported_by(&ids)?;
+        let graph = store.scope_graph(&ids, &support)?;
         let (_, relation_rows) = store.support_rows(&[], &support.relations)?;
         let settings = self.config.communities.clone();
         let writer: ReportWriter =
             Arc::new(move |s: &dyn StoreRead, c: &[Community]| rhizome_community::scoped_reports(s, c, &settings));
-        let scope = Arc::new(Scope::new(&graph, key.0, matching, &support, relation_rows).with_report_writer(writer));
+        let scope = Arc::new(Scope::new(graph, key.0, matching, &support, relation_rows).with_report_writer(writer));
         let mut scopes = self.scopes.scopes.lock().unwrap_or_else(|p| p.into_inner());
         scopes.retain(|(f, k, _)| *k == key && *f != fkey);
         if scopes.len() >= KEPT {

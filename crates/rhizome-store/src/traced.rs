@@ -92,6 +92,9 @@ impl<S: StoreRead> StoreRead for Traced<S> {
         info_span!("store.walk_edges", entities = entity_ids.len(), chunks = chunk_ids.len())
             .in_scope(|| self.0.walk_edges(entity_ids, chunk_ids, among))
     }
+    fn scope_graph(&self, docs: &[String], support: &rhizome_core::DocSupport) -> Result<rhizome_core::GraphData> {
+        info_span!("store.scope_graph", docs = docs.len()).in_scope(|| self.0.scope_graph(docs, support))
+    }
     fn chunk_titles(&self, chunk_ids: &[String]) -> Result<Vec<(String, String)>> {
         self.0.chunk_titles(chunk_ids)
     }

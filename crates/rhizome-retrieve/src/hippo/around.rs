@@ -13,15 +13,107 @@
 //! the same; a seed's specificity (the passages that mention it) comes from the same reads.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::time::Instant;
 
 use rhizome_core::ids::entity_id;
 use rhizome_core::{GraphData, Result, StoreRead};
+use serde_json::json;
 
+use super::linking::{entity_seeds, InGraph};
+use super::names::{matches_by, name_candidates};
+use super::passages::Sparse;
+use super::settings::HippoConfig;
 use super::subgraph::{rank_local, Bounded, Walk, PASSAGE_SEEDS};
+use super::{name_seeds, no_entity_seeds, nothing_seeds, walk, Hippo, Ranked, AROUND_NODES};
 use crate::ppr::Csr;
+use crate::{ms, timed, QueryEnv, Retrieval};
 
 /// Nodes whose edges one read asks for while walking.
 const BATCH: usize = 256;
+
+impl Hippo {
+    /// Steps 1 to 5 on an index above `retrieval.whole_graph_up_to` entities: the graph is
+    /// read around the question (the module documentation), always bounded (`hippo.ppr_nodes`, or
+    /// [`AROUND_NODES`] when it is 0).
+    pub(super) fn around(
+        &self,
+        env: &QueryEnv,
+        cfg: &HippoConfig,
+        q: &[f32],
+        question: &str,
+        out: &mut Retrieval,
+    ) -> Result<Ranked> {
+        let budget = if cfg.ppr_nodes > 0 { cfg.ppr_nodes } else { AROUND_NODES };
+        let k = PASSAGE_SEEDS.max(env.config.retrieval.top_k);
+        let passages = timed(&mut out.timings_ms, "dense", || {
+            Sparse::new(env, q, question, cfg.passage_bm25_weight, k, cfg.passage_temperature)
+        })?;
+        let relative = |c: &str| passages.relative(c);
+        // Whether the index holds facts is not read: the notes assume it does.
+        let (linked, fact_weight) = self.link(env, cfg, q, question, out, true, |ids| {
+            let mut known: HashMap<String, InGraph> = HashMap::new();
+            for f in env.store.fact_rows(ids)? {
+                let context = f.chunk_id.as_deref().map_or(0.0, relative);
+                let entry = known.entry(f.id).or_insert(InGraph { ends: [f.subject_id, f.object_id], context: 0.0 });
+                entry.context = entry.context.max(context);
+            }
+            Ok(known)
+        })?;
+        let t = Instant::now();
+        let names: Vec<(String, String)> = if cfg.name_seed_weight > 0.0 {
+            let found: HashMap<String, String> =
+                env.store.entities(&name_candidates(question))?.into_iter().map(|e| (e.id, e.name)).collect();
+            matches_by(question, |id| found.get(id).map(|name| (id.to_string(), name.clone())))
+        } else {
+            Vec::new()
+        };
+        // The seeds' edges (their specificity among them) and the passages', in one read.
+        let mut read = Around::default();
+        let first: Vec<Node> = linked
+            .iter()
+            .flat_map(|f| f.ends.iter().cloned())
+            .chain(names.iter().map(|n| n.0.clone()))
+            .map(Node::Entity)
+            .chain(passages.raw.keys().cloned().map(Node::Chunk))
+            .collect();
+        read.load(env.store, &first)?;
+        let passages_of = |id: &str| read.passages_of(id);
+        let mut seeds = entity_seeds(&linked, fact_weight, passages_of);
+        if cfg.name_seed_weight > 0.0 {
+            name_seeds(cfg, &names, &mut seeds, passages_of, out);
+        }
+        let passage_seeds = cfg.passage_node_weight > 0.0 && passages.raw.keys().any(|c| relative(c) > 0.0);
+        let ranked: Vec<(String, f64)> = if seeds.is_empty() && !passage_seeds {
+            nothing_seeds(out);
+            let mut v: Vec<(String, f64)> = passages.raw.iter().map(|(c, &s)| (c.clone(), s as f64)).collect();
+            v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            v
+        } else {
+            if seeds.is_empty() {
+                no_entity_seeds(out);
+            }
+            let at = Question {
+                entities: &seeds,
+                scored: passages.raw.keys().cloned().collect(),
+                relative: &relative,
+                title_weight: cfg.title_edge_weight,
+            };
+            let b = around_ranking(env.store, &mut read, at, &walk(env, cfg), budget)?;
+            out.extra.insert("ppr_subgraph_nodes".into(), json!(b.nodes));
+            out.extra.insert("ppr_pushes".into(), json!(b.pushes));
+            out.extra.insert("graph_reads".into(), json!(read.reads));
+            b.ranked
+        };
+        out.timings_ms.insert("ppr".into(), ms(t));
+        if cfg.ppr_nodes == 0 {
+            out.notes.push(format!(
+                "PageRank over the {budget}-node subgraph around the question, read through the store: \
+                 the index is above retrieval.whole_graph_up_to entities (hippo.ppr_nodes sets the size)"
+            ));
+        }
+        Ok((ranked.into_iter().take(env.config.retrieval.top_k).collect(), linked))
+    }
+}
 
 /// A node of the PageRank graph; the derived order is the whole graph's numbering.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]

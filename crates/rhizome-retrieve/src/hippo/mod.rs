@@ -25,13 +25,15 @@
 //!    passage-entity edges (1, or `title_edge_weight` to the entity a passage's document
 //!    is titled after). Built once per graph and cached. With `ppr_nodes` set, past that
 //!    many nodes the walk runs on the subgraph around the seeds ([`subgraph`]), so a
-//!    question's cost stops growing with the graph.
+//!    question's cost stops growing with the graph. On an index above
+//!    `retrieval.whole_graph_up_to` entities no graph is loaded: that subgraph is read
+//!    through the store, with the same result ([`around`]).
 //! 5. Passages ranked by `(1 - ppr_weight) x r + ppr_weight x PPR / best PPR`. With
 //!    nothing to seed (no passage score, no entity), by their passage score, with a note.
 //!
 //! Layout: `passages` (step 1), `linking` (steps 2 and 3), `recognition` (the LLM's filter
 //! of step 2), `names` (question spans naming entities), `adjacency` (step 4's graph),
-//! `subgraph` (step 4 on a large graph),
+//! `subgraph` (step 4 on a large graph), `around` (its subgraph read through the store),
 //! `settings` ([`HippoConfig`]); this file runs the steps.
 
 mod adjacency;
@@ -52,10 +54,9 @@ use rhizome_core::Result;
 use serde_json::{json, Value};
 
 use self::adjacency::adjacency;
-use self::around::{around_ranking, Around, Node, Question};
 use self::linking::{entity_seeds, in_whole_graph, link_facts, InGraph, Linked};
-use self::names::{matches_by, name_candidates, name_matches};
-use self::passages::{passage_scores, relative_passage_scores, Sparse};
+use self::names::name_matches;
+use self::passages::{passage_scores, relative_passage_scores};
 pub(crate) use self::recognition::parse_kept;
 use self::recognition::recognition_filter;
 pub use self::settings::HippoConfig;
@@ -335,93 +336,11 @@ impl Hippo {
             (c as u32, (1.0 - share) * r as f64 + share * p)
         }))
     }
-
-    /// Steps 1 to 5 on an index above `retrieval.whole_graph_up_to` entities: the graph is
-    /// read around the question ([`around`]), always bounded (`hippo.ppr_nodes`, or
-    /// [`AROUND_NODES`] when it is 0).
-    fn around(
-        &self,
-        env: &QueryEnv,
-        cfg: &HippoConfig,
-        q: &[f32],
-        question: &str,
-        out: &mut Retrieval,
-    ) -> Result<Ranked> {
-        let budget = if cfg.ppr_nodes > 0 { cfg.ppr_nodes } else { AROUND_NODES };
-        let k = PASSAGE_SEEDS.max(env.config.retrieval.top_k);
-        let passages = timed(&mut out.timings_ms, "dense", || {
-            Sparse::new(env, q, question, cfg.passage_bm25_weight, k, cfg.passage_temperature)
-        })?;
-        let relative = |c: &str| passages.relative(c);
-        // Whether the index holds facts is not read: the notes assume it does.
-        let (linked, fact_weight) = self.link(env, cfg, q, question, out, true, |ids| {
-            let mut known: HashMap<String, InGraph> = HashMap::new();
-            for f in env.store.fact_rows(ids)? {
-                let context = f.chunk_id.as_deref().map_or(0.0, relative);
-                let entry = known.entry(f.id).or_insert(InGraph { ends: [f.subject_id, f.object_id], context: 0.0 });
-                entry.context = entry.context.max(context);
-            }
-            Ok(known)
-        })?;
-        let t = Instant::now();
-        let names: Vec<(String, String)> = if cfg.name_seed_weight > 0.0 {
-            let found: HashMap<String, String> =
-                env.store.entities(&name_candidates(question))?.into_iter().map(|e| (e.id, e.name)).collect();
-            matches_by(question, |id| found.get(id).map(|name| (id.to_string(), name.clone())))
-        } else {
-            Vec::new()
-        };
-        // The seeds' edges (their specificity among them) and the passages', in one read.
-        let mut read = Around::default();
-        let first: Vec<Node> = linked
-            .iter()
-            .flat_map(|f| f.ends.iter().cloned())
-            .chain(names.iter().map(|n| n.0.clone()))
-            .map(Node::Entity)
-            .chain(passages.raw.keys().cloned().map(Node::Chunk))
-            .collect();
-        read.load(env.store, &first)?;
-        let passages_of = |id: &str| read.passages_of(id);
-        let mut seeds = entity_seeds(&linked, fact_weight, passages_of);
-        if cfg.name_seed_weight > 0.0 {
-            name_seeds(cfg, &names, &mut seeds, passages_of, out);
-        }
-        let passage_seeds = cfg.passage_node_weight > 0.0 && passages.raw.keys().any(|c| relative(c) > 0.0);
-        let ranked: Vec<(String, f64)> = if seeds.is_empty() && !passage_seeds {
-            nothing_seeds(out);
-            let mut v: Vec<(String, f64)> = passages.raw.iter().map(|(c, &s)| (c.clone(), s as f64)).collect();
-            v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-            v
-        } else {
-            if seeds.is_empty() {
-                no_entity_seeds(out);
-            }
-            let at = Question {
-                entities: &seeds,
-                scored: passages.raw.keys().cloned().collect(),
-                relative: &relative,
-                title_weight: cfg.title_edge_weight,
-            };
-            let b = around_ranking(env.store, &mut read, at, &walk(env, cfg), budget)?;
-            out.extra.insert("ppr_subgraph_nodes".into(), json!(b.nodes));
-            out.extra.insert("ppr_pushes".into(), json!(b.pushes));
-            out.extra.insert("graph_reads".into(), json!(read.reads));
-            b.ranked
-        };
-        out.timings_ms.insert("ppr".into(), ms(t));
-        if cfg.ppr_nodes == 0 {
-            out.notes.push(format!(
-                "PageRank over the {budget}-node subgraph around the question, read through the store: \
-                 the index is above retrieval.whole_graph_up_to entities (hippo.ppr_nodes sets the size)"
-            ));
-        }
-        Ok((ranked.into_iter().take(env.config.retrieval.top_k).collect(), linked))
-    }
 }
 
 /// Subgraph nodes hippo's PageRank walks on an index above `retrieval.whole_graph_up_to`
 /// entities when `hippo.ppr_nodes` is 0 (the whole graph is not read there).
-pub const AROUND_NODES: usize = 5000;
+const AROUND_NODES: usize = 5000;
 
 fn walk(env: &QueryEnv, cfg: &HippoConfig) -> Walk {
     Walk {

@@ -79,7 +79,10 @@ section! {
         /// whole graph's forward push scans every node once per round). On a 40,000-passage
         /// index (445,000 nodes), 5000: hippo 1.11x basic's time instead of 2.41x, the exact
         /// solver's top 5 on 13 of 20 questions, recall within 0.06 (docs/benchmarks.md).
-        /// 0 (default): always the whole graph.
+        /// 0 (default): the whole graph, except on an index above
+        /// `retrieval.whole_graph_up_to` entities, where the graph is not loaded: there the
+        /// walk is always bounded, by this or else by 5000 nodes, and its subgraph read
+        /// through the store (`hippo/around.rs`).
         /// Valid: an integer from 0 to 100000000.
         pub ppr_nodes: usize = 0 => int(0, 100_000_000),
         /// Passages that go to the answer. Valid: an integer from 1 to 1000.

@@ -20,10 +20,7 @@ pub mod views;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use rhizome_core::{
-    ChunkRow, Community, CommunityReport, DocSupport, EntityRow, FactRow, GraphData, RelationRecord, RelationRow,
-    Result, StoreRead, VectorKind,
-};
+use rhizome_core::{Community, CommunityReport, DocSupport, GraphData, RelationRecord, Result, StoreRead, VectorKind};
 
 pub use store::ScopedStore;
 
@@ -70,18 +67,18 @@ pub struct Scope {
 }
 
 impl Scope {
-    /// The scope of `docs` in the index whose graph is `full` (at `version`), given what
-    /// they support (`store.supported_by(docs)`) and every support row of the relations
-    /// they support (`store.support_rows(&[], &support.relations)`).
+    /// The scope of `docs` in the index (at graph `version`), given what they support
+    /// (`store.supported_by(docs)`), their graph (`store.scope_graph(docs, support)`) and
+    /// every support row of the relations they support (`store.support_rows(&[],
+    /// &support.relations)`).
     pub fn new(
-        full: &Graph,
+        mut data: GraphData,
         version: u64,
         docs: HashSet<String>,
         support: &DocSupport,
         relation_rows: Vec<RelationRecord>,
     ) -> Scope {
         let relation_views = views::relations(relation_rows, &docs);
-        let mut data = restricted(full, &docs, support);
         for r in &mut data.relations {
             if let Some((w, _)) = relation_views.get(&r.id) {
                 r.weight = *w;
@@ -109,6 +106,20 @@ impl Scope {
             relation_views,
             entity_views: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The graph of the scope as the store holds it, with the relations' weights its
+    /// documents give them ([`views`]).
+    pub fn graph_data(&self, store: &dyn StoreRead) -> Result<GraphData> {
+        let ids = |set: &HashSet<String>| set.iter().cloned().collect::<Vec<_>>();
+        let support = DocSupport::new(ids(&self.entities), ids(&self.relations), ids(&self.facts));
+        let mut data = store.scope_graph(&ids(&self.docs), &support)?;
+        for r in &mut data.relations {
+            if let Some((w, _)) = self.relation_views.get(&r.id) {
+                r.weight = *w;
+            }
+        }
+        Ok(data)
     }
 
     /// The writer of the scope's community reports.
@@ -181,89 +192,10 @@ impl Scope {
     }
 }
 
-/// The rows of `g` that the documents `docs` support (see the module's doc), in the
-/// order the full graph holds them.
-fn restricted(g: &Graph, docs: &HashSet<String>, support: &DocSupport) -> GraphData {
-    let chunk_ok: Vec<bool> = g.chunk_docs.iter().map(|d| docs.contains(d)).collect();
-    let marks = |ids: &[String], n: usize, index: &dyn Fn(&str) -> Option<u32>| {
-        let mut ok = vec![false; n];
-        for i in ids.iter().filter_map(|id| index(id)) {
-            ok[i as usize] = true;
-        }
-        ok
-    };
-    let entity_ok = marks(&support.entities, g.entity_ids.len(), &|id| g.entity(id));
-    let relation_ok: HashSet<&str> = support.relations.iter().map(String::as_str).collect();
-    let fact_ok = marks(&support.facts, g.facts.len(), &|id| g.fact(id));
-    let mut data = GraphData::default();
-    for (e, ok) in entity_ok.iter().enumerate() {
-        if *ok {
-            data.entities.push(EntityRow {
-                id: g.entity_ids[e].clone(),
-                name: g.entity_names[e].clone(),
-                entity_type: g.entity_types[e].clone(),
-            });
-            for &(c, n) in g.entity_chunks[e].iter().filter(|(c, _)| chunk_ok[*c as usize]) {
-                data.mentions.push((g.entity_ids[e].clone(), g.chunk_ids[c as usize].clone(), n));
-            }
-            for &(b, s) in &g.synonyms[e] {
-                if entity_ok[b as usize] && g.entity_ids[e] < g.entity_ids[b as usize] {
-                    data.synonyms.push((g.entity_ids[e].clone(), g.entity_ids[b as usize].clone(), s));
-                }
-            }
-        }
-    }
-    for (c, ok) in chunk_ok.iter().enumerate() {
-        if *ok {
-            data.chunks.push(ChunkRow {
-                id: g.chunk_ids[c].clone(),
-                doc_id: g.chunk_docs[c].clone(),
-                ordinal: g.chunk_ordinals[c],
-            });
-            for &(b, s) in &g.similar[c] {
-                if chunk_ok[b as usize] && g.chunk_ids[c] < g.chunk_ids[b as usize] {
-                    data.similar.push((g.chunk_ids[c].clone(), g.chunk_ids[b as usize].clone(), s));
-                }
-            }
-        }
-    }
-    let in_scope = |r: &&crate::graph::Rel| {
-        relation_ok.contains(r.id.as_str()) && entity_ok[r.source as usize] && entity_ok[r.target as usize]
-    };
-    for r in g.relations.iter().filter(in_scope) {
-        data.relations.push(RelationRow {
-            id: r.id.clone(),
-            source_id: g.entity_ids[r.source as usize].clone(),
-            target_id: g.entity_ids[r.target as usize].clone(),
-            rel_type: r.rel_type.clone(),
-            weight: r.weight,
-        });
-    }
-    for (i, f) in g.facts.iter().enumerate() {
-        if !(fact_ok[i] && entity_ok[f.subject as usize] && entity_ok[f.object as usize]) {
-            continue;
-        }
-        let row = |chunk_id| FactRow {
-            id: f.id.clone(),
-            subject_id: g.entity_ids[f.subject as usize].clone(),
-            object_id: g.entity_ids[f.object as usize].clone(),
-            chunk_id,
-        };
-        let chunks: Vec<u32> = f.chunks.iter().copied().filter(|&c| chunk_ok[c as usize]).collect();
-        if chunks.is_empty() {
-            // Supported by a matching document without chunks (an edge list).
-            data.facts.push(row(None));
-        }
-        for c in chunks {
-            data.facts.push(row(Some(g.chunk_ids[c as usize].clone())));
-        }
-    }
-    data
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rhizome_core::{ChunkRow, EntityRow, FactRow, RelationRow};
 
     fn s(x: &str) -> String {
         x.to_string()
@@ -271,7 +203,7 @@ mod tests {
 
     /// Two documents mention Ada and Babbage; only `d2` states a relation between them.
     /// `d3` is an edge list (no chunks) relating Ada to Lovelace Hall.
-    fn graph() -> Graph {
+    fn graph() -> GraphData {
         let mut data = GraphData::default();
         for e in ["ada", "babbage", "hall"] {
             data.entities.push(EntityRow { id: s(e), name: s(e), entity_type: s("THING") });
@@ -292,11 +224,13 @@ mod tests {
         data.relations.push(rel("r_ab", "ada", "babbage"));
         data.relations.push(rel("r_ah", "ada", "hall"));
         data.facts.push(FactRow { id: s("f_ah"), subject_id: s("ada"), object_id: s("hall"), chunk_id: None });
-        Graph::build(data)
+        data
     }
 
     fn scope(docs: &[&str], support: DocSupport) -> Scope {
-        Scope::new(&graph(), 1, docs.iter().map(|d| s(d)).collect(), &support, Vec::new())
+        let docs: Vec<String> = docs.iter().map(|d| s(d)).collect();
+        let data = graph().scoped(&docs, &support);
+        Scope::new(data, 1, docs.into_iter().collect(), &support, Vec::new())
     }
 
     #[test]

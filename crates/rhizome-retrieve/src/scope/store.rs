@@ -246,11 +246,7 @@ impl StoreRead for ScopedStore<'_> {
         self.inner.extraction_failures()
     }
     fn graph_data(&self) -> Result<GraphData> {
-        let g = self.scope.graph.get(self)?;
-        let ids = |set: &HashSet<String>| set.iter().cloned().collect::<Vec<_>>();
-        let sc = self.scope;
-        let support = DocSupport::new(ids(&sc.entities), ids(&sc.relations), ids(&sc.facts));
-        Ok(super::restricted(&g, &sc.docs, &support))
+        self.scope.graph_data(self.inner)
     }
     fn graph_version(&self) -> Result<u64> {
         Ok(self.scope.version)

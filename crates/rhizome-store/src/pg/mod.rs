@@ -28,6 +28,7 @@ mod read;
 mod refresh;
 mod rows;
 mod schema;
+mod scoped;
 mod search;
 mod snapshot;
 mod tags;

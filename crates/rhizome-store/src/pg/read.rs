@@ -417,6 +417,10 @@ impl StoreRead for PgStore {
         self.q(|c| in_snapshot(c, |tx| super::walk::walk_edges(tx, entity_ids, chunk_ids, among)))
     }
 
+    fn scope_graph(&self, docs: &[String], support: &rhizome_core::DocSupport) -> Result<GraphData> {
+        self.q(|c| in_snapshot(c, |tx| super::scoped::scope_graph(tx, docs, support)))
+    }
+
     fn chunk_titles(&self, chunk_ids: &[String]) -> Result<Vec<(String, String)>> {
         self.q(|c| super::walk::chunk_titles(c, chunk_ids))
     }

@@ -23,6 +23,7 @@ mod postings;
 mod read;
 mod rows;
 mod schema;
+mod scoped;
 mod tags;
 mod walk;
 mod write;

@@ -342,6 +342,10 @@ impl StoreRead for SqliteStore {
         super::walk::walk_edges(&self.conn, entity_ids, chunk_ids, among)
     }
 
+    fn scope_graph(&self, docs: &[String], support: &rhizome_core::DocSupport) -> Result<rhizome_core::GraphData> {
+        super::scoped::scope_graph(&self.conn, docs, support)
+    }
+
     fn chunk_titles(&self, chunk_ids: &[String]) -> Result<Vec<(String, String)>> {
         super::walk::chunk_titles(&self.conn, chunk_ids)
     }

@@ -77,6 +77,7 @@ pub fn neighbourhood_contract<S: StoreWrite>(open: &dyn Fn(&Path) -> S) {
     assert_eq!((degree("Alpha"), degree("Beta"), degree("Epsilon")), (Some(3), Some(2), Some(2)));
 
     walk_contract(&s, &whole);
+    scope_contract(&s, &whole);
 }
 
 fn walk_contract<S: StoreWrite>(s: &S, whole: &GraphData) {
@@ -119,4 +120,29 @@ fn walk_contract<S: StoreWrite>(s: &S, whole: &GraphData) {
     let one: Vec<FactRow> = whole.facts.iter().filter(|f| f.id == facts[0]).cloned().collect();
     assert!(!one.is_empty());
     assert_eq!(s.fact_rows(&facts[..1]).unwrap(), one);
+}
+
+/// `scope_graph` equals the whole graph cut to the documents, for what they support and
+/// for support naming rows of other documents too.
+fn scope_contract<S: StoreWrite>(s: &S, whole: &GraphData) {
+    let mut docs: Vec<String> = whole.chunks.iter().map(|c| c.doc_id.clone()).collect();
+    docs.sort();
+    docs.dedup();
+    assert_eq!(docs.len(), 2);
+    let everything = DocSupport::new(
+        whole.entities.iter().map(|e| e.id.clone()).collect(),
+        whole.relations.iter().map(|r| r.id.clone()).collect(),
+        whole.facts.iter().map(|f| f.id.clone()).collect(),
+    );
+    for asked in [vec![docs[0].clone()], vec![docs[1].clone()], docs.clone(), vec!["doc_missing".into()]] {
+        let own = s.supported_by(&asked).unwrap();
+        for support in [&own, &everything] {
+            let got = s.scope_graph(&asked, support).unwrap();
+            assert_eq!(got, whole.scoped(&asked, support), "scope of {asked:?}");
+        }
+    }
+    let one = s.scope_graph(&docs[..1], &everything).unwrap();
+    assert!(!one.chunks.is_empty() && !one.mentions.is_empty() && !one.relations.is_empty(), "{one:?}");
+    assert!(one.chunks.len() < whole.chunks.len());
+    assert_eq!(s.scope_graph(&docs, &everything).unwrap(), *whole, "every document: the whole graph");
 }
