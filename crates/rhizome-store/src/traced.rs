@@ -92,6 +92,9 @@ impl<S: StoreRead> StoreRead for Traced<S> {
         info_span!("store.walk_edges", entities = entity_ids.len(), chunks = chunk_ids.len())
             .in_scope(|| self.0.walk_edges(entity_ids, chunk_ids, among))
     }
+    fn chunk_links(&self, chunk_ids: &[String]) -> Result<rhizome_core::GraphData> {
+        info_span!("store.chunk_links", chunks = chunk_ids.len()).in_scope(|| self.0.chunk_links(chunk_ids))
+    }
     fn chunk_titles(&self, chunk_ids: &[String]) -> Result<Vec<(String, String)>> {
         self.0.chunk_titles(chunk_ids)
     }
@@ -106,6 +109,9 @@ impl<S: StoreRead> StoreRead for Traced<S> {
     }
     fn fact_count(&self) -> Result<u64> {
         self.0.fact_count()
+    }
+    fn chunk_count(&self) -> Result<u64> {
+        self.0.chunk_count()
     }
     fn graph_version(&self) -> Result<u64> {
         self.0.graph_version()

@@ -342,6 +342,10 @@ impl StoreRead for SqliteStore {
         super::walk::walk_edges(&self.conn, entity_ids, chunk_ids, among)
     }
 
+    fn chunk_links(&self, chunk_ids: &[String]) -> Result<rhizome_core::GraphData> {
+        super::walk::chunk_links(&self.conn, chunk_ids)
+    }
+
     fn chunk_titles(&self, chunk_ids: &[String]) -> Result<Vec<(String, String)>> {
         super::walk::chunk_titles(&self.conn, chunk_ids)
     }
@@ -360,6 +364,10 @@ impl StoreRead for SqliteStore {
 
     fn fact_count(&self) -> Result<u64> {
         super::neighbourhood::entity_count(&self.conn, "facts")
+    }
+
+    fn chunk_count(&self) -> Result<u64> {
+        super::neighbourhood::entity_count(&self.conn, "chunks")
     }
 
     fn communities(&self) -> Result<Vec<rhizome_core::Community>> {
