@@ -84,10 +84,12 @@ pub(super) fn chunk_links(c: &mut impl GenericClient, chunks: &[String]) -> PgRe
     let rows = c.query(
         "SELECT id, doc_id, ordinal FROM chunks WHERE id = ANY($1)
          UNION SELECT p.id, p.doc_id, p.ordinal FROM chunks c CROSS JOIN LATERAL (
-             SELECT id, doc_id, ordinal FROM chunks x WHERE x.doc_id = c.doc_id AND (x.ordinal, x.id) < (c.ordinal, c.id)
+             SELECT id, doc_id, ordinal FROM chunks x WHERE x.doc_id = c.doc_id AND x.ordinal <= c.ordinal
+               AND (x.ordinal, x.id) < (c.ordinal, c.id)
              ORDER BY x.ordinal DESC, x.id DESC LIMIT 1) p WHERE c.id = ANY($1)
          UNION SELECT n.id, n.doc_id, n.ordinal FROM chunks c CROSS JOIN LATERAL (
-             SELECT id, doc_id, ordinal FROM chunks x WHERE x.doc_id = c.doc_id AND (x.ordinal, x.id) > (c.ordinal, c.id)
+             SELECT id, doc_id, ordinal FROM chunks x WHERE x.doc_id = c.doc_id AND x.ordinal >= c.ordinal
+               AND (x.ordinal, x.id) > (c.ordinal, c.id)
              ORDER BY x.ordinal, x.id LIMIT 1) n WHERE c.id = ANY($1)
          ORDER BY id",
         &[&asked],
