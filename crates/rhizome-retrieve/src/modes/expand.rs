@@ -190,7 +190,7 @@ fn walk(links: &Links, seeds: &[(String, f32)], max_depth: usize) -> HashMap<Str
                     let s = su * factor;
                     if !is_seed.contains(v.as_str()) && best.get(v).is_none_or(|r| s > r.score) {
                         let parent = u.to_string();
-                        best.insert(v.clone(), Reached { score: s, seed: seed.clone(), parent, via: *via, depth });
+                        best.insert(v.clone(), Reached { score: s, seed: seed.clone(), parent, via, depth });
                     }
                     if visited.insert(v.as_str()) {
                         next.push((v.as_str(), s));
