@@ -68,16 +68,20 @@ fn musique_recall_is_the_same_on_every_backend() {
     }
 }
 
-/// `local`, `multihop` and `tog` over the neighbourhood of the question's entities, and
-/// `hippo`'s bounded PageRank over the subgraph around its seeds, read from the store,
-/// give the same contexts as over the whole graph, question by question.
+/// `local`, `multihop` and `tog` over the neighbourhood of the question's entities,
+/// `hippo`'s bounded PageRank over the subgraph around its seeds, and the Neo4j-style
+/// modes that read the graph (`entity-only`, `hybrid`, `graph-enhanced`), read from the
+/// store, give the same contexts as over the whole graph, question by question.
 fn graph_methods_read_the_same_from_a_neighbourhood(store: &str, tmp: &Path) {
     let questions: Value =
         serde_json::from_str(&std::fs::read_to_string(shared().join("musique/musique_train.json")).unwrap()).unwrap();
     let mut read = 0;
-    for (i, q) in questions.as_array().unwrap().iter().take(8).enumerate() {
+    for (i, q) in questions.as_array().unwrap().iter().take(11).enumerate() {
         let q = q["question"].as_str().unwrap();
-        let method = ["local", "multihop", "tog", "hippo"][i % 4];
+        let method = match i {
+            0..8 => ["local", "multihop", "tog", "hippo"][i % 4],
+            _ => ["entity-only", "hybrid", "graph-enhanced"][i - 8],
+        };
         let ask = |up_to: &str| {
             let mut c = on(store, tmp);
             c.args(["--set", &format!("retrieval.whole_graph_up_to={up_to}"), "--set", "hippo.ppr_nodes=2000"]);
@@ -97,7 +101,7 @@ fn graph_methods_read_the_same_from_a_neighbourhood(store: &str, tmp: &Path) {
         assert_eq!(whole["contexts"], around["contexts"], "{method}: {q} on {store}");
         read += 1;
     }
-    assert_eq!(read, 8);
+    assert_eq!(read, 11);
 }
 
 /// Index `runs` into `store` (one `rhizome index` each) and delete `gone`; index the same

@@ -238,3 +238,36 @@ impl GraphData {
         }
     }
 }
+
+impl GraphData {
+    /// The chunks `chunk_ids` that exist, each with the previous and the next chunk of its
+    /// document (by ordinal, then id), and every SIMILAR_TO edge with an end among them,
+    /// each list in [`GraphData`] order; the other lists are left empty. What every
+    /// backend's [`crate::StoreRead::chunk_links`] must equal (and the default one).
+    pub fn chunk_links(&self, chunk_ids: &[String]) -> GraphData {
+        use std::collections::{BTreeMap, BTreeSet};
+        let asked: BTreeSet<&str> = chunk_ids.iter().map(String::as_str).collect();
+        let mut by_doc: BTreeMap<&str, Vec<&ChunkRow>> = BTreeMap::new();
+        for c in &self.chunks {
+            by_doc.entry(c.doc_id.as_str()).or_default().push(c);
+        }
+        let mut kept: BTreeSet<&str> = BTreeSet::new();
+        for doc in by_doc.values_mut() {
+            doc.sort_by(|a, b| (a.ordinal, &a.id).cmp(&(b.ordinal, &b.id)));
+            for (i, c) in doc.iter().enumerate().filter(|(_, c)| asked.contains(c.id.as_str())) {
+                let around = i.checked_sub(1).and_then(|p| doc.get(p)).into_iter().chain(doc.get(i + 1));
+                kept.extend(std::iter::once(c.id.as_str()).chain(around.map(|x| x.id.as_str())));
+            }
+        }
+        GraphData {
+            chunks: self.chunks.iter().filter(|c| kept.contains(c.id.as_str())).cloned().collect(),
+            similar: self
+                .similar
+                .iter()
+                .filter(|s| asked.contains(s.0.as_str()) || asked.contains(s.1.as_str()))
+                .cloned()
+                .collect(),
+            ..GraphData::default()
+        }
+    }
+}

@@ -328,6 +328,14 @@ pub trait StoreRead {
     fn scope_graph(&self, docs: &[String], support: &DocSupport) -> Result<crate::GraphData> {
         Ok(self.graph_data()?.scoped(docs, support))
     }
+    /// The chunks `chunk_ids` with the previous and next chunk of each one's document, and
+    /// their SIMILAR_TO edges ([`crate::GraphData::chunk_links`] says which rows): what
+    /// graph reasoning expands through on a large index. It must equal
+    /// `self.graph_data()?.chunk_links(..)`, which is the default; a backend overrides it
+    /// with reads by id.
+    fn chunk_links(&self, chunk_ids: &[String]) -> Result<crate::GraphData> {
+        Ok(self.graph_data()?.chunk_links(chunk_ids))
+    }
     /// (chunk id, its document's title) for those of `chunk_ids` that exist, by chunk id.
     fn chunk_titles(&self, chunk_ids: &[String]) -> Result<Vec<(String, String)>> {
         let mut out: Vec<(String, String)> =
@@ -350,6 +358,10 @@ pub trait StoreRead {
     /// How many entities the index holds.
     fn entity_count(&self) -> Result<u64> {
         Ok(self.stats()?.nodes.get("Entity").copied().unwrap_or(0))
+    }
+    /// How many chunks the index holds.
+    fn chunk_count(&self) -> Result<u64> {
+        Ok(self.stats()?.nodes.get("Chunk").copied().unwrap_or(0))
     }
     /// How many facts the index holds.
     fn fact_count(&self) -> Result<u64> {

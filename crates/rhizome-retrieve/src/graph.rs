@@ -256,9 +256,10 @@ pub struct GraphCache {
     slot: Mutex<Option<(u64, Arc<Graph>)>>,
     /// Held while a graph is built, so that concurrent queries build it once.
     building: Mutex<()>,
-    /// The entity count, the fact count and the name index at a graph version.
+    /// The entity, fact and chunk counts and the name index at a graph version.
     count: Mutex<Option<(u64, u64)>>,
     facts: Mutex<Option<(u64, u64)>>,
+    chunks: Mutex<Option<(u64, u64)>>,
     names: Mutex<Option<(u64, Arc<NameIndex>)>>,
 }
 
@@ -304,15 +305,31 @@ impl GraphCache {
     /// How many facts the index holds: from the graph when it is held, else read once per
     /// graph version.
     pub fn fact_count(&self, store: &dyn StoreRead) -> Result<u64> {
+        self.counted(&self.facts, store, |g| g.facts.len(), |s| s.fact_count())
+    }
+
+    /// How many chunks the index holds: from the graph when it is held, else read once
+    /// per graph version.
+    pub fn chunk_count(&self, store: &dyn StoreRead) -> Result<u64> {
+        self.counted(&self.chunks, store, |g| g.chunk_ids.len(), |s| s.chunk_count())
+    }
+
+    fn counted(
+        &self,
+        slot: &Mutex<Option<(u64, u64)>>,
+        store: &dyn StoreRead,
+        in_graph: impl Fn(&Graph) -> usize,
+        read: impl Fn(&dyn StoreRead) -> Result<u64>,
+    ) -> Result<u64> {
         let version = store.graph_version()?;
         if let Some(g) = self.current(version) {
-            return Ok(g.facts.len() as u64);
+            return Ok(in_graph(&g) as u64);
         }
-        let mut slot = self.facts.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
         match *slot {
             Some((v, n)) if v == version => Ok(n),
             _ => {
-                let n = store.fact_count()?;
+                let n = read(store)?;
                 *slot = Some((version, n));
                 Ok(n)
             }

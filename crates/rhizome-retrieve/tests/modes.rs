@@ -261,3 +261,33 @@ fn every_mode_runs_with_and_without_llm_deterministically() {
     // The modes need no LLM calls.
     assert_eq!(server.request_count(), 0);
 }
+
+#[test]
+fn without_the_whole_graph_every_mode_gives_the_same_contexts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = store(tmp.path());
+    let mut configs = vec![Config::default()];
+    let mut one = Config::default();
+    one.retrieval.top_k = 1;
+    one.section_mut::<ModesConfig>().seed_chunks = 1;
+    configs.push(one);
+    let mut rrf = Config::default();
+    rrf.retrieval.top_k = 2;
+    rrf.retrieval.fusion = "rrf".into();
+    rrf.section_mut::<ModesConfig>().seed_chunks = 2;
+    configs.push(rrf);
+    for cfg in &configs {
+        let mut around = cfg.clone();
+        around.retrieval.whole_graph_up_to = 0;
+        for m in MODES {
+            for q in [Q, "Who won the Nobel Prize?", "Tell me about Ben Mottelson", "The Danube in Vienna", ""] {
+                let (a, b) = (run(&s, cfg, None, m, q), run(&s, &around, None, m, q));
+                assert_eq!(a.contexts, b.contexts, "{m} {q}");
+                assert_eq!((&a.paths, &a.extra), (&b.paths, &b.extra), "{m} {q}");
+                let read = b.notes.iter().any(|n| n.contains("read the neighbourhood"));
+                assert_eq!(read, m != Method::ChunkOnly, "{m} {q}: {:?}", b.notes);
+                assert!(!a.notes.iter().any(|n| n.contains("neighbourhood")), "{m} {q}: {:?}", a.notes);
+            }
+        }
+    }
+}

@@ -95,6 +95,9 @@ impl<S: StoreRead> StoreRead for Traced<S> {
     fn scope_graph(&self, docs: &[String], support: &rhizome_core::DocSupport) -> Result<rhizome_core::GraphData> {
         info_span!("store.scope_graph", docs = docs.len()).in_scope(|| self.0.scope_graph(docs, support))
     }
+    fn chunk_links(&self, chunk_ids: &[String]) -> Result<rhizome_core::GraphData> {
+        info_span!("store.chunk_links", chunks = chunk_ids.len()).in_scope(|| self.0.chunk_links(chunk_ids))
+    }
     fn chunk_titles(&self, chunk_ids: &[String]) -> Result<Vec<(String, String)>> {
         self.0.chunk_titles(chunk_ids)
     }
@@ -109,6 +112,9 @@ impl<S: StoreRead> StoreRead for Traced<S> {
     }
     fn fact_count(&self) -> Result<u64> {
         self.0.fact_count()
+    }
+    fn chunk_count(&self) -> Result<u64> {
+        self.0.chunk_count()
     }
     fn graph_version(&self) -> Result<u64> {
         self.0.graph_version()

@@ -9,7 +9,9 @@
 //! that are not already among the `retrieval.top_k` hybrid chunks, the best
 //! `modes.max_chunks` are added to them (so graph-enhanced returns up to top_k +
 //! max_chunks chunks), ordered by score. `extra.expanded` records each added chunk's seed,
-//! parent, edge type, depth and score.
+//! parent, edge type, depth and score. The links of the chunks the walk goes through are
+//! gathered first, level by level: from the whole graph, or on a large index from the
+//! store ([`around::chunk_links`]).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, Weak};
@@ -18,7 +20,8 @@ use std::time::Instant;
 use rhizome_core::Result;
 use serde_json::json;
 
-use super::EntitySide;
+use super::around::{self, Links};
+use super::{EntityGraph, EntitySide};
 use crate::multipath::memo;
 use crate::paths::{render_path, simple_paths};
 use crate::{ms, Context, ContextKind, Graph, ModesConfig, MultihopConfig, QueryEnv, Retrieval};
@@ -78,8 +81,8 @@ impl DocOrder {
 #[derive(Debug, Clone)]
 struct Reached {
     score: f32,
-    seed: u32,
-    parent: u32,
+    seed: String,
+    parent: String,
     via: &'static str,
     depth: usize,
 }
@@ -87,80 +90,110 @@ struct Reached {
 /// What graph reasoning returns.
 pub(super) struct Reasoned {
     /// The top_k hybrid chunks and the chunks added, best first.
-    pub chunks: Vec<(u32, f32)>,
+    pub chunks: Vec<(String, f32)>,
     /// The entity paths as contexts.
     pub paths: Vec<Context>,
+}
+
+/// Best first, ties by chunk id.
+fn by_score<T>(v: &mut [(String, T)], score: impl Fn(&T) -> f32) {
+    v.sort_by(|a, b| score(&b.1).total_cmp(&score(&a.1)).then_with(|| a.0.cmp(&b.0)));
 }
 
 /// Expand from the seeds of `ranked` and merge; also the entity paths.
 pub(super) fn reason(
     env: &QueryEnv,
-    g: &Arc<Graph>,
-    ranked: Vec<(u32, f32)>,
+    eg: &EntityGraph,
+    ranked: Vec<(String, f32)>,
     side: &EntitySide,
     out: &mut Retrieval,
 ) -> Result<Reasoned> {
     let cfg = env.config.section::<ModesConfig>();
     let t = Instant::now();
-    let order = memo(&DOC_ORDERS, g, DocOrder::build);
-    let seeds: Vec<(u32, f32)> = ranked.iter().take(cfg.seed_chunks).copied().collect();
-    let reached = walk(g, &order, &seeds, cfg.max_depth, env.config.similar.threshold);
+    let seeds: Vec<(String, f32)> = ranked.iter().take(cfg.seed_chunks).cloned().collect();
+    let next_factor = env.config.similar.threshold;
+    let links = gather(env, eg, &seeds, cfg.max_depth, next_factor)?;
+    let reached = walk(&links, &seeds, cfg.max_depth);
     let top_k = env.config.retrieval.top_k;
-    let mut merged: Vec<(u32, f32)> = ranked.iter().take(top_k).copied().collect();
-    let kept: HashSet<u32> = merged.iter().map(|x| x.0).collect();
+    let mut merged: Vec<(String, f32)> = ranked.into_iter().take(top_k).collect();
+    let kept: HashSet<&str> = merged.iter().map(|x| x.0.as_str()).collect();
     let reached_count = reached.len();
-    let mut added: Vec<(u32, Reached)> = reached.into_iter().filter(|(c, _)| !kept.contains(c)).collect();
-    added.sort_by(|a, b| {
-        b.1.score.total_cmp(&a.1.score).then_with(|| g.chunk_ids[a.0 as usize].cmp(&g.chunk_ids[b.0 as usize]))
-    });
+    let mut added: Vec<(String, Reached)> = reached.into_iter().filter(|(c, _)| !kept.contains(c.as_str())).collect();
+    by_score(&mut added, |r| r.score);
     added.truncate(cfg.max_chunks);
-    merged.extend(added.iter().map(|(c, r)| (*c, r.score)));
-    merged.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| g.chunk_ids[a.0 as usize].cmp(&g.chunk_ids[b.0 as usize])));
-    let id = |c: u32| g.chunk_ids[c as usize].clone();
+    merged.extend(added.iter().map(|(c, r)| (c.clone(), r.score)));
+    by_score(&mut merged, |s| *s);
     let provenance: Vec<serde_json::Value> = added
         .iter()
         .map(|(c, r)| {
-            json!({"chunk": id(*c), "seed": id(r.seed), "parent": id(r.parent), "via": r.via,
-                "depth": r.depth, "score": r.score})
+            json!({"chunk": c, "seed": r.seed, "parent": r.parent, "via": r.via, "depth": r.depth, "score": r.score})
         })
         .collect();
     out.extra.insert("reached_chunks".into(), json!(reached_count));
-    out.extra.insert("seed_chunks".into(), json!(seeds.iter().map(|s| id(s.0)).collect::<Vec<_>>()));
+    out.extra.insert("seed_chunks".into(), json!(seeds.iter().map(|s| &s.0).collect::<Vec<_>>()));
     out.extra.insert("expanded".into(), json!(provenance));
     out.timings_ms.insert("expand".into(), ms(t));
 
     let t = Instant::now();
-    let paths = entity_paths(env, g, &seeds, side, out)?;
+    let paths = entity_paths(env, eg, &seeds, side, out)?;
     out.timings_ms.insert("paths".into(), ms(t));
     Ok(Reasoned { chunks: merged, paths })
 }
 
+/// The links of every chunk within `max_depth - 1` hops of a seed: those the walk goes
+/// through, read a level at a time.
+fn gather(env: &QueryEnv, eg: &EntityGraph, seeds: &[(String, f32)], max_depth: usize, next: f32) -> Result<Links> {
+    let mut links = Links::new();
+    let mut level: Vec<String> = seeds.iter().map(|s| s.0.clone()).collect();
+    for _ in 0..max_depth {
+        let mut new: Vec<String> = level.into_iter().filter(|c| !links.contains_key(c)).collect();
+        new.sort();
+        new.dedup();
+        if new.is_empty() {
+            break;
+        }
+        let found = if eg.whole { whole_links(&eg.g, &new, next) } else { around::chunk_links(env, &new, next)? };
+        level = found.values().flatten().map(|l| l.0.clone()).collect();
+        links.extend(found);
+    }
+    Ok(links)
+}
+
+/// The links of `chunks` in the whole graph.
+fn whole_links(g: &Arc<Graph>, chunks: &[String], next_factor: f32) -> Links {
+    let order = memo(&DOC_ORDERS, g, DocOrder::build);
+    let id = |c: u32| g.chunk_ids[c as usize].clone();
+    chunks
+        .iter()
+        .map(|c| {
+            let mut l: Vec<(String, f32, &'static str)> = Vec::new();
+            if let Some(u) = g.chunk(c) {
+                l.extend(g.similar[u as usize].iter().map(|&(v, cos)| (id(v), cos, "SIMILAR_TO")));
+                l.extend(order.next_chunks(u).into_iter().map(|v| (id(v), next_factor, "NEXT_CHUNK")));
+            }
+            (c.clone(), l)
+        })
+        .collect()
+}
+
 /// Breadth-first expansion; each non-seed chunk with its best way in.
-fn walk(
-    g: &Graph,
-    order: &DocOrder,
-    seeds: &[(u32, f32)],
-    max_depth: usize,
-    next_factor: f32,
-) -> HashMap<u32, Reached> {
-    let is_seed: HashSet<u32> = seeds.iter().map(|s| s.0).collect();
-    let mut best: HashMap<u32, Reached> = HashMap::new();
-    for &(seed, score) in seeds {
-        let mut frontier = vec![(seed, score)];
-        let mut visited: HashSet<u32> = HashSet::from([seed]);
+fn walk(links: &Links, seeds: &[(String, f32)], max_depth: usize) -> HashMap<String, Reached> {
+    let is_seed: HashSet<&str> = seeds.iter().map(|s| s.0.as_str()).collect();
+    let mut best: HashMap<String, Reached> = HashMap::new();
+    for (seed, score) in seeds {
+        let mut frontier: Vec<(&str, f32)> = vec![(seed.as_str(), *score)];
+        let mut visited: HashSet<&str> = HashSet::from([seed.as_str()]);
         for depth in 1..=max_depth {
             let mut next = Vec::new();
             for &(u, su) in &frontier {
-                let mut edges: Vec<(u32, f32, &'static str)> =
-                    g.similar[u as usize].iter().map(|&(v, cos)| (v, cos, "SIMILAR_TO")).collect();
-                edges.extend(order.next_chunks(u).into_iter().map(|v| (v, next_factor, "NEXT_CHUNK")));
-                for (v, factor, via) in edges {
+                for (v, factor, via) in links.get(u).map_or(&[][..], Vec::as_slice) {
                     let s = su * factor;
-                    if !is_seed.contains(&v) && best.get(&v).is_none_or(|r| s > r.score) {
-                        best.insert(v, Reached { score: s, seed, parent: u, via, depth });
+                    if !is_seed.contains(v.as_str()) && best.get(v).is_none_or(|r| s > r.score) {
+                        let parent = u.to_string();
+                        best.insert(v.clone(), Reached { score: s, seed: seed.clone(), parent, via, depth });
                     }
-                    if visited.insert(v) {
-                        next.push((v, s));
+                    if visited.insert(v.as_str()) {
+                        next.push((v.as_str(), s));
                     }
                 }
             }
@@ -174,26 +207,37 @@ fn walk(
 /// into `out.paths`, and returned as contexts.
 fn entity_paths(
     env: &QueryEnv,
-    g: &Graph,
-    seeds: &[(u32, f32)],
+    eg: &EntityGraph,
+    seeds: &[(String, f32)],
     side: &EntitySide,
     out: &mut Retrieval,
 ) -> Result<Vec<Context>> {
     let mut contexts = Vec::new();
-    let mut anchors: Vec<u32> = side.entities.iter().take(QUESTION_ANCHORS).map(|x| x.0).collect();
-    for &(c, _) in seeds {
-        let mut es = g.chunk_entities[c as usize].clone();
-        es.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        anchors.extend(es.iter().take(ANCHORS_PER_CHUNK).map(|x| x.0));
+    let eid = |e: u32| eg.g.entity_ids[e as usize].clone();
+    let mut anchors: Vec<String> = side.entities.iter().take(QUESTION_ANCHORS).map(|x| eid(x.0)).collect();
+    let seed_ids: Vec<String> = seeds.iter().map(|s| s.0.clone()).collect();
+    let mentions: HashMap<String, Vec<(String, u32)>> = if eg.whole {
+        let g = &eg.g;
+        let of = |c: u32| g.chunk_entities[c as usize].iter().map(|&(e, n)| (eid(e), n)).collect();
+        seed_ids.iter().filter_map(|c| g.chunk(c).map(|n| (c.clone(), of(n)))).collect()
+    } else {
+        around::chunk_mentions(env, &seed_ids)?
+    };
+    for c in &seed_ids {
+        let mut es = mentions.get(c).cloned().unwrap_or_default();
+        es.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        anchors.extend(es.into_iter().take(ANCHORS_PER_CHUNK).map(|x| x.0));
     }
     let mut seen = HashSet::new();
-    anchors.retain(|a| seen.insert(*a));
+    anchors.retain(|a| seen.insert(a.clone()));
     let hops = env.config.section::<MultihopConfig>().max_hops;
-    let paths = simple_paths(g, &anchors, hops, MAX_PATHS);
+    let g = if eg.whole { eg.g.clone() } else { Arc::new(around::path_graph(env, &anchors, hops, out)?) };
+    let nodes: Vec<u32> = anchors.iter().filter_map(|a| g.entity(a)).collect();
+    let paths = simple_paths(&g, &nodes, hops, MAX_PATHS);
     let rels: Vec<u32> = paths.iter().filter_map(|p| p.first().copied()).collect();
-    let sources = crate::paths::relation_sources(env.store, g, &rels)?;
+    let sources = crate::paths::relation_sources(env.store, &g, &rels)?;
     for (p, (source, title)) in paths.iter().zip(sources) {
-        let text = render_path(g, p);
+        let text = render_path(&g, p);
         out.paths.push(text.clone());
         let id: Vec<&str> = p.iter().map(|&r| g.relations[r as usize].id.as_str()).collect();
         contexts.push(Context {
@@ -206,7 +250,7 @@ fn entity_paths(
             pages: None,
         });
     }
-    let names: Vec<&str> = anchors.iter().map(|&a| g.entity_names[a as usize].as_str()).collect();
+    let names: Vec<&str> = nodes.iter().map(|&a| g.entity_names[a as usize].as_str()).collect();
     out.extra.insert("path_anchors".into(), json!(names));
     Ok(contexts)
 }

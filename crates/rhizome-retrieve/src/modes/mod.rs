@@ -15,11 +15,22 @@
 //!
 //! Contexts: chunks first (at most `retrieval.top_k`; graph-enhanced adds up to
 //! `modes.max_chunks` expanded ones), then paths, entities and relationships.
+//!
+//! On an index above `retrieval.whole_graph_up_to` entities the whole graph is not loaded
+//! ([`around`]); a mode reads what its question touches through the store, and its
+//! contexts are the same: the neighbourhood of the question's nearest entities (their
+//! relations, the chunks that mention them, the mentions there) and the index's chunk
+//! count; for graph-enhanced also, level by level, the SIMILAR_TO edges and previous and
+//! next chunks of the chunks the expansion goes through
+//! ([`rhizome_core::StoreRead::chunk_links`]), the mentions of the seed chunks, and the
+//! neighbourhood of the entities near enough to the path anchors to hold every path.
 
+mod around;
 mod expand;
 mod settings;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 use rhizome_core::config::Section;
@@ -73,30 +84,29 @@ impl Retriever for Mode {
                 out.timings_ms.insert("fetch".into(), ms(t));
             }
             Method::EntityOnly => {
-                let g = graph(env, &mut out)?;
-                let side = entity_side(env, &g, &q, &mut out)?;
+                let (eg, side) = entity_side(env, &q, &mut out)?;
                 let t = Instant::now();
-                push_chunks(&ids(&g, &side.chunks), top_k, env, &mut out)?;
-                push_graph(env, &g, &side, &mut out)?;
+                push_chunks(&side.chunks, top_k, env, &mut out)?;
+                push_graph(env, &eg.g, &side, &mut out)?;
                 out.timings_ms.insert("fetch".into(), ms(t));
             }
             Method::Hybrid | Method::GraphEnhanced => {
-                let g = graph(env, &mut out)?;
                 let fused = chunk_side(env, question, &q, &mut out)?;
-                let side = entity_side(env, &g, &q, &mut out)?;
-                let ranked = timed(&mut out.timings_ms, "fuse", || hybrid(env, &g, fused, &side));
+                let (eg, side) = entity_side(env, &q, &mut out)?;
+                let known = eg.whole.then_some(&*eg.g);
+                let ranked = timed(&mut out.timings_ms, "fuse", || hybrid(env, known, fused, &side));
                 // Graph reasoning returns the top_k chunks and those it adds.
                 let (ranked, paths) = if self.0 == Method::GraphEnhanced {
-                    let r = expand::reason(env, &g, ranked, &side, &mut out)?;
+                    let r = expand::reason(env, &eg, ranked, &side, &mut out)?;
                     (r.chunks, r.paths)
                 } else {
                     (ranked, Vec::new())
                 };
                 let limit = if self.0 == Method::GraphEnhanced { ranked.len() } else { top_k };
                 let t = Instant::now();
-                push_chunks(&ids(&g, &ranked), limit, env, &mut out)?;
+                push_chunks(&ranked, limit, env, &mut out)?;
                 out.contexts.extend(paths);
-                push_graph(env, &g, &side, &mut out)?;
+                push_graph(env, &eg.g, &side, &mut out)?;
                 out.timings_ms.insert("fetch".into(), ms(t));
             }
             other => return Err(rhizome_core::Error::bad_input(format!("--method {other}"), "not a Neo4j-style mode")),
@@ -105,9 +115,14 @@ impl Retriever for Mode {
     }
 }
 
-fn graph(env: &QueryEnv, out: &mut Retrieval) -> Result<std::sync::Arc<Graph>> {
-    let g = timed(&mut out.timings_ms, "graph", || env.graph())?;
-    Ok(g)
+/// The graph the entity side reads, numbered in the whole graph's order: the whole graph,
+/// or on a large index the neighbourhood of the question's entities ([`around`]).
+pub(crate) struct EntityGraph {
+    pub g: Arc<Graph>,
+    /// True when `g` is the whole graph.
+    pub whole: bool,
+    /// How many chunks the index holds.
+    pub chunks: usize,
 }
 
 /// Dense + BM25 over chunks, fused as `basic` fuses them: chunk id -> score.
@@ -119,11 +134,6 @@ fn chunk_side(env: &QueryEnv, question: &str, q: &[f32], out: &mut Retrieval) ->
         "rrf" => rrf(&dense, &sparse, cfg.dense_weight, cfg.bm25_weight, cfg.rrf_k),
         _ => score_fusion(&dense, &sparse, cfg.dense_weight, cfg.bm25_weight),
     })
-}
-
-/// Chunk numbers to ids.
-fn ids(g: &Graph, ranked: &[(u32, f32)]) -> Vec<(String, f32)> {
-    ranked.iter().map(|&(c, s)| (g.chunk_ids[c as usize].clone(), s)).collect()
 }
 
 /// Best first, ties by id.
@@ -138,18 +148,19 @@ fn rank(scores: HashMap<String, f32>) -> Vec<(String, f32)> {
 pub(crate) struct EntitySide {
     pub entities: Vec<(u32, f32)>,
     pub relations: Vec<(u32, f32)>,
-    pub chunks: Vec<(u32, f32)>,
+    pub chunks: Vec<(String, f32)>,
 }
 
-fn entity_side(env: &QueryEnv, g: &Graph, q: &[f32], out: &mut Retrieval) -> Result<EntitySide> {
+/// The question's nearest entities, the graph they are numbered in, and what the entity
+/// side derives from them.
+fn entity_side(env: &QueryEnv, q: &[f32], out: &mut Retrieval) -> Result<(EntityGraph, EntitySide)> {
     let t = Instant::now();
-    let entities: Vec<(u32, f32)> = env
-        .store
-        .vector_search(VectorKind::Entity, q, ENTITY_K)?
-        .into_iter()
-        .filter_map(|s| g.entity(&s.id).map(|e| (e, s.score.max(0.0))))
-        .collect();
+    let hits = env.store.vector_search(VectorKind::Entity, q, ENTITY_K)?;
     out.timings_ms.insert("entities".into(), ms(t));
+    let eg = around::entity_graph(env, &hits, out)?;
+    let g = &*eg.g;
+    let entities: Vec<(u32, f32)> =
+        hits.into_iter().filter_map(|s| g.entity(&s.id).map(|e| (e, s.score.max(0.0)))).collect();
 
     let t = Instant::now();
     let score: HashMap<u32, f32> = entities.iter().copied().collect();
@@ -171,7 +182,7 @@ fn entity_side(env: &QueryEnv, g: &Graph, q: &[f32], out: &mut Retrieval) -> Res
     out.timings_ms.insert("relationships".into(), ms(t));
 
     let t = Instant::now();
-    let n = g.chunk_ids.len();
+    let n = eg.chunks;
     let mut chunk: HashMap<u32, f32> = HashMap::new();
     let best = entities.first().map(|x| x.1).unwrap_or(0.0);
     // The temperature is on MiniLM's cosine scale (see `Embedder::cosine_scale`).
@@ -183,30 +194,38 @@ fn entity_side(env: &QueryEnv, g: &Graph, q: &[f32], out: &mut Retrieval) -> Res
             *chunk.entry(c).or_default() += w;
         }
     }
-    let mut chunks: Vec<(u32, f32)> = chunk.into_iter().collect();
-    chunks.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| g.chunk_ids[a.0 as usize].cmp(&g.chunk_ids[b.0 as usize])));
+    let chunks = rank(chunk.into_iter().map(|(c, s)| (g.chunk_ids[c as usize].clone(), s)).collect());
     out.timings_ms.insert("entity_chunks".into(), ms(t));
-    Ok(EntitySide { entities, relations, chunks })
+    Ok((eg, EntitySide { entities, relations, chunks }))
 }
 
-/// Chunk-side scores plus the entity side's (see the module doc), best first.
-fn hybrid(env: &QueryEnv, g: &Graph, mut fused: HashMap<String, f32>, side: &EntitySide) -> Vec<(u32, f32)> {
+/// Chunk-side scores plus the entity side's (see the module doc), best first; with
+/// `known` (the whole graph) only chunks of that graph.
+fn hybrid(
+    env: &QueryEnv,
+    known: Option<&Graph>,
+    mut fused: HashMap<String, f32>,
+    side: &EntitySide,
+) -> Vec<(String, f32)> {
     let cfg = &env.config.retrieval;
     if cfg.fusion == "rrf" {
-        for (rank, &(c, _)) in side.chunks.iter().take(cfg.candidates).enumerate() {
-            *fused.entry(g.chunk_ids[c as usize].clone()).or_default() += W_ENTITY / (cfg.rrf_k + rank as f32 + 1.0);
+        for (rank, (c, _)) in side.chunks.iter().take(cfg.candidates).enumerate() {
+            *fused.entry(c.clone()).or_default() += W_ENTITY / (cfg.rrf_k + rank as f32 + 1.0);
         }
     } else {
         // A chunk only the entity side found ranked below every dense candidate.
         let floor = fused.values().copied().fold(f32::INFINITY, f32::min);
         let floor = if floor.is_finite() { floor } else { 0.0 };
         let max = side.chunks.first().map(|x| x.1).filter(|m| *m > 0.0).unwrap_or(1.0);
-        for &(c, s) in side.chunks.iter().take(cfg.candidates) {
-            *fused.entry(g.chunk_ids[c as usize].clone()).or_insert(floor) +=
-                env.embedder.cosine_scale() * W_ENTITY * s / max;
+        for (c, s) in side.chunks.iter().take(cfg.candidates) {
+            *fused.entry(c.clone()).or_insert(floor) += env.embedder.cosine_scale() * W_ENTITY * s / max;
         }
     }
-    rank(fused).into_iter().filter_map(|(id, s)| g.chunk(&id).map(|c| (c, s))).collect()
+    let mut ranked = rank(fused);
+    if let Some(g) = known {
+        ranked.retain(|(id, _)| g.chunk(id).is_some());
+    }
+    ranked
 }
 
 /// The first `limit` chunks as contexts.

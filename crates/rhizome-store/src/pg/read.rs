@@ -28,6 +28,11 @@ fn in_order<T: Clone>(ids: &[String], rows: Vec<Row>, f: impl Fn(&Row) -> PgResu
 }
 
 impl PgStore {
+    /// The rows of `table` (entities, chunks or facts).
+    fn count(&self, table: &str) -> Result<u64> {
+        self.q(|c| Ok(c.query_one(&format!("SELECT count(*) FROM {table}"), &[])?.get::<_, i64>(0).max(0) as u64))
+    }
+
     fn q<T>(&self, f: impl FnOnce(&mut Client) -> PgResult<T>) -> Result<T> {
         self.with(|conn| f(&mut conn.client).map_err(|e| self.err(e)))
     }
@@ -421,6 +426,10 @@ impl StoreRead for PgStore {
         self.q(|c| in_snapshot(c, |tx| super::scoped::scope_graph(tx, docs, support)))
     }
 
+    fn chunk_links(&self, chunk_ids: &[String]) -> Result<GraphData> {
+        self.q(|c| in_snapshot(c, |tx| super::walk::chunk_links(tx, chunk_ids)))
+    }
+
     fn chunk_titles(&self, chunk_ids: &[String]) -> Result<Vec<(String, String)>> {
         self.q(|c| super::walk::chunk_titles(c, chunk_ids))
     }
@@ -434,11 +443,15 @@ impl StoreRead for PgStore {
     }
 
     fn entity_count(&self) -> Result<u64> {
-        self.q(|c| Ok(c.query_one("SELECT count(*) FROM entities", &[])?.get::<_, i64>(0).max(0) as u64))
+        self.count("entities")
     }
 
     fn fact_count(&self) -> Result<u64> {
-        self.q(|c| Ok(c.query_one("SELECT count(*) FROM facts", &[])?.get::<_, i64>(0).max(0) as u64))
+        self.count("facts")
+    }
+
+    fn chunk_count(&self) -> Result<u64> {
+        self.count("chunks")
     }
 
     fn freshness(&self) -> Result<(u64, u64)> {

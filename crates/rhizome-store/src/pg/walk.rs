@@ -1,6 +1,8 @@
 //! What hippo reads to walk the graph around a question on a large index
 //! (`StoreRead::walk_edges`, `chunk_titles`, `fact_rows`): set reads by id through the
-//! indexes on relation ends, synonym ends and mentions by entity and by chunk.
+//! indexes on relation ends, synonym ends and mentions by entity and by chunk. Also what
+//! graph reasoning expands through (`StoreRead::chunk_links`), through the indexes on
+//! chunks by document and ordinal and on SIMILAR_TO edges by first end and by document.
 
 use std::collections::BTreeSet;
 
@@ -8,7 +10,7 @@ use postgres::GenericClient;
 use rhizome_core::{FactRow, GraphData};
 
 use super::refresh::PgResult;
-use super::rows::graph_relation_row;
+use super::rows::{graph_chunk_row, graph_relation_row};
 
 fn sorted(ids: &[String]) -> Vec<String> {
     ids.iter().cloned().collect::<BTreeSet<_>>().into_iter().collect()
@@ -75,4 +77,32 @@ pub(super) fn fact_rows(c: &mut impl GenericClient, facts: &[String]) -> PgResul
     .iter()
     .map(|r| FactRow { id: r.get(0), subject_id: r.get(1), object_id: r.get(2), chunk_id: r.get(3) })
     .collect())
+}
+
+pub(super) fn chunk_links(c: &mut impl GenericClient, chunks: &[String]) -> PgResult<GraphData> {
+    let asked = sorted(chunks);
+    let rows = c.query(
+        "SELECT id, doc_id, ordinal FROM chunks WHERE id = ANY($1)
+         UNION SELECT p.id, p.doc_id, p.ordinal FROM chunks c CROSS JOIN LATERAL (
+             SELECT id, doc_id, ordinal FROM chunks x WHERE x.doc_id = c.doc_id AND x.ordinal <= c.ordinal
+               AND (x.ordinal, x.id) < (c.ordinal, c.id)
+             ORDER BY x.ordinal DESC, x.id DESC LIMIT 1) p WHERE c.id = ANY($1)
+         UNION SELECT n.id, n.doc_id, n.ordinal FROM chunks c CROSS JOIN LATERAL (
+             SELECT id, doc_id, ordinal FROM chunks x WHERE x.doc_id = c.doc_id AND x.ordinal >= c.ordinal
+               AND (x.ordinal, x.id) > (c.ordinal, c.id)
+             ORDER BY x.ordinal, x.id LIMIT 1) n WHERE c.id = ANY($1)
+         ORDER BY id",
+        &[&asked],
+    )?;
+    let similar = c.query(
+        "SELECT a, b, score FROM similar_chunks WHERE a = ANY($1)
+         UNION SELECT s.a, s.b, s.score FROM chunks c JOIN similar_chunks s ON s.doc_id = c.doc_id AND s.b = c.id
+         WHERE c.id = ANY($1) ORDER BY a, b",
+        &[&asked],
+    )?;
+    Ok(GraphData {
+        chunks: rows.iter().map(graph_chunk_row).collect(),
+        similar: similar.iter().map(|r| (r.get(0), r.get(1), r.get::<_, f64>(2) as f32)).collect(),
+        ..GraphData::default()
+    })
 }

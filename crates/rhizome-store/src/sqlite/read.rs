@@ -346,6 +346,10 @@ impl StoreRead for SqliteStore {
         super::scoped::scope_graph(&self.conn, docs, support)
     }
 
+    fn chunk_links(&self, chunk_ids: &[String]) -> Result<rhizome_core::GraphData> {
+        super::walk::chunk_links(&self.conn, chunk_ids)
+    }
+
     fn chunk_titles(&self, chunk_ids: &[String]) -> Result<Vec<(String, String)>> {
         super::walk::chunk_titles(&self.conn, chunk_ids)
     }
@@ -364,6 +368,10 @@ impl StoreRead for SqliteStore {
 
     fn fact_count(&self) -> Result<u64> {
         super::neighbourhood::entity_count(&self.conn, "facts")
+    }
+
+    fn chunk_count(&self) -> Result<u64> {
+        super::neighbourhood::entity_count(&self.conn, "chunks")
     }
 
     fn communities(&self) -> Result<Vec<rhizome_core::Community>> {

@@ -1,13 +1,15 @@
 //! What hippo reads to walk the graph around a question on a large index
 //! (`StoreRead::walk_edges`, `chunk_titles`, `fact_rows`): reads by id through the
-//! indexes on relation ends, synonym ends and mentions by entity and by chunk.
+//! indexes on relation ends, synonym ends and mentions by entity and by chunk. Also what
+//! graph reasoning expands through (`StoreRead::chunk_links`), through the indexes on
+//! chunks by document and ordinal and on SIMILAR_TO edges by first end and by document.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use rhizome_core::{FactRow, GraphData, RelationRow, Result};
-use rusqlite::Connection;
+use rhizome_core::{ChunkRow, FactRow, GraphData, RelationRow, Result};
+use rusqlite::{Connection, OptionalExtension};
 
-use super::graph_read::relation_row;
+use super::graph_read::{chunk_row, relation_row};
 use super::sql;
 
 pub(crate) fn walk_edges(conn: &Connection, entities: &[String], chunks: &[String], among: bool) -> Result<GraphData> {
@@ -107,4 +109,50 @@ pub(crate) fn fact_rows(conn: &Connection, facts: &[String]) -> Result<Vec<FactR
         }
     }
     Ok(out)
+}
+
+pub(crate) fn chunk_links(conn: &Connection, chunks: &[String]) -> Result<GraphData> {
+    let asked: BTreeSet<&str> = chunks.iter().map(String::as_str).collect();
+    let mut rows: BTreeMap<String, ChunkRow> = BTreeMap::new();
+    let mut similar: BTreeMap<(String, String), f32> = BTreeMap::new();
+    let mut one = conn.prepare_cached("SELECT id, doc_id, ordinal FROM chunks WHERE id = ?1").map_err(sql)?;
+    let mut prev = conn
+        .prepare_cached(
+            "SELECT id, doc_id, ordinal FROM chunks WHERE doc_id = ?1 AND (ordinal, id) < (?2, ?3)
+             ORDER BY ordinal DESC, id DESC LIMIT 1",
+        )
+        .map_err(sql)?;
+    let mut next = conn
+        .prepare_cached(
+            "SELECT id, doc_id, ordinal FROM chunks WHERE doc_id = ?1 AND (ordinal, id) > (?2, ?3)
+             ORDER BY ordinal, id LIMIT 1",
+        )
+        .map_err(sql)?;
+    let mut sim = conn
+        .prepare_cached(
+            "SELECT a, b, score FROM similar WHERE a = ?1
+             UNION SELECT a, b, score FROM similar WHERE doc_id = ?2 AND b = ?1",
+        )
+        .map_err(sql)?;
+    for id in asked {
+        let Some(c) = one.query_row([id], chunk_row).optional().map_err(sql)? else { continue };
+        let at = rusqlite::params![c.doc_id, c.ordinal, c.id];
+        let around = [prev.query_row(at, chunk_row).optional(), next.query_row(at, chunk_row).optional()];
+        for r in around {
+            if let Some(r) = r.map_err(sql)? {
+                rows.insert(r.id.clone(), r);
+            }
+        }
+        let found = sim.query_map([id, c.doc_id.as_str()], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, f64>(2)? as f32)));
+        for s in found.map_err(sql)? {
+            let (a, b, score): (String, String, f32) = s.map_err(sql)?;
+            similar.insert((a, b), score);
+        }
+        rows.insert(c.id.clone(), c);
+    }
+    Ok(GraphData {
+        chunks: rows.into_values().collect(),
+        similar: similar.into_iter().map(|((a, b), s)| (a, b, s)).collect(),
+        ..GraphData::default()
+    })
 }
