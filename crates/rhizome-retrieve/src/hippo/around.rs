@@ -28,8 +28,11 @@ use super::{name_seeds, no_entity_seeds, nothing_seeds, walk, Hippo, Ranked, ARO
 use crate::ppr::Csr;
 use crate::{ms, timed, QueryEnv, Retrieval};
 
-/// Nodes whose edges one read asks for while walking.
+/// Nodes whose edges one read asks for while walking, at most and at least: as many as
+/// the walk still seems to need (the nodes it still may take over the nodes one expansion
+/// has added so far), so that a dense graph is not read far past the budget.
 const BATCH: usize = 256;
+const MIN_BATCH: usize = 8;
 
 impl Hippo {
     /// Steps 1 to 5 on an index above `retrieval.whole_graph_up_to` entities: the graph is
@@ -196,11 +199,13 @@ impl Around {
                 nodes.push(s);
             }
         }
-        let mut at = 0;
+        let (mut at, seeded) = (0, nodes.len());
         'walk: while at < nodes.len() {
             if !self.loaded.contains(&nodes[at]) {
+                let per_expansion = (nodes.len() - seeded).div_ceil(at.max(1)).max(1);
+                let want = (budget.saturating_sub(nodes.len()) / per_expansion + 1).clamp(MIN_BATCH, BATCH);
                 let batch: Vec<Node> =
-                    nodes[at..].iter().filter(|n| !self.loaded.contains(*n)).take(BATCH).cloned().collect();
+                    nodes[at..].iter().filter(|n| !self.loaded.contains(*n)).take(want).cloned().collect();
                 self.load(store, &batch)?;
             }
             let u = nodes[at].clone();
