@@ -22,33 +22,20 @@ pub(crate) fn neighbourhood(conn: &Connection, ids: &[String]) -> Result<Neighbo
     let mut chunk_ids: BTreeSet<String> = BTreeSet::new();
     let mut synonyms: BTreeMap<(String, String), f32> = BTreeMap::new();
     {
-        let mut rel = conn
-            .prepare_cached(
-                "SELECT id, source_id, target_id, rel_type, weight FROM relations WHERE source_id = ?1
-                 UNION SELECT id, source_id, target_id, rel_type, weight FROM relations WHERE target_id = ?1",
-            )
-            .map_err(sql)?;
         let mut chunks = conn
             .prepare_cached(
                 "SELECT DISTINCT chunk_id FROM entity_support WHERE entity_id = ?1 AND chunk_id IS NOT NULL",
             )
             .map_err(sql)?;
-        let mut syn = conn
-            .prepare_cached(
-                "SELECT a, b, score FROM synonyms WHERE a = ?1 UNION SELECT a, b, score FROM synonyms WHERE b = ?1",
-            )
-            .map_err(sql)?;
         for id in &asked {
-            for r in rel.query_map([id], relation_row).map_err(sql)? {
-                let r = r.map_err(sql)?;
+            let (rel, syn) = touching(conn, id)?;
+            for r in rel {
                 relations.insert(r.id.clone(), r);
             }
             for c in chunks.query_map([id], |r| r.get::<_, String>(0)).map_err(sql)? {
                 chunk_ids.insert(c.map_err(sql)?);
             }
-            let rows = syn.query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, f64>(2)? as f32))).map_err(sql)?;
-            for s in rows {
-                let (a, b, score) = s.map_err(sql)?;
+            for (a, b, score) in syn {
                 synonyms.insert((a, b), score);
             }
         }
@@ -109,4 +96,27 @@ pub(crate) fn neighbourhood(conn: &Connection, ids: &[String]) -> Result<Neighbo
         },
         degrees,
     })
+}
+
+/// The relations and synonym edges with an end at entity `id`.
+pub(crate) fn touching(conn: &Connection, id: &str) -> Result<(Vec<RelationRow>, Vec<(String, String, f32)>)> {
+    let mut rel = conn
+        .prepare_cached(
+            "SELECT id, source_id, target_id, rel_type, weight FROM relations WHERE source_id = ?1
+             UNION SELECT id, source_id, target_id, rel_type, weight FROM relations WHERE target_id = ?1",
+        )
+        .map_err(sql)?;
+    let mut syn = conn
+        .prepare_cached(
+            "SELECT a, b, score FROM synonyms WHERE a = ?1 UNION SELECT a, b, score FROM synonyms WHERE b = ?1",
+        )
+        .map_err(sql)?;
+    let relations =
+        rel.query_map([id], relation_row).map_err(sql)?.collect::<rusqlite::Result<Vec<_>>>().map_err(sql)?;
+    let synonyms = syn
+        .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, f64>(2)? as f32)))
+        .map_err(sql)?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(sql)?;
+    Ok((relations, synonyms))
 }

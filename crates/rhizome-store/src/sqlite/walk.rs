@@ -9,7 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use rhizome_core::{ChunkRow, FactRow, GraphData, RelationRow, Result};
 use rusqlite::{Connection, OptionalExtension};
 
-use super::graph_read::{chunk_row, relation_row};
+use super::graph_read::chunk_row;
+use super::neighbourhood::touching;
 use super::sql;
 
 pub(crate) fn walk_edges(conn: &Connection, entities: &[String], chunks: &[String], among: bool) -> Result<GraphData> {
@@ -19,17 +20,6 @@ pub(crate) fn walk_edges(conn: &Connection, entities: &[String], chunks: &[Strin
     let mut relations: BTreeMap<String, RelationRow> = BTreeMap::new();
     let mut synonyms: BTreeMap<(String, String), f32> = BTreeMap::new();
     let mut mentions: BTreeMap<(String, String), u32> = BTreeMap::new();
-    let mut rel = conn
-        .prepare_cached(
-            "SELECT id, source_id, target_id, rel_type, weight FROM relations WHERE source_id = ?1
-             UNION SELECT id, source_id, target_id, rel_type, weight FROM relations WHERE target_id = ?1",
-        )
-        .map_err(sql)?;
-    let mut syn = conn
-        .prepare_cached(
-            "SELECT a, b, score FROM synonyms WHERE a = ?1 UNION SELECT a, b, score FROM synonyms WHERE b = ?1",
-        )
-        .map_err(sql)?;
     let mut by_entity = conn
         .prepare_cached(
             "SELECT chunk_id, SUM(count) FROM entity_support WHERE entity_id = ?1 AND chunk_id IS NOT NULL
@@ -37,17 +27,12 @@ pub(crate) fn walk_edges(conn: &Connection, entities: &[String], chunks: &[Strin
         )
         .map_err(sql)?;
     for &id in &e {
-        for r in rel.query_map([id], relation_row).map_err(sql)? {
-            let r = r.map_err(sql)?;
-            if keep(&r.source_id, &r.target_id) {
-                relations.insert(r.id.clone(), r);
-            }
+        let (rel, syn) = touching(conn, id)?;
+        for r in rel.into_iter().filter(|r| keep(&r.source_id, &r.target_id)) {
+            relations.insert(r.id.clone(), r);
         }
-        for s in syn.query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, f64>(2)? as f32))).map_err(sql)? {
-            let (a, b, score): (String, String, f32) = s.map_err(sql)?;
-            if keep(&a, &b) {
-                synonyms.insert((a, b), score);
-            }
+        for (a, b, score) in syn.into_iter().filter(|s| keep(&s.0, &s.1)) {
+            synonyms.insert((a, b), score);
         }
         for m in by_entity.query_map([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))).map_err(sql)? {
             let (chunk, n) = m.map_err(sql)?;
