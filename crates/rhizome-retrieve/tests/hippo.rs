@@ -317,6 +317,29 @@ fn without_an_llm_the_names_in_the_question_seed_and_embedded_facts_do_not() {
     assert_eq!(titles(&r)[..3], ["Tidewell", "Mara Lindqvist", "Harbour Boats"]);
 }
 
+/// Above `retrieval.whole_graph_up_to` the bounded walk reads its subgraph through the
+/// store, and ranks as the bounded walk over the whole graph, whatever seeds it.
+#[test]
+fn the_walk_read_through_the_store_ranks_as_over_the_whole_graph() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = store(tmp.path(), true);
+    let defaults = HippoConfig::default();
+    for (links, names, budget) in [(1, 0.0, 6), (3, defaults.name_seed_weight, 5), (5, 0.0, 9), (1, 0.0, 2)] {
+        let mut c = config(links);
+        c.section_mut::<HippoConfig>().name_seed_weight = names;
+        c.section_mut::<HippoConfig>().ppr_nodes = budget;
+        let whole = run(&s, &c, None);
+        c.retrieval.whole_graph_up_to = 0;
+        let around = run(&s, &c, None);
+        let ranked = |r: &Retrieval| r.contexts.iter().map(|c| (c.title.clone(), c.score)).collect::<Vec<_>>();
+        assert_eq!(ranked(&around), ranked(&whole), "{links} links, names {names}, {budget} nodes");
+        assert_eq!(around.extra.get("ppr_subgraph_nodes"), whole.extra.get("ppr_subgraph_nodes"), "{whole:?}");
+        assert_eq!(fact_texts(&around), fact_texts(&whole));
+        assert!(around.extra.get("graph_reads").and_then(Value::as_u64).unwrap_or(0) > 0, "{:?}", around.extra);
+        assert!(!whole.extra.contains_key("graph_reads"));
+    }
+}
+
 // ---------------------------------------------------------------- LLM fact filter
 
 fn blocking(mock: &MockOpenAi, rt: &tokio::runtime::Runtime) -> BlockingLlm {
