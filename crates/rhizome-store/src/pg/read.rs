@@ -429,6 +429,14 @@ impl StoreRead for PgStore {
         self.q(entity_rows)
     }
 
+    fn entity_degrees(&self, entity_ids: &[String]) -> Result<Vec<(String, u32)>> {
+        self.q(|c| super::neighbourhood::entity_degrees(c, entity_ids))
+    }
+
+    fn document_chunk_rows(&self, doc_id: &str) -> Result<Vec<rhizome_core::ChunkRow>> {
+        self.q(|c| super::neighbourhood::document_chunk_rows(c, doc_id))
+    }
+
     fn entity_count(&self) -> Result<u64> {
         self.q(|c| Ok(c.query_one("SELECT count(*) FROM entities", &[])?.get::<_, i64>(0).max(0) as u64))
     }

@@ -1,7 +1,8 @@
 //! `StoreRead::neighbourhood`: the graph around some entities, equal to the whole graph
 //! cut around them (`GraphData::around`), with the degrees of their relations' ends; and
 //! the reads hippo walks a large index with (`walk_edges`, `chunk_titles`, `fact_rows`),
-//! equal to the same cuts of the whole graph.
+//! equal to the same cuts of the whole graph; and what a graph viewer reads there
+//! (`entity_degrees`, `document_chunk_rows`).
 
 use std::path::Path;
 
@@ -77,6 +78,29 @@ pub fn neighbourhood_contract<S: StoreWrite>(open: &dyn Fn(&Path) -> S) {
     assert_eq!((degree("Alpha"), degree("Beta"), degree("Epsilon")), (Some(3), Some(2), Some(2)));
 
     walk_contract(&s, &whole);
+    viewer_contract(&s, &whole);
+}
+
+/// What a viewer reads on a large index: degrees of some entities and a document's chunk
+/// rows, equal to those of the whole graph.
+fn viewer_contract<S: StoreWrite>(s: &S, whole: &GraphData) {
+    let ids = |names: &[&str]| names.iter().map(|n| entity_id(n)).collect::<Vec<_>>();
+    let mut every: Vec<String> = whole.entities.iter().map(|e| e.id.clone()).rev().collect();
+    every.push("ent_missing".into());
+    for asked in [every, ids(&["Gamma", "Alpha", "Gamma"]), vec!["ent_missing".into()], vec![]] {
+        assert_eq!(s.entity_degrees(&asked).unwrap(), whole.degrees(&asked), "degrees of {asked:?}");
+    }
+    // By hand: Gamma's loop counts once.
+    let d = s.entity_degrees(&ids(&["Gamma", "Zeta", "Alpha"])).unwrap();
+    let degree = |name: &str| d.iter().find(|x| x.0 == entity_id(name)).map(|x| x.1);
+    assert_eq!((degree("Gamma"), degree("Zeta"), degree("Alpha")), (Some(2), Some(1), Some(3)));
+    let docs: std::collections::BTreeSet<&str> = whole.chunks.iter().map(|c| c.doc_id.as_str()).collect();
+    assert_eq!(docs.len(), 2);
+    for doc in docs.into_iter().chain(["doc_missing"]) {
+        let rows: Vec<ChunkRow> = whole.chunks.iter().filter(|c| c.doc_id == doc).cloned().collect();
+        assert_eq!(s.document_chunk_rows(doc).unwrap(), rows, "chunks of {doc}");
+    }
+    assert_eq!(s.document_chunk_rows(&whole.chunks[0].doc_id).unwrap().len(), 2);
 }
 
 fn walk_contract<S: StoreWrite>(s: &S, whole: &GraphData) {
