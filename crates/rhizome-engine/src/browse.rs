@@ -184,9 +184,9 @@ impl Engine {
     /// entities of that name the one of most relations), at most `max_nodes`, nearest and
     /// most strongly related first, with the RELATED and SYNONYM edges among them.
     ///
-    /// On an index above `retrieval.whole_graph_up_to` entities the hops are read one
-    /// level at a time ([`StoreRead::neighbourhood`]) and the edges among the entities
-    /// drawn in one read ([`StoreRead::walk_edges`]): the same subgraph.
+    /// On an index above `retrieval.whole_graph_up_to` entities the relations are read
+    /// one level of hops at a time and the edges among the entities drawn in one more
+    /// read ([`StoreRead::walk_edges`]): the same subgraph.
     pub fn neighbourhood(&self, entity: &str, depth: usize, max_nodes: usize) -> Result<Subgraph> {
         let store = self.reader()?;
         let Some(g) = self.whole_graph(&*store)? else {

@@ -91,15 +91,12 @@ impl Engine {
             if level.is_empty() || truncated {
                 break;
             }
-            let hood = store.neighbourhood(&level)?.graph;
-            let known: HashSet<&str> = hood.entities.iter().map(|e| e.id.as_str()).collect();
-            // Each entity's RELATED neighbours as the whole graph lists them: by relation id.
+            // The relations at this level (not the chunks around it, as a neighbourhood
+            // read would give), each entity's listed as the whole graph lists them: by
+            // relation id. Their ends are stored entities (a relation goes with them).
+            let edges = store.walk_edges(&level, &[], false)?;
             let mut next_of: HashMap<&str, Vec<(f32, &str)>> = HashMap::new();
-            for r in hood
-                .relations
-                .iter()
-                .filter(|r| known.contains(r.source_id.as_str()) && known.contains(r.target_id.as_str()))
-            {
+            for r in &edges.relations {
                 next_of.entry(&r.source_id).or_default().push((r.weight, &r.target_id));
                 if r.source_id != r.target_id {
                     next_of.entry(&r.target_id).or_default().push((r.weight, &r.source_id));
