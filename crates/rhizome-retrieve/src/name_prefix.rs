@@ -61,12 +61,12 @@ impl NamePrefixes {
             n.keys.push(&key);
         }
         let mut words = std::mem::take(&mut n.words);
-        words.sort_unstable_by(|a, b| n.from_word(*a).cmp(n.from_word(*b)).then(a.cmp(b)));
+        words.sort_unstable_by(|a, b| n.word_on(*a).cmp(n.word_on(*b)).then(a.cmp(b)));
         n.words = words;
         n
     }
 
-    fn from_word(&self, (e, pos): (u32, u32)) -> &str {
+    fn word_on(&self, (e, pos): (u32, u32)) -> &str {
         &self.keys.get(e)[pos as usize..]
     }
 
@@ -93,12 +93,9 @@ impl NamePrefixes {
     /// (a key): every entity whose key or a word of it starts with `prefix`, and others
     /// when `prefix` holds a space. Sorted, each once.
     pub fn starting(&self, prefix: &str) -> Vec<u32> {
-        let from = self.words.partition_point(|&w| self.from_word(w) < prefix);
-        let mut out: Vec<u32> = self.words[from..]
-            .iter()
-            .take_while(|&&w| self.from_word(w).starts_with(prefix))
-            .map(|&(e, _)| e)
-            .collect();
+        let from = self.words.partition_point(|&w| self.word_on(w) < prefix);
+        let mut out: Vec<u32> =
+            self.words[from..].iter().take_while(|&&w| self.word_on(w).starts_with(prefix)).map(|&(e, _)| e).collect();
         out.sort_unstable();
         out.dedup();
         out
