@@ -82,7 +82,7 @@ impl GraphData {
     /// The neighbourhood of `ids` cut from the whole graph: what every backend's
     /// [`crate::StoreRead::neighbourhood`] must equal (and the default one).
     pub fn around(&self, ids: &[String]) -> Neighbourhood {
-        use std::collections::{BTreeMap, BTreeSet};
+        use std::collections::BTreeSet;
         let asked: BTreeSet<&str> = ids.iter().map(String::as_str).collect();
         let relations: Vec<RelationRow> = self
             .relations
@@ -109,24 +109,9 @@ impl GraphData {
             .collect();
         let mut ends: BTreeSet<&str> = asked.clone();
         ends.extend(relations.iter().flat_map(|r| [r.source_id.as_str(), r.target_id.as_str()]));
-        let mut degrees: BTreeMap<&str, u32> = BTreeMap::new();
-        for r in &self.relations {
-            for end in [r.source_id.as_str(), r.target_id.as_str()] {
-                if ends.contains(end) {
-                    *degrees.entry(end).or_default() += 1;
-                }
-                if r.source_id == r.target_id {
-                    break;
-                }
-            }
-        }
         let entities: Vec<EntityRow> =
             self.entities.iter().filter(|e| wanted.contains(e.id.as_str())).cloned().collect();
-        let degrees = entities
-            .iter()
-            .filter(|e| ends.contains(e.id.as_str()))
-            .map(|e| (e.id.clone(), degrees.get(e.id.as_str()).copied().unwrap_or(0)))
-            .collect();
+        let degrees = self.degrees_of(&ends);
         Neighbourhood {
             graph: GraphData {
                 entities,
@@ -143,6 +128,32 @@ impl GraphData {
 }
 
 impl GraphData {
+    /// (entity, relations touching it) for those of `ids` that exist, by id: what every
+    /// backend's [`crate::StoreRead::entity_degrees`] must equal (and the default one). A
+    /// relation from an entity to itself counts once.
+    pub fn degrees(&self, ids: &[String]) -> Vec<(String, u32)> {
+        self.degrees_of(&ids.iter().map(String::as_str).collect())
+    }
+
+    fn degrees_of(&self, ids: &std::collections::BTreeSet<&str>) -> Vec<(String, u32)> {
+        let mut degrees: std::collections::BTreeMap<&str, u32> = std::collections::BTreeMap::new();
+        for r in &self.relations {
+            for end in [r.source_id.as_str(), r.target_id.as_str()] {
+                if ids.contains(end) {
+                    *degrees.entry(end).or_default() += 1;
+                }
+                if r.source_id == r.target_id {
+                    break;
+                }
+            }
+        }
+        self.entities
+            .iter()
+            .filter(|e| ids.contains(e.id.as_str()))
+            .map(|e| (e.id.clone(), degrees.get(e.id.as_str()).copied().unwrap_or(0)))
+            .collect()
+    }
+
     /// The edges of hippo's PageRank graph (relations, synonym edges, mentions) that touch
     /// `entities` or `chunks`, or with `among` that have both ends among them, each list
     /// in [`GraphData`] order; the other lists are left empty. What every backend's

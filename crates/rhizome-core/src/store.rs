@@ -355,6 +355,18 @@ pub trait StoreRead {
     fn entity_rows(&self) -> Result<Vec<crate::EntityRow>> {
         Ok(self.graph_data()?.entities)
     }
+    /// (entity, RELATED edges at it in the whole graph) for those of `entity_ids` that
+    /// exist, by id: the degrees a viewer shows and ranks by, read through the indexes on
+    /// relation ends. It must equal `self.graph_data()?.degrees(..)`, which is the default.
+    fn entity_degrees(&self, entity_ids: &[String]) -> Result<Vec<(String, u32)>> {
+        Ok(self.graph_data()?.degrees(entity_ids))
+    }
+    /// The chunk rows of [`StoreRead::graph_data`] of the document `doc_id` (none for no
+    /// such document), in its order (by chunk id), read through the chunks' index by
+    /// document. It must equal those of `self.graph_data()?.chunks`, which is the default.
+    fn document_chunk_rows(&self, doc_id: &str) -> Result<Vec<crate::ChunkRow>> {
+        Ok(self.graph_data()?.chunks.into_iter().filter(|c| c.doc_id == doc_id).collect())
+    }
     /// How many entities the index holds.
     fn entity_count(&self) -> Result<u64> {
         Ok(self.stats()?.nodes.get("Entity").copied().unwrap_or(0))

@@ -3,9 +3,10 @@
 //! communities with their reports.
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
 
-use rhizome_core::text::fold_diacritics;
-use rhizome_core::{Community, CommunityReport, Covariate, Entity, Error, Result};
+use rhizome_core::{Community, CommunityReport, Covariate, Entity, Error, Result, StoreRead};
+use rhizome_retrieve::graph::name_key;
 use rhizome_retrieve::Graph;
 use serde::Serialize;
 
@@ -98,85 +99,107 @@ pub struct CommunityWithReport {
     pub report: Option<CommunityReport>,
 }
 
-fn key(s: &str) -> String {
-    fold_diacritics(&s.to_lowercase())
+/// The rank of a name key among the hits of a search for `p`: 0 the name, 1 its start, 2
+/// the start of a word of it; None when it is no hit.
+pub(crate) fn rank(k: &str, p: &str) -> Option<u8> {
+    if k == p {
+        Some(0)
+    } else if k.starts_with(p) {
+        Some(1)
+    } else if k.split_whitespace().any(|w| w.starts_with(p)) {
+        Some(2)
+    } else {
+        None
+    }
+}
+
+/// The leaf community of each of `ids` that has one.
+pub(crate) fn leaf_communities(store: &dyn StoreRead, ids: &[String]) -> Result<HashMap<String, String>> {
+    let asked: HashSet<&str> = ids.iter().map(String::as_str).collect();
+    let mut out: HashMap<String, (u32, String)> = HashMap::new();
+    for c in store.communities_of(ids)? {
+        for e in c.entity_ids.iter().filter(|e| asked.contains(e.as_str())) {
+            let slot = out.entry(e.clone()).or_insert((c.level, c.id.clone()));
+            if c.level > slot.0 {
+                *slot = (c.level, c.id.clone());
+            }
+        }
+    }
+    Ok(out.into_iter().map(|(e, (_, c))| (e, c)).collect())
 }
 
 impl Engine {
-    fn loaded_graph(&self) -> Result<std::sync::Arc<Graph>> {
-        let store = self.reader()?;
-        self.graph().get(&*store)
+    /// The whole graph, or None on an index above `retrieval.whole_graph_up_to` entities
+    /// (then what a viewer shows is read by id through the store).
+    pub(crate) fn whole_graph(&self, store: &dyn StoreRead) -> Result<Option<Arc<Graph>>> {
+        self.graph().whole(store, self.config().retrieval.whole_graph_up_to)
     }
 
-    /// The leaf community of each entity (by entity id).
-    pub(crate) fn leaf_communities(&self) -> Result<HashMap<String, String>> {
-        let store = self.reader()?;
-        let mut out: HashMap<String, (u32, String)> = HashMap::new();
-        for c in store.communities()? {
-            for e in &c.entity_ids {
-                let slot = out.entry(e.clone()).or_insert((c.level, c.id.clone()));
-                if c.level > slot.0 {
-                    *slot = (c.level, c.id.clone());
-                }
-            }
-        }
-        Ok(out.into_iter().map(|(e, (_, c))| (e, c)).collect())
-    }
-
-    pub(crate) fn node(g: &Graph, i: u32, leaf: &HashMap<String, String>) -> GraphNode {
-        let id = g.entity_ids[i as usize].clone();
-        GraphNode {
-            community: leaf.get(&id).cloned(),
-            id,
-            name: g.entity_names[i as usize].clone(),
-            entity_type: g.entity_types[i as usize].clone(),
-            degree: g.neighbors[i as usize].len(),
-        }
+    /// The nodes of entity numbers `nums` of `g`.
+    pub(crate) fn nodes(store: &dyn StoreRead, g: &Graph, nums: &[u32]) -> Result<Vec<GraphNode>> {
+        let ids: Vec<String> = nums.iter().map(|&i| g.entity_ids[i as usize].clone()).collect();
+        let leaf = leaf_communities(store, &ids)?;
+        Ok(nums
+            .iter()
+            .zip(ids)
+            .map(|(&i, id)| GraphNode {
+                community: leaf.get(&id).cloned(),
+                id,
+                name: g.entity_names[i as usize].clone(),
+                entity_type: g.entity_types[i as usize].clone(),
+                degree: g.degree(i),
+            })
+            .collect())
     }
 
     /// Entities whose name, or a word of it, starts with `prefix` (case- and
-    /// diacritic-insensitive), exact names first, then by degree.
+    /// diacritic-insensitive), exact names first, then by degree (then by id).
+    ///
+    /// On an index above `retrieval.whole_graph_up_to` entities the names are looked up
+    /// in [`rhizome_retrieve::graph::NamePrefixes`] (read once per graph version, about
+    /// 60 MB at a million entities of MuSiQue's names) and only the hits' degrees are read
+    /// by id. A store index was not chosen: the key (lowercased and without diacritics
+    /// by Rust's rules, which SQLite's ASCII `lower()` does not follow) would have to be
+    /// stored in a new column of every entity, and a btree on it finds names by their
+    /// start only, not by the start of another word. The results are the same, except for
+    /// a prefix that more than 20,000 names share: those of the rank that fills `limit`
+    /// are ranked by degree among its first ones in id order.
     pub fn search_entities(&self, prefix: &str, limit: usize) -> Result<Vec<GraphNode>> {
-        let p = key(prefix.trim());
+        let p = name_key(prefix.trim());
         if p.is_empty() {
             return Err(Error::bad_input("q", "give the start of an entity name, e.g. ?q=Aage"));
         }
-        let g = self.loaded_graph()?;
-        let leaf = self.leaf_communities()?;
+        let store = self.reader()?;
+        let Some(g) = self.whole_graph(&*store)? else { return self.search_entities_around(&*store, &p, limit) };
         let mut hits: Vec<(u8, usize, u32)> = Vec::new();
         for (i, name) in g.entity_names.iter().enumerate() {
-            let k = key(name);
-            let rank = if k == p {
-                0
-            } else if k.starts_with(&p) {
-                1
-            } else if k.split_whitespace().any(|w| w.starts_with(&p)) {
-                2
-            } else {
-                continue;
-            };
+            let Some(rank) = rank(&name_key(name), &p) else { continue };
             hits.push((rank, usize::MAX - g.neighbors[i].len(), i as u32));
         }
         hits.sort();
-        Ok(hits.into_iter().take(limit).map(|(_, _, i)| Self::node(&g, i, &leaf)).collect())
+        let nums: Vec<u32> = hits.into_iter().take(limit).map(|(_, _, i)| i).collect();
+        Self::nodes(&*store, &g, &nums)
     }
 
-    /// The entities within `depth` RELATED hops of `entity` (an id, or a name), at most
-    /// `max_nodes`, nearest and most strongly related first, with the RELATED and SYNONYM
-    /// edges among them.
+    /// The entities within `depth` RELATED hops of `entity` (an id, or a name: of the
+    /// entities of that name the one of most relations), at most `max_nodes`, nearest and
+    /// most strongly related first, with the RELATED and SYNONYM edges among them.
+    ///
+    /// On an index above `retrieval.whole_graph_up_to` entities the relations are read
+    /// one level of hops at a time and the edges among the entities drawn in one more
+    /// read ([`StoreRead::walk_edges`]): the same subgraph.
     pub fn neighbourhood(&self, entity: &str, depth: usize, max_nodes: usize) -> Result<Subgraph> {
-        let g = self.loaded_graph()?;
+        let store = self.reader()?;
+        let Some(g) = self.whole_graph(&*store)? else {
+            return self.neighbourhood_around(&*store, entity, depth, max_nodes);
+        };
         let start = g.entity(entity).or_else(|| {
-            let k = key(entity);
+            let k = name_key(entity);
             (0..g.entity_names.len() as u32)
-                .filter(|&i| key(&g.entity_names[i as usize]) == k)
+                .filter(|&i| name_key(&g.entity_names[i as usize]) == k)
                 .max_by_key(|&i| g.neighbors[i as usize].len())
         });
-        let Some(start) = start else {
-            return Err(Error::NotFound(format!(
-                "no entity {entity:?}; search one by name first (GET /graph/entities?q=...)"
-            )));
-        };
+        let Some(start) = start else { return Err(no_entity(entity)) };
         let max_nodes = max_nodes.max(1);
         let mut seen: HashSet<u32> = HashSet::from([start]);
         let mut order = vec![start];
@@ -205,33 +228,18 @@ impl Engine {
             }
         }
         let inside: HashSet<u32> = order.iter().copied().collect();
-        let leaf = self.leaf_communities()?;
-        let nodes = order.iter().map(|&i| Self::node(&g, i, &leaf)).collect();
+        let nodes = Self::nodes(&*store, &g, &order)?;
         let mut edges = Vec::new();
         for r in &g.relations {
             if inside.contains(&r.source) && inside.contains(&r.target) {
-                edges.push(GraphEdge {
-                    id: r.id.clone(),
-                    source: g.entity_ids[r.source as usize].clone(),
-                    target: g.entity_ids[r.target as usize].clone(),
-                    kind: "RELATED".into(),
-                    rel_type: r.rel_type.clone(),
-                    weight: r.weight,
-                });
+                let (source, target) = (&g.entity_ids[r.source as usize], &g.entity_ids[r.target as usize]);
+                edges.push(related_edge(&r.id, source, target, &r.rel_type, r.weight));
             }
         }
         for &a in &order {
             for &(b, s) in &g.synonyms[a as usize] {
                 if a < b && inside.contains(&b) {
-                    let (ia, ib) = (&g.entity_ids[a as usize], &g.entity_ids[b as usize]);
-                    edges.push(GraphEdge {
-                        id: format!("syn:{ia}:{ib}"),
-                        source: ia.clone(),
-                        target: ib.clone(),
-                        kind: "SYNONYM".into(),
-                        rel_type: "SYNONYM".into(),
-                        weight: s,
-                    });
+                    edges.push(synonym_edge(&g.entity_ids[a as usize], &g.entity_ids[b as usize], s));
                 }
             }
         }
@@ -239,17 +247,26 @@ impl Engine {
     }
 
     /// One entity in full, with at most `max_mentions` mentioning chunks.
+    ///
+    /// On an index above `retrieval.whole_graph_up_to` entities it is read from the
+    /// entity's neighbourhood ([`StoreRead::neighbourhood`]): the same, except its
+    /// importance, which is the stored one (centrality needs the whole graph).
     pub fn entity_detail(&self, id: &str, max_mentions: usize) -> Result<EntityDetail> {
-        let g = self.loaded_graph()?;
         let store = self.reader()?;
         let mut entity = store
             .entities(&[id.to_string()])?
             .into_iter()
             .next()
             .ok_or_else(|| Error::NotFound(format!("no entity with id {id:?}")))?;
-        entity.importance = g.importance(id, entity.importance);
+        let g = match self.whole_graph(&*store)? {
+            Some(g) => {
+                entity.importance = g.importance(id, entity.importance);
+                g
+            }
+            None => Arc::new(Graph::from_neighbourhood(store.neighbourhood(&[id.to_string()])?)),
+        };
         let i = g.entity(id);
-        let degree = i.map_or(0, |i| g.neighbors[i as usize].len());
+        let degree = i.map_or(0, |i| g.degree(i));
         let mut aliases: Vec<Alias> = i
             .map(|i| {
                 g.synonyms[i as usize]
@@ -296,9 +313,10 @@ impl Engine {
     /// One entity in full, by id or by name: the best match of
     /// [`search_entities`](Self::search_entities) for a name or its beginning.
     pub fn entity_named(&self, entity: &str, max_mentions: usize) -> Result<EntityDetail> {
-        let id = match self.loaded_graph()?.entity(entity) {
-            Some(_) => entity.to_string(),
-            None => self.search_entities(entity, 1)?.into_iter().next().map(|n| n.id).ok_or_else(|| {
+        let known = !self.reader()?.entities(&[entity.to_string()])?.is_empty();
+        let id = match known {
+            true => entity.to_string(),
+            false => self.search_entities(entity, 1)?.into_iter().next().map(|n| n.id).ok_or_else(|| {
                 Error::NotFound(format!("no entity named {entity:?} or starting so; try a shorter part of the name"))
             })?,
         };
@@ -328,5 +346,33 @@ impl Engine {
         let Some(community) = store.community(id)? else { return Ok(None) };
         let report = store.community_reports_of(std::slice::from_ref(&community.id))?.into_iter().next();
         Ok(Some(CommunityWithReport { community, report }))
+    }
+}
+
+/// No entity with that id or name.
+pub(crate) fn no_entity(entity: &str) -> Error {
+    Error::NotFound(format!("no entity {entity:?}; search one by name first (GET /graph/entities?q=...)"))
+}
+
+pub(crate) fn related_edge(id: &str, source: &str, target: &str, rel_type: &str, weight: f32) -> GraphEdge {
+    GraphEdge {
+        id: id.to_string(),
+        source: source.to_string(),
+        target: target.to_string(),
+        kind: "RELATED".into(),
+        rel_type: rel_type.to_string(),
+        weight,
+    }
+}
+
+/// The SYNONYM edge between `a` and `b` (a < b).
+pub(crate) fn synonym_edge(a: &str, b: &str, similarity: f32) -> GraphEdge {
+    GraphEdge {
+        id: format!("syn:{a}:{b}"),
+        source: a.to_string(),
+        target: b.to_string(),
+        kind: "SYNONYM".into(),
+        rel_type: "SYNONYM".into(),
+        weight: similarity,
     }
 }

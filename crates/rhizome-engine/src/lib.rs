@@ -10,6 +10,7 @@
 //! concurrent queries.
 
 mod browse;
+mod browse_around;
 mod copy;
 mod describe;
 mod documents;

@@ -68,6 +68,8 @@ fn files_are_indexed_queried_listed_and_deleted() {
     assert!(shown(&leaf.id) < stored(&leaf.id) || leaf.degree > 1, "{leaf:?}: a leaf's lowers it");
     assert!(shown(&hood.center) > shown(&leaf.id));
 
+    viewer_reads_without_the_whole_graph(tmp.path(), &engine);
+
     // The same files again: nothing new.
     let again = engine.index(IndexInput::Paths(vec![examples()]), &NoProgress, &cancel).unwrap();
     assert_eq!((again.report.documents_indexed, again.report.documents_unchanged), (0, 3));
@@ -84,6 +86,67 @@ fn files_are_indexed_queried_listed_and_deleted() {
         Err(Error::NotFound(msg)) => assert!(msg.contains("no-such-document"), "{msg}"),
         other => panic!("deleting an unknown document: {other:?}"),
     }
+}
+
+/// The graph viewer's reads (name search, explorer subgraph, entity, document page) give
+/// the same on an engine that holds no whole graph (`retrieval.whole_graph_up_to` 0) as
+/// on `whole`, but for importance: the stored one without the centrality of the graph.
+fn viewer_reads_without_the_whole_graph(dir: &Path, whole: &Engine) {
+    let mut config = Config::default();
+    config.embed.model = "all-MiniLM-L6-v2".into();
+    config.retrieval.whole_graph_up_to = 0;
+    let around = Engine::open(&dir.join("index").display().to_string(), config, WriteOptions::default()).unwrap();
+    let rows = whole.reader().unwrap().entity_rows().unwrap();
+    assert!(rows.len() > 20, "{} entities", rows.len());
+    let mut prefixes = std::collections::BTreeSet::new();
+    for r in &rows {
+        let words: Vec<&str> = r.name.split_whitespace().collect();
+        prefixes.insert(r.name.chars().take(1).collect::<String>());
+        prefixes.insert(r.name.to_uppercase());
+        for w in words.iter().skip(1) {
+            prefixes.insert(w.chars().take(3).collect::<String>());
+        }
+    }
+    for p in &prefixes {
+        for limit in [1, 5, 50] {
+            let (a, b) = (whole.search_entities(p, limit), around.search_entities(p, limit));
+            assert_eq!(json(&a.unwrap()), json(&b.unwrap()), "search {p:?} limit {limit}");
+        }
+    }
+    assert!(around.search_entities("zzqqxx", 5).unwrap().is_empty());
+    assert!(matches!(around.search_entities("  ", 5), Err(Error::BadInput { .. })));
+    for r in &rows {
+        for (depth, max_nodes) in [(0, 5), (1, 40), (2, 6), (3, 1000)] {
+            let (a, b) = (whole.neighbourhood(&r.id, depth, max_nodes), around.neighbourhood(&r.id, depth, max_nodes));
+            assert_eq!(json(&a.unwrap()), json(&b.unwrap()), "around {} depth {depth} max {max_nodes}", r.name);
+        }
+        let (a, b) = (whole.neighbourhood(&r.name.to_lowercase(), 2, 12), around.neighbourhood(&r.name, 2, 12));
+        assert_eq!(json(&a.unwrap()), json(&b.unwrap()), "around the name {}", r.name);
+        let mut a = json(&whole.entity_detail(&r.id, 3).unwrap());
+        let mut b = json(&around.entity_detail(&r.id, 3).unwrap());
+        let stored = around.reader().unwrap().entities(std::slice::from_ref(&r.id)).unwrap()[0].importance;
+        assert_eq!(b["entity"]["importance"].as_f64().map(|x| x as f32), stored, "{}: the stored importance", r.name);
+        a["entity"]["importance"] = serde_json::Value::Null;
+        b["entity"]["importance"] = serde_json::Value::Null;
+        assert_eq!(a, b, "entity {}", r.name);
+    }
+    assert!(matches!(around.neighbourhood("no such entity", 1, 5), Err(Error::NotFound(_))));
+    assert!(matches!(around.neighbourhood("", 1, 5), Err(Error::NotFound(_))));
+    let start: String = rows[0].name.chars().take(2).collect();
+    let named = around.entity_named(&start, 2).unwrap();
+    assert_eq!(named.entity.id, whole.entity_named(&start, 2).unwrap().entity.id);
+    let docs = whole.documents(None, 0, 10).unwrap().documents;
+    assert_eq!(docs.len(), 3);
+    for d in docs.iter().map(|d| d.id.as_str()).chain([docs[0].source.as_str()]) {
+        let (a, b) = (json(&whole.document(d).unwrap()), json(&around.document(d).unwrap()));
+        assert!(!a["entities"].as_array().unwrap().is_empty());
+        assert_eq!(a, b, "document {d}");
+    }
+}
+
+/// `x` as JSON, for comparing what two engines give.
+fn json(x: &impl serde::Serialize) -> serde_json::Value {
+    serde_json::to_value(x).unwrap()
 }
 
 #[test]

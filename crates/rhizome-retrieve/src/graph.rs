@@ -7,6 +7,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rhizome_core::{GraphData, Result, StoreRead};
 
+pub use crate::name_prefix::{name_key, NamePrefixes};
+
 /// An entity-to-entity edge as seen from one end.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Neighbor {
@@ -261,6 +263,24 @@ pub struct GraphCache {
     facts: Mutex<Option<(u64, u64)>>,
     chunks: Mutex<Option<(u64, u64)>>,
     names: Mutex<Option<(u64, Arc<NameIndex>)>>,
+    prefixes: Mutex<Option<(u64, Arc<NamePrefixes>)>>,
+}
+
+/// What `slot` holds at `version`, or else `build` made and kept there.
+fn at_version<T>(
+    slot: &Mutex<Option<(u64, Arc<T>)>>,
+    version: u64,
+    build: impl FnOnce() -> Result<T>,
+) -> Result<Arc<T>> {
+    let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((v, x)) = slot.as_ref() {
+        if *v == version {
+            return Ok(x.clone());
+        }
+    }
+    let x = Arc::new(build()?);
+    *slot = Some((version, x.clone()));
+    Ok(x)
 }
 
 impl GraphCache {
@@ -340,16 +360,20 @@ impl GraphCache {
     /// names are matched against it when the whole graph is not held.
     pub fn names(&self, store: &dyn StoreRead) -> Result<Arc<NameIndex>> {
         let version = store.graph_version()?;
-        let mut slot = self.names.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((v, n)) = slot.as_ref() {
-            if *v == version {
-                return Ok(n.clone());
-            }
-        }
-        let _load = tracing::info_span!("graph.names", version).entered();
-        let n = Arc::new(NameIndex::new(store.entity_rows()?));
-        *slot = Some((version, n.clone()));
-        Ok(n)
+        at_version(&self.names, version, || {
+            let _load = tracing::info_span!("graph.names", version).entered();
+            Ok(NameIndex::new(store.entity_rows()?))
+        })
+    }
+
+    /// Every entity's id and name by the beginnings of its words, read once per graph
+    /// version: a viewer's name search reads it when the whole graph is not held.
+    pub fn name_prefixes(&self, store: &dyn StoreRead) -> Result<Arc<NamePrefixes>> {
+        let version = store.graph_version()?;
+        at_version(&self.prefixes, version, || {
+            let _load = tracing::info_span!("graph.name_prefixes", version).entered();
+            Ok(NamePrefixes::new(store.entity_rows()?))
+        })
     }
 
     pub fn get(&self, store: &dyn StoreRead) -> Result<Arc<Graph>> {

@@ -19,6 +19,7 @@ mod method;
 mod modes;
 mod multihop;
 mod multipath;
+mod name_prefix;
 mod paths;
 pub mod ppr;
 mod query_entities;

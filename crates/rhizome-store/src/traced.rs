@@ -107,6 +107,12 @@ impl<S: StoreRead> StoreRead for Traced<S> {
     fn entity_rows(&self) -> Result<Vec<rhizome_core::EntityRow>> {
         info_span!("store.entity_rows").in_scope(|| self.0.entity_rows())
     }
+    fn entity_degrees(&self, entity_ids: &[String]) -> Result<Vec<(String, u32)>> {
+        info_span!("store.entity_degrees", ids = entity_ids.len()).in_scope(|| self.0.entity_degrees(entity_ids))
+    }
+    fn document_chunk_rows(&self, doc_id: &str) -> Result<Vec<rhizome_core::ChunkRow>> {
+        self.0.document_chunk_rows(doc_id)
+    }
     fn entity_count(&self) -> Result<u64> {
         self.0.entity_count()
     }

@@ -1,6 +1,7 @@
 //! The graph around some entities (`StoreRead::neighbourhood`), in one snapshot and set
 //! reads by id (indexes on relation ends, mentions by entity and by chunk, synonym ends):
-//! the cost follows the neighbourhood, not the index.
+//! the cost follows the neighbourhood, not the index. Also the degrees of some entities and
+//! the chunk rows of a document.
 
 use std::collections::BTreeSet;
 
@@ -68,18 +69,36 @@ pub(super) fn neighbourhood(c: &mut impl GenericClient, ids: &[String]) -> PgRes
         .map(graph_entity_row)
         .collect();
     let ends: Vec<&str> = ends.into_iter().collect();
-    let degrees = c
-        .query(
-            "SELECT e.id, (SELECT count(*) FROM relations WHERE source_id = e.id)
-                        + (SELECT count(*) FROM relations WHERE target_id = e.id AND source_id <> e.id)
-             FROM entities e WHERE e.id = ANY($1) ORDER BY e.id",
-            &[&ends],
-        )?
-        .iter()
-        .map(|r| (r.get(0), r.get::<_, i64>(1).max(0) as u32))
-        .collect();
+    let degrees = degrees(c, &ends)?;
     Ok(Neighbourhood {
         graph: GraphData { entities, chunks, relations, mentions, synonyms, similar: Vec::new(), facts: Vec::new() },
         degrees,
     })
+}
+
+/// (entity, its relations, one from it to itself counted once) for those of `ids` that
+/// exist, by id, through the indexes on relation ends.
+fn degrees(c: &mut impl GenericClient, ids: &[&str]) -> PgResult<Vec<(String, u32)>> {
+    Ok(c.query(
+        "SELECT e.id, (SELECT count(*) FROM relations WHERE source_id = e.id)
+                    + (SELECT count(*) FROM relations WHERE target_id = e.id AND source_id <> e.id)
+         FROM entities e WHERE e.id = ANY($1) ORDER BY e.id",
+        &[&ids],
+    )?
+    .iter()
+    .map(|r| (r.get(0), r.get::<_, i64>(1).max(0) as u32))
+    .collect())
+}
+
+pub(super) fn entity_degrees(c: &mut impl GenericClient, ids: &[String]) -> PgResult<Vec<(String, u32)>> {
+    let asked: Vec<&str> = ids.iter().map(String::as_str).collect::<BTreeSet<_>>().into_iter().collect();
+    degrees(c, &asked)
+}
+
+/// The chunk rows of a document, by chunk id, through the chunks' index by document.
+pub(super) fn document_chunk_rows(c: &mut impl GenericClient, doc_id: &str) -> PgResult<Vec<ChunkRow>> {
+    Ok(c.query("SELECT id, doc_id, ordinal FROM chunks WHERE doc_id = $1 ORDER BY id", &[&doc_id])?
+        .iter()
+        .map(graph_chunk_row)
+        .collect())
 }

@@ -442,6 +442,14 @@ impl StoreRead for PgStore {
         self.q(entity_rows)
     }
 
+    fn entity_degrees(&self, entity_ids: &[String]) -> Result<Vec<(String, u32)>> {
+        self.q(|c| super::neighbourhood::entity_degrees(c, entity_ids))
+    }
+
+    fn document_chunk_rows(&self, doc_id: &str) -> Result<Vec<rhizome_core::ChunkRow>> {
+        self.q(|c| super::neighbourhood::document_chunk_rows(c, doc_id))
+    }
+
     fn entity_count(&self) -> Result<u64> {
         self.count("entities")
     }

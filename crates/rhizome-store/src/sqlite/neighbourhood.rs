@@ -1,6 +1,7 @@
 //! The graph around some entities (`StoreRead::neighbourhood`), read by id through the
 //! indexes on relation ends, mentions and chunks: its cost follows the neighbourhood, not
-//! the index. Also the entity and fact counts.
+//! the index. Also the entity and fact counts, the degrees of some entities and the chunk
+//! rows of a document.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -14,6 +15,31 @@ use super::sql;
 pub(crate) fn entity_count(conn: &Connection, table: &str) -> Result<u64> {
     let q = format!("SELECT count(*) FROM {table}");
     conn.query_row(&q, [], |r| r.get::<_, i64>(0)).map(|n| n.max(0) as u64).map_err(sql)
+}
+
+/// The relations at entity `?1` (one from it to itself counted once), through the
+/// indexes on relation ends.
+const DEGREE: &str = "SELECT (SELECT count(*) FROM relations WHERE source_id = ?1)
+                           + (SELECT count(*) FROM relations WHERE target_id = ?1 AND source_id <> ?1)";
+
+/// (entity, its relations) for those of `ids` that exist, by id.
+pub(crate) fn entity_degrees(conn: &Connection, ids: &[String]) -> Result<Vec<(String, u32)>> {
+    let asked: BTreeSet<&str> = ids.iter().map(String::as_str).collect();
+    let mut exists = conn.prepare_cached("SELECT 1 FROM entities WHERE id = ?1").map_err(sql)?;
+    let mut d = conn.prepare_cached(DEGREE).map_err(sql)?;
+    let mut out = Vec::new();
+    for id in asked {
+        if exists.query_row([id], |_| Ok(())).optional().map_err(sql)?.is_some() {
+            let n: i64 = d.query_row([id], |r| r.get(0)).map_err(sql)?;
+            out.push((id.to_string(), n.max(0) as u32));
+        }
+    }
+    Ok(out)
+}
+
+/// The chunk rows of a document, by chunk id, through the chunks' index by document.
+pub(crate) fn document_chunk_rows(conn: &Connection, doc_id: &str) -> Result<Vec<ChunkRow>> {
+    super::rows::all(conn, "SELECT id, doc_id, ordinal FROM chunks WHERE doc_id = ?1 ORDER BY id", [doc_id], chunk_row)
 }
 
 pub(crate) fn neighbourhood(conn: &Connection, ids: &[String]) -> Result<Neighbourhood> {
@@ -68,12 +94,7 @@ pub(crate) fn neighbourhood(conn: &Connection, ids: &[String]) -> Result<Neighbo
     let mut degrees = Vec::new();
     {
         let mut e = conn.prepare_cached("SELECT id, name, entity_type FROM entities WHERE id = ?1").map_err(sql)?;
-        let mut d = conn
-            .prepare_cached(
-                "SELECT (SELECT count(*) FROM relations WHERE source_id = ?1)
-                      + (SELECT count(*) FROM relations WHERE target_id = ?1 AND source_id <> ?1)",
-            )
-            .map_err(sql)?;
+        let mut d = conn.prepare_cached(DEGREE).map_err(sql)?;
         for id in wanted {
             let row = e.query_row([id], entity_row).optional().map_err(sql)?;
             let Some(row) = row else { continue };

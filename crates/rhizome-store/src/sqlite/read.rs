@@ -362,6 +362,14 @@ impl StoreRead for SqliteStore {
         super::graph_read::entity_rows(&self.conn)
     }
 
+    fn entity_degrees(&self, entity_ids: &[String]) -> Result<Vec<(String, u32)>> {
+        super::neighbourhood::entity_degrees(&self.conn, entity_ids)
+    }
+
+    fn document_chunk_rows(&self, doc_id: &str) -> Result<Vec<rhizome_core::ChunkRow>> {
+        super::neighbourhood::document_chunk_rows(&self.conn, doc_id)
+    }
+
     fn entity_count(&self) -> Result<u64> {
         super::neighbourhood::entity_count(&self.conn, "entities")
     }

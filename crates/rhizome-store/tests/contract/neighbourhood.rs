@@ -1,8 +1,9 @@
 //! `StoreRead::neighbourhood`: the graph around some entities, equal to the whole graph
 //! cut around them (`GraphData::around`), with the degrees of their relations' ends; and
 //! the reads hippo walks a large index with (`walk_edges`, `chunk_titles`, `fact_rows`),
-//! equal to the same cuts of the whole graph; and what graph reasoning expands through
-//! (`chunk_links`), equal to the whole graph's chunks and SIMILAR_TO edges cut around some.
+//! equal to the same cuts of the whole graph; what graph reasoning expands through
+//! (`chunk_links`), and what a graph viewer reads (`entity_degrees`,
+//! `document_chunk_rows`), each equal to the whole graph's rows.
 
 use std::path::Path;
 
@@ -88,6 +89,7 @@ pub fn neighbourhood_contract<S: StoreWrite>(open: &dyn Fn(&Path) -> S) {
 
     walk_contract(&s, &whole);
     scope_contract(&s, &whole);
+    viewer_contract(&s, &whole);
     links_contract(&s, &whole, &c3);
 }
 
@@ -114,6 +116,29 @@ fn links_contract<S: StoreWrite>(s: &S, whole: &GraphData, d3: &[String]) {
     let first = s.chunk_links(&d3[..1]).unwrap();
     assert_eq!((first.chunks.len(), first.similar.len()), (2, 3));
     assert!(first.entities.is_empty() && first.mentions.is_empty() && first.relations.is_empty());
+}
+
+/// What a viewer reads on a large index: degrees of some entities and a document's chunk
+/// rows, equal to those of the whole graph.
+fn viewer_contract<S: StoreWrite>(s: &S, whole: &GraphData) {
+    let ids = |names: &[&str]| names.iter().map(|n| entity_id(n)).collect::<Vec<_>>();
+    let mut every: Vec<String> = whole.entities.iter().map(|e| e.id.clone()).rev().collect();
+    every.push("ent_missing".into());
+    for asked in [every, ids(&["Gamma", "Alpha", "Gamma"]), vec!["ent_missing".into()], vec![]] {
+        assert_eq!(s.entity_degrees(&asked).unwrap(), whole.degrees(&asked), "degrees of {asked:?}");
+    }
+    // By hand: Gamma's loop counts once.
+    let d = s.entity_degrees(&ids(&["Gamma", "Zeta", "Alpha"])).unwrap();
+    let degree = |name: &str| d.iter().find(|x| x.0 == entity_id(name)).map(|x| x.1);
+    assert_eq!((degree("Gamma"), degree("Zeta"), degree("Alpha")), (Some(2), Some(1), Some(3)));
+    let docs: std::collections::BTreeSet<&str> = whole.chunks.iter().map(|c| c.doc_id.as_str()).collect();
+    assert!(docs.len() >= 2);
+    for doc in docs.into_iter().chain(["doc_missing"]) {
+        let rows: Vec<ChunkRow> = whole.chunks.iter().filter(|c| c.doc_id == doc).cloned().collect();
+        assert_eq!(s.document_chunk_rows(doc).unwrap(), rows, "chunks of {doc}");
+    }
+    let first = &whole.chunks.iter().find(|c| c.id == whole.mentions[0].1).unwrap().doc_id;
+    assert_eq!(s.document_chunk_rows(first).unwrap().len(), 2);
 }
 
 fn walk_contract<S: StoreWrite>(s: &S, whole: &GraphData) {
