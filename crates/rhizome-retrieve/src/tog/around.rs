@@ -2,7 +2,7 @@
 //!
 //! Every round reads only the relations of the beam's tail entities, so the graph a
 //! round needs is the neighbourhood ([`rhizome_core::StoreRead::neighbourhood`]) of the
-//! start candidates and of every entity a path has ended on. It is read again, larger,
+//! start entities and of every entity a path has ended on. It is read again, larger,
 //! when the beam reaches new tails, and the beam's entity and relation numbers (and the
 //! relation texts keyed by them) are carried over by id. Numbers keep the whole graph's
 //! order, so ties break as they do over it; every relation a path follows touches an
@@ -24,17 +24,13 @@ pub(super) struct Grown {
 }
 
 impl Grown {
-    /// The graph around the start candidates `ids`.
+    /// The graph around the start entities `ids` (chosen among the candidates by their
+    /// degrees alone, `StoreRead::entity_degrees`).
     pub fn start(env: &QueryEnv, ids: Vec<String>) -> Result<(Grown, Arc<Graph>)> {
         let complete: BTreeSet<String> = ids.into_iter().collect();
         let list: Vec<String> = complete.iter().cloned().collect();
         let g = Arc::new(Graph::from_neighbourhood(env.store.neighbourhood(&list)?));
         Ok((Grown { complete, reads: 1 }, g))
-    }
-
-    /// Only `starts` stay read whole (the other candidates were read to choose them).
-    pub fn keep(&mut self, g: &Graph, starts: &[(u32, f32)]) {
-        self.complete = starts.iter().map(|&(e, _)| g.entity_ids[e as usize].clone()).collect();
     }
 
     /// `g` grown to hold every tail of `beam` whole; `beam` and `texts` renumbered.

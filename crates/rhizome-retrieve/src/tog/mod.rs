@@ -83,19 +83,24 @@ impl Retriever for Tog {
         }
         let q = embed_question(env, question, &mut out.timings_ms)?;
         let hits = start_hits(env, &q, &qe.names, width, &mut out)?;
-        let (mut g, mut grown) = match whole {
-            Some(g) => (g, None),
+        let (g, mut grown, starts) = match whole {
+            Some(g) => {
+                let starts = start_entities(&g, hits, width);
+                (g, None, starts)
+            }
             None => {
+                // The candidates' degrees choose the starts; only theirs are read whole.
                 let t = Instant::now();
-                let (grown, g) = around::Grown::start(env, hits.keys().cloned().collect())?;
+                let ids: Vec<String> = hits.keys().cloned().collect();
+                let degrees: HashMap<String, u32> = env.store.entity_degrees(&ids)?.into_iter().collect();
+                let chosen = ranked_starts(hits, |id| degrees.get(id).is_some_and(|&d| d > 0), width);
+                let (grown, g) = around::Grown::start(env, chosen.iter().map(|c| c.0.clone()).collect())?;
                 out.timings_ms.insert("neighbourhood".into(), ms(t));
-                (g, Some(grown))
+                let starts = chosen.into_iter().filter_map(|(id, s)| Some((g.entity(&id)?, s))).collect();
+                (g, Some(grown), starts)
             }
         };
-        let starts = start_entities(&g, hits, width);
-        if let Some(grown) = grown.as_mut() {
-            grown.keep(&g, &starts);
-        }
+        let mut g = g;
 
         let strategy = strategy(cfg.pruning, env.llm.is_some(), &mut out.notes);
         out.extra.insert("question_entities".into(), json!({"names": qe.names, "found_by": qe.by}));
@@ -190,7 +195,7 @@ impl Retriever for Tog {
         out.timings_ms.insert("explore".into(), ms(explore));
         if let Some(grown) = &grown {
             out.notes.push(format!(
-                "read the neighbourhood of {} entities (start candidates and path ends) from the store in {} \
+                "read the neighbourhood of {} entities (start entities and path ends) from the store in {} \
                  reads instead of the whole graph (retrieval.whole_graph_up_to)",
                 grown.entities(),
                 grown.reads
@@ -313,12 +318,15 @@ fn start_hits(
 /// Start entities: (entity, best cosine), best first, ties by id; only entities of `g`
 /// with at least one relation; at most `width`.
 fn start_entities(g: &Graph, hits: HashMap<String, f32>, width: usize) -> Vec<(u32, f32)> {
-    let mut ranked: Vec<(u32, f32)> = hits
-        .into_iter()
-        .filter_map(|(id, s)| g.entity(&id).map(|e| (e, s)))
-        .filter(|&(e, _)| !g.neighbors[e as usize].is_empty())
-        .collect();
-    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(g.entity_ids[a.0 as usize].cmp(&g.entity_ids[b.0 as usize])));
+    let related = |id: &str| g.entity(id).is_some_and(|e| !g.neighbors[e as usize].is_empty());
+    ranked_starts(hits, related, width).into_iter().filter_map(|(id, s)| Some((g.entity(&id)?, s))).collect()
+}
+
+/// Of the candidates (id -> best cosine), those with at least one relation (`related`),
+/// best first, ties by id, at most `width`.
+fn ranked_starts(hits: HashMap<String, f32>, related: impl Fn(&str) -> bool, width: usize) -> Vec<(String, f32)> {
+    let mut ranked: Vec<(String, f32)> = hits.into_iter().filter(|(id, _)| related(id)).collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     ranked.truncate(width);
     ranked
 }
