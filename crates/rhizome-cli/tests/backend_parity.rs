@@ -2,8 +2,9 @@
 //! rhizome-testdb, started on 127.0.0.1 and stopped by PID).
 //! - Recall@2/@5 of basic and hippo on the MuSiQue OpenIE import are the same on all three
 //!   (within 0.005): the shared fixture index is copied into each with `rhizome copy`.
-//! - `local`, `multihop` and `tog` reading neighbourhoods from the store answer as over
-//!   the whole graph (SQLite and PostgreSQL).
+//! - The graph methods reading what a question touches from the store (`local`,
+//!   `multihop`, `tog`, `hippo`, the modes, `multipath`) answer as over the whole graph
+//!   (SQLite and PostgreSQL).
 //! - Index A and B then delete B equals indexing A, on each backend (compared table by
 //!   table after copying both back into SQLite); so does deleting the document that named
 //!   an entity another document's name merged into.
@@ -70,17 +71,18 @@ fn musique_recall_is_the_same_on_every_backend() {
 
 /// `local`, `multihop` and `tog` over the neighbourhood of the question's entities,
 /// `hippo`'s bounded PageRank over the subgraph around its seeds, and the Neo4j-style
-/// modes that read the graph (`entity-only`, `hybrid`, `graph-enhanced`), read from the
-/// store, give the same contexts as over the whole graph, question by question.
+/// modes that read the graph (`entity-only`, `hybrid`, `graph-enhanced`) and `multipath`,
+/// read from the store, give the same contexts as over the whole graph, question by question.
 fn graph_methods_read_the_same_from_a_neighbourhood(store: &str, tmp: &Path) {
     let questions: Value =
         serde_json::from_str(&std::fs::read_to_string(shared().join("musique/musique_train.json")).unwrap()).unwrap();
     let mut read = 0;
-    for (i, q) in questions.as_array().unwrap().iter().take(11).enumerate() {
+    for (i, q) in questions.as_array().unwrap().iter().take(12).enumerate() {
         let q = q["question"].as_str().unwrap();
         let method = match i {
             0..8 => ["local", "multihop", "tog", "hippo"][i % 4],
-            _ => ["entity-only", "hybrid", "graph-enhanced"][i - 8],
+            8..11 => ["entity-only", "hybrid", "graph-enhanced"][i - 8],
+            _ => "multipath",
         };
         let ask = |up_to: &str| {
             let mut c = on(store, tmp);
@@ -101,7 +103,7 @@ fn graph_methods_read_the_same_from_a_neighbourhood(store: &str, tmp: &Path) {
         assert_eq!(whole["contexts"], around["contexts"], "{method}: {q} on {store}");
         read += 1;
     }
-    assert_eq!(read, 11);
+    assert_eq!(read, 12);
 }
 
 /// Index `runs` into `store` (one `rhizome index` each) and delete `gone`; index the same

@@ -312,6 +312,13 @@ pub trait StoreRead {
     fn neighbourhood(&self, entity_ids: &[String]) -> Result<crate::Neighbourhood> {
         Ok(self.graph_data()?.around(entity_ids))
     }
+    /// The rows of [`StoreRead::neighbourhood`] without the degrees of the relations'
+    /// ends, which cost a read of every end's relations: what a method that does not
+    /// weigh entities by degree reads. It must equal the neighbourhood's graph, which is
+    /// the default; a backend overrides it with the same reads, less the degrees.
+    fn neighbourhood_rows(&self, entity_ids: &[String]) -> Result<crate::GraphData> {
+        Ok(self.neighbourhood(entity_ids)?.graph)
+    }
     /// The edges of hippo's PageRank graph that touch `entity_ids` or `chunk_ids`, or with
     /// `among` that have both ends among them ([`crate::GraphData::walk_edges`] says which
     /// rows): what hippo reads, a few hundred nodes at a time, to walk the part of a large
@@ -366,6 +373,14 @@ pub trait StoreRead {
     /// document. It must equal those of `self.graph_data()?.chunks`, which is the default.
     fn document_chunk_rows(&self, doc_id: &str) -> Result<Vec<crate::ChunkRow>> {
         Ok(self.graph_data()?.chunks.into_iter().filter(|c| c.doc_id == doc_id).collect())
+    }
+    /// True when the backend reads the graph around some entities or chunks by id
+    /// ([`StoreRead::neighbourhood`], [`StoreRead::walk_edges`] and the other reads whose
+    /// default cuts [`StoreRead::graph_data`]); false, the default, when those are the
+    /// defaults: then each would read the whole graph, and a process holds the whole
+    /// graph at any index size instead of reading around each question.
+    fn reads_by_id(&self) -> bool {
+        false
     }
     /// How many entities the index holds.
     fn entity_count(&self) -> Result<u64> {

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rhizome_core::{GraphData, Result, StoreRead};
 
+use crate::name_prefix::Packed;
 pub use crate::name_prefix::{name_key, NamePrefixes};
 
 /// An entity-to-entity edge as seen from one end.
@@ -209,19 +210,30 @@ fn fold_names(names: &[String]) -> HashMap<String, Vec<u32>> {
 }
 
 /// Every entity's name, looked up by folded name: what a question's names are matched
-/// against when the whole graph is not held ([`GraphCache::names`]).
+/// against when the whole graph is not held ([`GraphCache::names`]). The names and their
+/// folded forms are each one buffer, and the entities sorted by folded name one list: at
+/// a million entities of names like MuSiQue's some 50 MB, against about three times that
+/// as a string per name and a map of folded names.
 #[derive(Debug, Default)]
 pub struct NameIndex {
-    pub names: Vec<String>,
-    folded: HashMap<String, Vec<u32>>,
+    names: Packed,
+    folded: Packed,
+    /// Entity numbers by folded name, then number.
+    by_folded: Vec<u32>,
 }
 
 impl NameIndex {
     /// From every entity's row, in id order (the whole graph's entity numbers).
     pub fn new(rows: Vec<rhizome_core::EntityRow>) -> NameIndex {
-        let names: Vec<String> = rows.into_iter().map(|e| e.name).collect();
-        let folded = fold_names(&names);
-        NameIndex { names, folded }
+        let mut ix = NameIndex::default();
+        for r in &rows {
+            ix.names.push(&r.name);
+            ix.folded.push(&crate::query_entities::fold(&r.name));
+        }
+        let mut by: Vec<u32> = (0..rows.len() as u32).collect();
+        by.sort_by(|&a, &b| ix.folded.get(a).cmp(ix.folded.get(b)).then(a.cmp(&b)));
+        ix.by_folded = by;
+        ix
     }
 }
 
@@ -243,10 +255,12 @@ impl NameLookup for Graph {
 
 impl NameLookup for NameIndex {
     fn entities_folded(&self, folded: &str) -> &[u32] {
-        self.folded.get(folded).map_or(&[], Vec::as_slice)
+        let from = self.by_folded.partition_point(|&e| self.folded.get(e) < folded);
+        let to = from + self.by_folded[from..].partition_point(|&e| self.folded.get(e) == folded);
+        &self.by_folded[from..to]
     }
     fn entity_name(&self, e: u32) -> &str {
-        &self.names[e as usize]
+        self.names.get(e)
     }
 }
 
@@ -264,6 +278,7 @@ pub struct GraphCache {
     chunks: Mutex<Option<(u64, u64)>>,
     names: Mutex<Option<(u64, Arc<NameIndex>)>>,
     prefixes: Mutex<Option<(u64, Arc<NamePrefixes>)>>,
+    search: Mutex<Option<(u64, Arc<crate::multipath::NameSearch>)>>,
 }
 
 /// What `slot` holds at `version`, or else `build` made and kept there.
@@ -299,9 +314,10 @@ impl GraphCache {
         slot.as_ref().filter(|(v, _)| *v == version).map(|(_, g)| g.clone())
     }
 
-    /// The whole graph when it is held at the store's version or the index holds at most
-    /// `up_to` entities (then it is loaded); None when a method should read the
-    /// neighbourhoods it needs instead ([`StoreRead::neighbourhood`]).
+    /// The whole graph when it is held at the store's version, the index holds at most
+    /// `up_to` entities or the store has no reads by id of its own
+    /// ([`StoreRead::reads_by_id`]; then it is loaded); None when a method should read
+    /// the neighbourhoods it needs instead ([`StoreRead::neighbourhood`]).
     pub fn whole(&self, store: &dyn StoreRead, up_to: usize) -> Result<Option<Arc<Graph>>> {
         let version = store.graph_version()?;
         if let Some(g) = self.current(version) {
@@ -316,7 +332,7 @@ impl GraphCache {
                 n
             }
         };
-        if count > up_to as u64 {
+        if count > up_to as u64 && store.reads_by_id() {
             return Ok(None);
         }
         self.get(store).map(Some)
@@ -373,6 +389,17 @@ impl GraphCache {
         at_version(&self.prefixes, version, || {
             let _load = tracing::info_span!("graph.name_prefixes", version).entered();
             Ok(NamePrefixes::new(store.entity_rows()?))
+        })
+    }
+
+    /// `multipath`'s name search over every entity, read once per graph version: what it
+    /// searches names with when the whole graph is not held.
+    pub(crate) fn name_search(&self, store: &dyn StoreRead) -> Result<Arc<crate::multipath::NameSearch>> {
+        let version = store.graph_version()?;
+        at_version(&self.search, version, || {
+            let _load = tracing::info_span!("graph.name_search", version).entered();
+            let rows = store.entity_rows()?;
+            Ok(crate::multipath::NameSearch::new(rows.iter().map(|r| r.name.as_str())))
         })
     }
 

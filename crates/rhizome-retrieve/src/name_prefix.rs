@@ -12,17 +12,17 @@ pub fn name_key(s: &str) -> String {
 
 /// Strings one after another in one buffer (one allocation instead of one per string).
 #[derive(Debug, Default)]
-struct Packed {
+pub(crate) struct Packed {
     text: String,
     ends: Vec<u32>,
 }
 
 impl Packed {
-    fn push(&mut self, s: &str) {
+    pub(crate) fn push(&mut self, s: &str) {
         self.text.push_str(s);
         self.ends.push(self.text.len() as u32);
     }
-    fn get(&self, i: u32) -> &str {
+    pub(crate) fn get(&self, i: u32) -> &str {
         let i = i as usize;
         let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
         &self.text[start..self.ends[i] as usize]
@@ -84,6 +84,20 @@ impl NamePrefixes {
         self.ids.get(e)
     }
 
+    /// The number of the entity `id` (ids are numbered in byte order).
+    pub fn number(&self, id: &str) -> Option<u32> {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match self.ids.get(mid as u32).cmp(id) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid as u32),
+            }
+        }
+        None
+    }
+
     /// The name key of entity `e`.
     pub fn key(&self, e: u32) -> &str {
         self.keys.get(e)
@@ -128,5 +142,7 @@ mod tests {
         assert!(n.starting("zz").is_empty());
         assert_eq!((n.id(3), n.key(3)), ("e4", "ha noi"));
         assert_eq!(n.key(4), "");
+        assert_eq!((n.number("e1"), n.number("e5"), n.number("e3")), (Some(0), Some(4), Some(2)));
+        assert_eq!((n.number("e0"), n.number("e6"), n.number("e")), (None, None, None));
     }
 }

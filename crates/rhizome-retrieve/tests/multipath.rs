@@ -64,6 +64,8 @@ const RELS: &[(&str, &str, &str)] = &[
     ("Mount Fuji", "located in", "Japan"),
     ("Microsoft", "投资", "OpenAI"),
     ("Sam Altman", "CEO of", "OpenAI"),
+    // No chunk names both: the relationship is placed at the first chunk of either.
+    ("Mount Fuji", "climbed by", "Sam Altman"),
 ];
 
 /// One chunk per document; an entity is mentioned where its name occurs; each relation
@@ -293,4 +295,41 @@ fn llm_rerank_and_its_fallbacks() {
     let r = run(&s, &cfg, Some(&llm(&server, &rt)), JPI);
     assert!(r.notes.iter().any(|n| n.contains("no passage numbers")), "{:?}", r.notes);
     assert_eq!(r.contexts, plain.contexts);
+}
+
+#[test]
+fn without_the_whole_graph_the_contexts_are_the_same() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = store(tmp.path());
+    let mut configs = vec![Config::default()];
+    let mut small = Config::default();
+    small.retrieval.top_k = 2;
+    let m = small.section_mut::<MultipathConfig>();
+    (m.max_entities, m.expand_entities, m.max_relationships, m.entity_top_k) = (3, 1, 2, 2);
+    configs.push(small);
+    let mut wide = Config::default();
+    let m = wide.section_mut::<MultipathConfig>();
+    (m.max_entities, m.expand_entities, m.max_relationships) = (40, 10, 40);
+    configs.push(wide);
+    let questions = [
+        JPI,
+        "Where is the American Psychological Association?",
+        "Sam Altman领导的公司有什么重要投资？",
+        "Which cities does the Danube flow through?",
+        "What is the highest mountain in Japan?",
+        "Japan",
+        "Aage Bohr có những giải thưởng gì?",
+        "",
+    ];
+    for cfg in &configs {
+        let mut around = cfg.clone();
+        around.retrieval.whole_graph_up_to = 0;
+        for q in questions {
+            let (a, b) = (run(&s, cfg, None, q), run(&s, &around, None, q));
+            assert_eq!(a.contexts, b.contexts, "{q}");
+            assert_eq!(a.extra, b.extra, "{q}");
+            assert!(b.notes.iter().any(|n| n.contains("read the neighbourhood")), "{q}: {:?}", b.notes);
+            assert!(!a.notes.iter().any(|n| n.contains("neighbourhood")), "{q}: {:?}", a.notes);
+        }
+    }
 }

@@ -88,6 +88,13 @@ impl<S: StoreRead> StoreRead for Traced<S> {
     fn neighbourhood(&self, entity_ids: &[String]) -> Result<rhizome_core::Neighbourhood> {
         info_span!("store.neighbourhood", ids = entity_ids.len()).in_scope(|| self.0.neighbourhood(entity_ids))
     }
+    fn reads_by_id(&self) -> bool {
+        self.0.reads_by_id()
+    }
+    fn neighbourhood_rows(&self, entity_ids: &[String]) -> Result<rhizome_core::GraphData> {
+        info_span!("store.neighbourhood_rows", ids = entity_ids.len())
+            .in_scope(|| self.0.neighbourhood_rows(entity_ids))
+    }
     fn walk_edges(&self, entity_ids: &[String], chunk_ids: &[String], among: bool) -> Result<rhizome_core::GraphData> {
         info_span!("store.walk_edges", entities = entity_ids.len(), chunks = chunk_ids.len())
             .in_scope(|| self.0.walk_edges(entity_ids, chunk_ids, among))

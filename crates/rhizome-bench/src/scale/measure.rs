@@ -95,7 +95,7 @@ pub fn measure(
     let around: Vec<Method> = methods
         .iter()
         .copied()
-        .filter(|m| matches!(*m, Method::Local | Method::Multihop | Method::Tog | Method::Hippo))
+        .filter(|m| matches!(*m, Method::Local | Method::Multihop | Method::Tog | Method::Hippo | Method::Multipath))
         .collect();
     if !around.is_empty() {
         let mut config = bench.config.clone();

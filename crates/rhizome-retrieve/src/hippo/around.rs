@@ -125,6 +125,15 @@ pub(super) enum Node {
     Chunk(String),
 }
 
+impl Node {
+    /// The entity's or chunk's id.
+    fn id(&self) -> &str {
+        match self {
+            Node::Entity(id) | Node::Chunk(id) => id,
+        }
+    }
+}
+
 /// The part of the graph read so far: a loaded node's edges are all known.
 #[derive(Default)]
 pub(super) struct Around {
@@ -270,13 +279,7 @@ pub(super) fn around_ranking(
     let first = nodes.partition_point(|n| matches!(n, Node::Entity(_)));
     let index: HashMap<&Node, u32> = nodes.iter().enumerate().map(|(i, n)| (n, i as u32)).collect();
     let entity = |id: &str| index.get(&Node::Entity(id.to_string())).copied();
-    let chunk_ids: Vec<String> = nodes[first..]
-        .iter()
-        .map(|n| match n {
-            Node::Chunk(id) => id.clone(),
-            Node::Entity(id) => id.clone(),
-        })
-        .collect();
+    let chunk_ids: Vec<String> = nodes[first..].iter().map(|n| n.id().to_string()).collect();
     let titles =
         if question.title_weight != 1.0 { title_entities(store, &chunk_ids, &entity)? } else { HashMap::new() };
     // In the order the whole graph's adjacency is built from: relations, synonym edges,
@@ -299,13 +302,8 @@ pub(super) fn around_ranking(
         }
     }
     let local = Csr::from_edges(nodes.len(), edges);
-    let entity_reset: Vec<f64> = nodes[..first]
-        .iter()
-        .map(|n| match n {
-            Node::Entity(id) => question.entities.get(id).copied().unwrap_or(0.0),
-            Node::Chunk(_) => 0.0,
-        })
-        .collect();
+    let entity_reset: Vec<f64> =
+        nodes[..first].iter().map(|n| question.entities.get(n.id()).copied().unwrap_or(0.0)).collect();
     let relative: Vec<f32> = chunk_ids.iter().map(|c| (question.relative)(c)).collect();
     let (ranked, pushes) = rank_local(&local, entity_reset, &relative, walk);
     let ranked = ranked.into_iter().map(|(i, s)| (chunk_ids[i].clone(), s)).collect();

@@ -15,7 +15,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
-use rhizome_core::{ChunkWithDoc, Result, VectorKind};
+use rhizome_core::{ChunkWithDoc, Result, Scored, VectorKind};
 
 use super::entities::{walk, Found, Keyword};
 use crate::{ms, Graph, MultipathConfig, QueryEnv, Retrieval};
@@ -40,25 +40,45 @@ pub(super) struct Ranked {
     pub features: [f32; 4],
 }
 
-/// Rank candidate chunks; returns the best `cfg.chunk_top_k` with their stored records.
+/// What the chunk paths find without the graph: the stored chunk vectors nearest the
+/// question (every chunk's up to [`COSINE_CAP`], for exact cosines) and full text.
+pub(super) struct Searched {
+    pub dense: Vec<Scored>,
+    pub sparse: Vec<Scored>,
+}
+
+/// The vector and full-text searches over the index's `n` chunks.
+pub(super) fn search(env: &QueryEnv, question: &str, q: &[f32], n: usize, out: &mut Retrieval) -> Result<Searched> {
+    let cfg = env.config.section::<MultipathConfig>();
+    let cands = env.config.retrieval.candidates.max(cfg.chunk_top_k);
+    let t = Instant::now();
+    let dense = env.store.vector_search(VectorKind::Chunk, q, n.min(COSINE_CAP))?;
+    out.timings_ms.insert("chunk_vector".into(), ms(t));
+    let t = Instant::now();
+    let sparse = env.store.bm25(question, cands)?;
+    out.timings_ms.insert("chunk_fulltext".into(), ms(t));
+    Ok(Searched { dense, sparse })
+}
+
+/// Rank candidate chunks of an index of `n` chunks; returns the best `cfg.chunk_top_k`
+/// with their stored records.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn rank(
     env: &QueryEnv,
     g: &Graph,
-    question: &str,
-    q: &[f32],
+    n: usize,
+    searched: &Searched,
     kws: &[Keyword],
     found: &[Found],
     out: &mut Retrieval,
 ) -> Result<(Vec<Ranked>, HashMap<u32, ChunkWithDoc>)> {
     let cfg = env.config.section::<MultipathConfig>();
     let cands = env.config.retrieval.candidates.max(cfg.chunk_top_k);
-    let n = g.chunk_ids.len();
 
-    let t = Instant::now();
-    let dense = env.store.vector_search(VectorKind::Chunk, q, n.min(COSINE_CAP))?;
+    let dense = &searched.dense;
     let mut cosine: HashMap<u32, f32> = HashMap::with_capacity(dense.len());
     let mut vector_path = Vec::new();
-    for s in &dense {
+    for s in dense {
         if let Some(c) = g.chunk(&s.id) {
             cosine.insert(c, s.score);
             if vector_path.len() < cands {
@@ -67,16 +87,13 @@ pub(super) fn rank(
         }
     }
     let floor = dense.last().map(|s| s.score).unwrap_or(0.0);
-    out.timings_ms.insert("chunk_vector".into(), ms(t));
 
-    let t = Instant::now();
-    let sparse = env.store.bm25(question, cands)?;
+    let sparse = &searched.sparse;
     let max_bm25 = sparse.iter().map(|s| s.score).fold(0.0f32, f32::max);
     let bm25: HashMap<u32, f32> = sparse
         .iter()
         .filter_map(|s| g.chunk(&s.id).map(|c| (c, if max_bm25 > 0.0 { s.score / max_bm25 } else { 0.0 })))
         .collect();
-    out.timings_ms.insert("chunk_fulltext".into(), ms(t));
 
     let t = Instant::now();
     let idf = |e: u32| idf_share(g.entity_chunks[e as usize].len(), n);

@@ -43,10 +43,39 @@ pub(super) fn keyword_weight(k: &str) -> f32 {
     }
 }
 
+/// The entities as discovery sees them, numbered in the whole graph's order: the whole
+/// graph, or ([`super::around`]) the name indexes and reads through the store.
+pub(super) trait Entities {
+    /// The name search over every entity.
+    fn names(&self) -> &NameIndex;
+    /// The number of the entity `id`, None when there is no such entity.
+    fn number(&self, id: &str) -> Option<u32>;
+    /// The SYNONYM edges (other end, cosine) of each of `entities`, in the graph's order.
+    fn synonyms(&self, entities: &[u32]) -> Result<HashMap<u32, Vec<(u32, f32)>>>;
+}
+
+/// [`Entities`] over the whole graph.
+pub(super) struct Whole<'a> {
+    pub g: &'a Graph,
+    pub names: std::sync::Arc<NameIndex>,
+}
+
+impl Entities for Whole<'_> {
+    fn names(&self) -> &NameIndex {
+        &self.names
+    }
+    fn number(&self, id: &str) -> Option<u32> {
+        self.g.entity(id)
+    }
+    fn synonyms(&self, entities: &[u32]) -> Result<HashMap<u32, Vec<(u32, f32)>>> {
+        Ok(entities.iter().map(|&e| (e, self.g.synonyms[e as usize].clone())).collect())
+    }
+}
+
 /// Entities found for the question, best first, at most `cfg.max_entities`.
 pub(super) fn discover(
     store: &dyn StoreRead,
-    g: &std::sync::Arc<Graph>,
+    es: &dyn Entities,
     cfg: &MultipathConfig,
     question_vec: &[f32],
     kws: &[Keyword],
@@ -57,7 +86,7 @@ pub(super) fn discover(
         let slot = &mut per.entry(e).or_insert([0.0; 5])[path];
         *slot = slot.max(s);
     }
-    let ix = NameIndex::of(g);
+    let ix = es.names();
     // One batched search for every keyword vector and the question vector.
     let mut queries: Vec<Vec<f32>> = kws.iter().map(|kw| kw.vector.to_vec()).collect();
     queries.push(question_vec.to_vec());
@@ -65,7 +94,7 @@ pub(super) fn discover(
     let question_hits = hits.pop().unwrap_or_default();
     for (kw, kw_hits) in kws.iter().zip(hits) {
         for hit in kw_hits {
-            if let Some(e) = g.entity(&hit.id) {
+            if let Some(e) = es.number(&hit.id) {
                 add(&mut per, 0, e, kw.weight * hit.score.max(0.0));
             }
         }
@@ -77,16 +106,19 @@ pub(super) fn discover(
         }
     }
     for hit in question_hits {
-        if let Some(e) = g.entity(&hit.id) {
+        if let Some(e) = es.number(&hit.id) {
             add(&mut per, 3, e, hit.score.max(0.0));
         }
     }
     // Synonyms of what the other paths found: the parent's mean score over the four
     // direct paths x the SYNONYM cosine.
+    let mut direct: Vec<u32> = per.keys().copied().collect();
+    direct.sort_unstable();
+    let synonyms = es.synonyms(&direct)?;
     let mut syn: Vec<(u32, f32)> = Vec::new();
     for (&e, p) in &per {
         let base: f32 = p.iter().sum();
-        for &(s, cos) in &g.synonyms[e as usize] {
+        for &(s, cos) in synonyms.get(&e).map_or(&[][..], Vec::as_slice) {
             syn.push((s, base * cos / 4.0));
         }
     }

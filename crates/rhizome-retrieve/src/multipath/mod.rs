@@ -15,6 +15,7 @@
 //! Contexts: chunks first (at most `retrieval.top_k`: the ranked passages), then
 //! relationships (`A --rel--> B`), facts and entities, each capped by its own setting.
 
+mod around;
 mod chunks;
 mod entities;
 mod keywords;
@@ -23,6 +24,7 @@ pub(crate) mod rerank;
 mod settings;
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use std::time::Instant;
 
 use rhizome_core::config::Section;
@@ -30,7 +32,7 @@ use rhizome_core::{ChunkWithDoc, EmbedKind, Result, VectorKind};
 use serde_json::json;
 
 pub(crate) use chunks::idf_share;
-pub(crate) use names::memo;
+pub(crate) use names::{memo, NameIndex as NameSearch};
 
 pub use self::settings::MultipathConfig;
 use crate::paths::relation_chunk;
@@ -50,11 +52,23 @@ pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
     prompts: &[("rerank", include_str!("rerank.txt"))],
 }];
 
+/// What the graph side of the question gathered: the graph (the whole one, or the part
+/// of it read around the question, numbered in the whole graph's order), the index's
+/// chunk count, the discovered entities and the relationships around them, and the
+/// first chunk of each fact found (by id).
+struct Gathered {
+    g: Arc<Graph>,
+    chunks: usize,
+    found: Vec<entities::Found>,
+    rels: Vec<(u32, f32)>,
+    fact_chunks: HashMap<String, String>,
+}
+
 impl Retriever for Multipath {
     fn retrieve(&self, env: &QueryEnv, question: &str) -> Result<Retrieval> {
         let cfg = env.config.section::<MultipathConfig>();
         let mut out = Retrieval::default();
-        let g = timed(&mut out.timings_ms, "graph", || env.graph())?;
+        let whole = timed(&mut out.timings_ms, "graph", || env.whole_graph())?;
 
         let kws = timed(&mut out.timings_ms, "keywords", || keywords::keywords(question, cfg.keyword_limit));
         let q = embed_question(env, question, &mut out.timings_ms)?;
@@ -67,21 +81,24 @@ impl Retriever for Multipath {
             .map(|(k, v)| Keyword { text: k, vector: v, weight: entities::keyword_weight(k) })
             .collect();
 
-        let found = timed(&mut out.timings_ms, "entities", || entities::discover(env.store, &g, &cfg, &q, &keywords))?;
-        let rels = timed(&mut out.timings_ms, "relationships", || {
-            entities::expand(&g, &found, cfg.expand_entities, cfg.max_relationships, question)
-        });
+        let facts =
+            timed(&mut out.timings_ms, "facts", || env.store.vector_search(VectorKind::Fact, &q, cfg.fact_top_k))?;
+        let (gathered, searched) = match whole {
+            Some(g) => {
+                let searched = chunks::search(env, question, &q, g.chunk_ids.len(), &mut out)?;
+                (gather_whole(env, g, &cfg, &q, &keywords, &facts, question, &mut out)?, searched)
+            }
+            None => around::gather(env, &cfg, &q, &keywords, &facts, question, &mut out)?,
+        };
+        let Gathered { g, chunks: n, found, rels, fact_chunks } = gathered;
 
-        let (mut ranked, mut records) = chunks::rank(env, &g, question, &q, &keywords, &found, &mut out)?;
+        let (mut ranked, mut records) = chunks::rank(env, &g, n, &searched, &keywords, &found, &mut out)?;
         if cfg.llm_rerank {
             llm_rerank(env, question, &mut ranked, &records, &mut out);
         }
 
-        let facts =
-            timed(&mut out.timings_ms, "facts", || env.store.vector_search(VectorKind::Fact, &q, cfg.fact_top_k))?;
-
         let t = Instant::now();
-        build_contexts(env, &g, &ranked, &mut records, &rels, &facts, &found, &mut out)?;
+        build_contexts(env, &g, &ranked, &mut records, &rels, &facts, &fact_chunks, &found, &mut out)?;
         out.timings_ms.insert("fetch".into(), ms(t));
 
         let mut counts = serde_json::Map::new();
@@ -101,6 +118,33 @@ impl Retriever for Multipath {
         out.extra.insert("entities".into(), ents.into());
         Ok(out)
     }
+}
+
+/// [`Gathered`] from the whole graph.
+#[allow(clippy::too_many_arguments)]
+fn gather_whole(
+    env: &QueryEnv,
+    g: Arc<Graph>,
+    cfg: &MultipathConfig,
+    q: &[f32],
+    keywords: &[Keyword],
+    facts: &[rhizome_core::Scored],
+    question: &str,
+    out: &mut Retrieval,
+) -> Result<Gathered> {
+    let es = entities::Whole { g: &g, names: names::NameIndex::of(&g) };
+    let found = timed(&mut out.timings_ms, "entities", || entities::discover(env.store, &es, cfg, q, keywords))?;
+    let rels = timed(&mut out.timings_ms, "relationships", || {
+        entities::expand(&g, &found, cfg.expand_entities, cfg.max_relationships, question)
+    });
+    let fact_chunks = facts
+        .iter()
+        .filter_map(|f| {
+            let c = g.fact(&f.id).and_then(|i| g.facts[i as usize].chunks.iter().min().copied())?;
+            Some((f.id.clone(), g.chunk_ids[c as usize].clone()))
+        })
+        .collect();
+    Ok(Gathered { chunks: g.chunk_ids.len(), g, found, rels, fact_chunks })
 }
 
 /// Reorder `ranked` by the LLM when one is configured; notes say what happened otherwise.
@@ -140,11 +184,12 @@ fn build_contexts(
     records: &mut HashMap<u32, ChunkWithDoc>,
     rels: &[(u32, f32)],
     facts: &[rhizome_core::Scored],
+    fact_chunks: &HashMap<String, String>,
     found: &[entities::Found],
     out: &mut Retrieval,
 ) -> Result<()> {
     let fact_rows = env.store.facts(&facts.iter().map(|f| f.id.clone()).collect::<Vec<_>>())?;
-    let fact_chunk = |id: &str| g.fact(id).and_then(|f| g.facts[f as usize].chunks.iter().min().copied());
+    let fact_chunk = |id: &str| fact_chunks.get(id).and_then(|c| g.chunk(c));
     // The chunk mentioning both ends, else one mentioning the source.
     let rel_chunk = |r: u32| {
         relation_chunk(g, r).or_else(|| {

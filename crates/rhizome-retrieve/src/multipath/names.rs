@@ -1,6 +1,8 @@
 //! An in-memory index over entity names (the store has full text over chunks only):
 //! BM25 over name terms and case-insensitive substring search. Built once per graph and
-//! shared through [`memo`].
+//! shared through [`memo`], or, when the whole graph is not held, once per graph version
+//! from the entity rows ([`crate::GraphCache::name_search`]): entity numbers are the whole
+//! graph's either way.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -47,16 +49,17 @@ static NAME_INDEXES: Mutex<Vec<(Weak<Graph>, Arc<NameIndex>)>> = Mutex::new(Vec:
 impl NameIndex {
     /// The index of `g`, built on first use.
     pub(crate) fn of(g: &Arc<Graph>) -> Arc<NameIndex> {
-        memo(&NAME_INDEXES, g, NameIndex::build)
+        memo(&NAME_INDEXES, g, |g| NameIndex::new(g.entity_names.iter().map(String::as_str)))
     }
 
-    pub(crate) fn build(g: &Graph) -> NameIndex {
+    /// Over `names`, numbered in the order given.
+    pub(crate) fn new<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> NameIndex {
         let mut postings: HashMap<String, Vec<(u32, u16)>> = HashMap::new();
-        let mut lens = Vec::with_capacity(g.entity_names.len());
+        let mut lens = Vec::with_capacity(names.len());
         let mut haystack = String::new();
-        let mut starts = Vec::with_capacity(g.entity_names.len());
-        let mut chars = Vec::with_capacity(g.entity_names.len());
-        for (i, name) in g.entity_names.iter().enumerate() {
+        let mut starts = Vec::with_capacity(names.len());
+        let mut chars = Vec::with_capacity(names.len());
+        for (i, name) in names.enumerate() {
             let terms = bm25_terms(name);
             lens.push(terms.len().min(u16::MAX as usize) as u16);
             let mut tf: HashMap<String, u16> = HashMap::new();

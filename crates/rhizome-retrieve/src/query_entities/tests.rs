@@ -58,3 +58,24 @@ fn llm_names_are_checked_against_the_question() {
     assert_eq!(parse_llm_names("The Nobel Prize in Physics, 1975", q), None);
     assert_eq!(parse_llm_names("   ", q), None);
 }
+
+#[test]
+fn the_name_index_finds_what_the_graph_finds() {
+    let names = ["Aage Bohr", "Đại học Copenhagen", "aage  BOHR", "微软", "", "Dai hoc Copenhagen", "Bohr"];
+    let g = graph(&names);
+    let rows: Vec<EntityRow> = g
+        .entity_ids
+        .iter()
+        .zip(&g.entity_names)
+        .map(|(id, n)| EntityRow { id: id.clone(), name: n.clone(), entity_type: "E".into() })
+        .collect();
+    let ix = crate::graph::NameIndex::new(rows);
+    use crate::graph::NameLookup;
+    for key in ["aage bohr", "dai hoc copenhagen", "微软", "", "bohr", "aage", "zz"] {
+        assert_eq!(NameLookup::entities_folded(&ix, key), NameLookup::entities_folded(&g, key), "{key}");
+    }
+    assert_eq!(NameLookup::entities_folded(&ix, "aage bohr"), [0, 2]);
+    for e in 0..names.len() as u32 {
+        assert_eq!(ix.entity_name(e), g.entity_name(e));
+    }
+}

@@ -18,6 +18,7 @@ mod aliases;
 mod communities;
 mod delete;
 mod export;
+mod graph_read;
 mod jobs;
 mod keys;
 mod llm_cache;

@@ -11,7 +11,8 @@ use rhizome_core::{ChunkRow, EntityRow, GraphData, Neighbourhood, RelationRow};
 use super::refresh::PgResult;
 use super::rows::{graph_chunk_row, graph_entity_row, graph_relation_row};
 
-pub(super) fn neighbourhood(c: &mut impl GenericClient, ids: &[String]) -> PgResult<Neighbourhood> {
+/// The graph around `ids`, with the degrees of the relations' ends when `with_degrees`.
+pub(super) fn neighbourhood(c: &mut impl GenericClient, ids: &[String], with_degrees: bool) -> PgResult<Neighbourhood> {
     let asked: Vec<String> = ids.iter().cloned().collect::<BTreeSet<_>>().into_iter().collect();
     let relations: Vec<RelationRow> = c
         .query(
@@ -69,7 +70,7 @@ pub(super) fn neighbourhood(c: &mut impl GenericClient, ids: &[String]) -> PgRes
         .map(graph_entity_row)
         .collect();
     let ends: Vec<&str> = ends.into_iter().collect();
-    let degrees = degrees(c, &ends)?;
+    let degrees = if with_degrees { degrees(c, &ends)? } else { Vec::new() };
     Ok(Neighbourhood {
         graph: GraphData { entities, chunks, relations, mentions, synonyms, similar: Vec::new(), facts: Vec::new() },
         degrees,

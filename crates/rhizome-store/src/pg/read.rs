@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use postgres::{Client, GenericClient, Row};
+use postgres::{Client, Row};
 use rhizome_core::{
     ChunkWithDoc, Document, DocumentSummary, Entity, EntityRow, ExtractionFailure, Fact, FactRow, GraphData, Relation,
     Result, Scored, Stats, StoreRead, SummaryTask, VectorKind,
@@ -11,10 +11,7 @@ use rhizome_core::{
 
 use super::pool::Conn;
 use super::refresh::PgResult;
-use super::rows::{
-    chunk_row, document_row, entity_row, fact_row, failure_row, graph_chunk_row, graph_entity_row, graph_relation_row,
-    relation_row,
-};
+use super::rows::{chunk_row, document_row, entity_row, fact_row, failure_row, relation_row};
 use super::snapshot::snapshot;
 use super::vector::PgVector;
 use super::{communities, export, schema, search, PgStore};
@@ -124,55 +121,6 @@ fn summary_tasks(c: &mut Client, min: usize) -> PgResult<Vec<SummaryTask>> {
         out.push(SummaryTask { entity_id: id, name, descriptions, fingerprint });
     }
     Ok(out)
-}
-
-fn graph_data(c: &mut impl GenericClient) -> PgResult<GraphData> {
-    Ok(GraphData {
-        entities: entity_rows(c)?,
-        chunks: c
-            .query("SELECT id, doc_id, ordinal FROM chunks ORDER BY id", &[])?
-            .iter()
-            .map(graph_chunk_row)
-            .collect(),
-        relations: c
-            .query("SELECT id, source_id, target_id, rel_type, weight FROM relations ORDER BY id", &[])?
-            .iter()
-            .map(graph_relation_row)
-            .collect(),
-        mentions: c
-            .query(
-                "SELECT entity_id, chunk_id, SUM(count)::bigint FROM entity_support WHERE chunk_id IS NOT NULL
-                 GROUP BY entity_id, chunk_id ORDER BY entity_id, chunk_id",
-                &[],
-            )?
-            .iter()
-            .map(|r| (r.get(0), r.get(1), r.get::<_, i64>(2).max(0) as u32))
-            .collect(),
-        synonyms: c
-            .query("SELECT a, b, score FROM synonyms ORDER BY a, b", &[])?
-            .iter()
-            .map(|r| (r.get(0), r.get(1), r.get::<_, f64>(2) as f32))
-            .collect(),
-        similar: c
-            .query("SELECT a, b, score FROM similar_chunks ORDER BY a, b", &[])?
-            .iter()
-            .map(|r| (r.get(0), r.get(1), r.get::<_, f64>(2) as f32))
-            .collect(),
-        facts: c
-            .query(
-                "SELECT DISTINCT f.id, f.subject_id, f.object_id, s.chunk_id FROM facts f
-                 JOIN fact_support s ON s.fact_id = f.id ORDER BY f.id, s.chunk_id NULLS FIRST",
-                &[],
-            )?
-            .iter()
-            .map(|r| FactRow { id: r.get(0), subject_id: r.get(1), object_id: r.get(2), chunk_id: r.get(3) })
-            .collect(),
-    })
-}
-
-/// Every entity's id, name and type, by id.
-fn entity_rows(c: &mut impl GenericClient) -> PgResult<Vec<EntityRow>> {
-    Ok(c.query("SELECT id, name, entity_type FROM entities ORDER BY id", &[])?.iter().map(graph_entity_row).collect())
 }
 
 fn summary_row(r: &Row) -> DocumentSummary {
@@ -411,11 +359,19 @@ impl StoreRead for PgStore {
 
     fn graph_data(&self) -> Result<GraphData> {
         // One snapshot for all seven reads.
-        self.q(|c| in_snapshot(c, |tx| graph_data(tx)))
+        self.q(|c| in_snapshot(c, |tx| super::graph_read::graph_data(tx)))
+    }
+
+    fn reads_by_id(&self) -> bool {
+        true
     }
 
     fn neighbourhood(&self, entity_ids: &[String]) -> Result<rhizome_core::Neighbourhood> {
-        self.q(|c| in_snapshot(c, |tx| super::neighbourhood::neighbourhood(tx, entity_ids)))
+        self.q(|c| in_snapshot(c, |tx| super::neighbourhood::neighbourhood(tx, entity_ids, true)))
+    }
+
+    fn neighbourhood_rows(&self, entity_ids: &[String]) -> Result<GraphData> {
+        self.q(|c| in_snapshot(c, |tx| Ok(super::neighbourhood::neighbourhood(tx, entity_ids, false)?.graph)))
     }
 
     fn walk_edges(&self, entity_ids: &[String], chunk_ids: &[String], among: bool) -> Result<GraphData> {
@@ -439,7 +395,7 @@ impl StoreRead for PgStore {
     }
 
     fn entity_rows(&self) -> Result<Vec<EntityRow>> {
-        self.q(entity_rows)
+        self.q(super::graph_read::entity_rows)
     }
 
     fn entity_degrees(&self, entity_ids: &[String]) -> Result<Vec<(String, u32)>> {

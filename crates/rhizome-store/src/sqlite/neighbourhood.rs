@@ -42,7 +42,9 @@ pub(crate) fn document_chunk_rows(conn: &Connection, doc_id: &str) -> Result<Vec
     super::rows::all(conn, "SELECT id, doc_id, ordinal FROM chunks WHERE doc_id = ?1 ORDER BY id", [doc_id], chunk_row)
 }
 
-pub(crate) fn neighbourhood(conn: &Connection, ids: &[String]) -> Result<Neighbourhood> {
+/// The graph around `ids`, with the degrees of the relations' ends when `degrees`.
+pub(crate) fn neighbourhood(conn: &Connection, ids: &[String], degrees: bool) -> Result<Neighbourhood> {
+    let with_degrees = degrees;
     let asked: BTreeSet<&str> = ids.iter().map(String::as_str).collect();
     let mut relations: BTreeMap<String, RelationRow> = BTreeMap::new();
     let mut chunk_ids: BTreeSet<String> = BTreeSet::new();
@@ -98,7 +100,7 @@ pub(crate) fn neighbourhood(conn: &Connection, ids: &[String]) -> Result<Neighbo
         for id in wanted {
             let row = e.query_row([id], entity_row).optional().map_err(sql)?;
             let Some(row) = row else { continue };
-            if ends.contains(id) {
+            if with_degrees && ends.contains(id) {
                 let n: i64 = d.query_row([id], |r| r.get(0)).map_err(sql)?;
                 degrees.push((row.id.clone(), n.max(0) as u32));
             }

@@ -334,8 +334,16 @@ impl StoreRead for SqliteStore {
         super::graph_read::graph_data(&self.conn)
     }
 
+    fn reads_by_id(&self) -> bool {
+        true
+    }
+
     fn neighbourhood(&self, entity_ids: &[String]) -> Result<rhizome_core::Neighbourhood> {
-        super::neighbourhood::neighbourhood(&self.conn, entity_ids)
+        super::neighbourhood::neighbourhood(&self.conn, entity_ids, true)
+    }
+
+    fn neighbourhood_rows(&self, entity_ids: &[String]) -> Result<rhizome_core::GraphData> {
+        Ok(super::neighbourhood::neighbourhood(&self.conn, entity_ids, false)?.graph)
     }
 
     fn walk_edges(&self, entity_ids: &[String], chunk_ids: &[String], among: bool) -> Result<rhizome_core::GraphData> {

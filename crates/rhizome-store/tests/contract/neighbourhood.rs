@@ -71,6 +71,7 @@ pub fn neighbourhood_contract<S: StoreWrite>(open: &dyn Fn(&Path) -> S) {
         vec![],
     ] {
         assert_eq!(s.neighbourhood(&asked).unwrap(), whole.around(&asked), "around {asked:?}");
+        assert_eq!(s.neighbourhood_rows(&asked).unwrap(), whole.around(&asked).graph, "rows around {asked:?}");
     }
     // What the cut holds, by hand: Gamma's two relations (one a loop), the chunk that
     // mentions it with the mentions of the relations' ends there, its ends' degrees.
