@@ -375,7 +375,7 @@ impl StoreRead for PgStore {
     }
 
     fn walk_edges(&self, entity_ids: &[String], chunk_ids: &[String], among: bool) -> Result<GraphData> {
-        self.q(|c| in_snapshot(c, |tx| super::walk::walk_edges(tx, entity_ids, chunk_ids, among)))
+        self.q(|c| super::walk::walk_edges(c, entity_ids, chunk_ids, among))
     }
 
     fn scope_graph(&self, docs: &[String], support: &rhizome_core::DocSupport) -> Result<GraphData> {

@@ -16,6 +16,9 @@ fn sorted(ids: &[String]) -> Vec<String> {
     ids.iter().cloned().collect::<BTreeSet<_>>().into_iter().collect()
 }
 
+/// hippo's walk reads: its relations, synonym and mention rows at some nodes, outside a
+/// snapshot (the walk makes a dozen such reads, none consistent with the next anyway; a
+/// transaction per read added two round trips to its three).
 pub(super) fn walk_edges(
     c: &mut impl GenericClient,
     entities: &[String],
