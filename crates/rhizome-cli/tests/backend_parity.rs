@@ -4,7 +4,8 @@
 //!   (within 0.005): the shared fixture index is copied into each with `rhizome copy`.
 //! - The graph methods reading what a question touches from the store (`local`,
 //!   `multihop`, `tog`, `hippo`, the modes, `multipath`) answer as over the whole graph
-//!   (SQLite and PostgreSQL).
+//!   (SQLite and PostgreSQL); FalkorDB, without reads by id of its own, holds the whole
+//!   graph instead.
 //! - Index A and B then delete B equals indexing A, on each backend (compared table by
 //!   table after copying both back into SQLite); so does deleting the document that named
 //!   an entity another document's name merged into.
@@ -56,6 +57,13 @@ fn musique_recall_is_the_same_on_every_backend() {
     for store in [&lite, &pg] {
         graph_methods_read_the_same_from_a_neighbourhood(store, tmp.path());
     }
+    // FalkorDB has no reads by id of its own: above the threshold it holds the whole graph
+    // rather than read it whole for every neighbourhood.
+    let mut c = on(&fk, tmp.path());
+    c.args(["--set", "retrieval.whole_graph_up_to=0", "query", "Who founded the company?", "--method", "local"]);
+    let v = json(c);
+    assert!(!v["notes"].to_string().contains("neighbourhood"), "{}", v["notes"]);
+    assert!(!v["contexts"].as_array().unwrap().is_empty(), "{v:#}");
     for method in ["basic", "hippo"] {
         let want = recall(&lite, tmp.path(), method);
         for store in [&pg, &fk] {
