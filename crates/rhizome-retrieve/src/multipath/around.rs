@@ -10,8 +10,9 @@
 //!   ([`rhizome_core::StoreRead::walk_edges`]).
 //! - The graph the relationship expansion and the chunk paths walk: the neighbourhood of
 //!   the discovered entities, then of the neighbours the expansion walks from the best
-//!   of them ([`rhizome_core::StoreRead::neighbourhood_rows`]: no degrees). Every relation within two hops
-//!   and every chunk the paths score is in those, with its mentions.
+//!   of them ([`rhizome_core::StoreRead::neighbourhood_rows`]: no degrees). Every
+//!   relation within two hops and every chunk the paths score is in those, with its
+//!   mentions.
 //! - A relationship none of whose chunks mentions both ends is placed at the first chunk
 //!   of either end: when an end was not read whole, its neighbourhood is read too.
 //! - The chunks the vector and full-text paths and the facts point at are numbered
@@ -98,11 +99,12 @@ pub(super) fn gather(
     let t = Instant::now();
     let mut extra: BTreeSet<&str> = searched.dense.iter().chain(&searched.sparse).map(|s| s.id.as_str()).collect();
     extra.extend(fact_chunks.values().map(String::as_str));
-    let mut read = Read::new(env.store, extra);
-    // The discovered entities whole, then the neighbours the expansion walks from.
+    let mut read = Read::new(env.store);
+    // The discovered entities whole, then the neighbours the expansion walks from (a walk
+    // of relations: the chunks the other paths found need no numbers yet).
     let asked: Vec<String> = found.iter().map(|(id, _)| id.clone()).collect();
     read.add(&asked)?;
-    let (g, mut local) = read.graph(&found);
+    let (g, mut local) = read.graph(&found, &BTreeSet::new());
     let scores: HashMap<u32, f32> = local.iter().map(|f| (f.entity, f.score)).collect();
     let mut next: BTreeSet<String> = BTreeSet::new();
     for f in local.iter().take(cfg.expand_entities) {
@@ -111,7 +113,7 @@ pub(super) fn gather(
     read.add(&next.into_iter().collect::<Vec<_>>())?;
     let (mut g, mut rels);
     loop {
-        (g, local) = read.graph(&found);
+        (g, local) = read.graph(&found, &extra);
         rels = entities::expand(&g, &local, cfg.expand_entities, cfg.max_relationships, question);
         // A relationship without a chunk that mentions both ends is placed at the first
         // chunk of either: both ends must have been read whole.
@@ -145,8 +147,7 @@ pub(super) fn gather(
     Ok((Gathered { g: Arc::new(g), chunks: n, found: local, rels, fact_chunks }, searched))
 }
 
-/// The neighbourhoods read so far, merged in the whole graph's order, and the chunks
-/// numbered without their rows.
+/// The neighbourhoods read so far, merged in the whole graph's order.
 struct Read<'a> {
     store: &'a dyn StoreRead,
     /// The entities whose neighbourhood was read.
@@ -156,11 +157,10 @@ struct Read<'a> {
     chunks: BTreeMap<String, ChunkRow>,
     relations: BTreeMap<String, RelationRow>,
     mentions: BTreeMap<(String, String), u32>,
-    extra: BTreeSet<&'a str>,
 }
 
 impl<'a> Read<'a> {
-    fn new(store: &'a dyn StoreRead, extra: BTreeSet<&'a str>) -> Read<'a> {
+    fn new(store: &'a dyn StoreRead) -> Read<'a> {
         Read {
             store,
             whole: BTreeSet::new(),
@@ -169,7 +169,6 @@ impl<'a> Read<'a> {
             chunks: BTreeMap::new(),
             relations: BTreeMap::new(),
             mentions: BTreeMap::new(),
-            extra,
         }
     }
 
@@ -190,10 +189,11 @@ impl<'a> Read<'a> {
         Ok(())
     }
 
-    /// The graph of what was read, and `found` in its numbers.
-    fn graph(&self, found: &[(String, Found)]) -> (Graph, Vec<Found>) {
+    /// The graph of what was read, with the chunks `extra` numbered among its own, and
+    /// `found` in its numbers.
+    fn graph(&self, found: &[(String, Found)], extra: &BTreeSet<&str>) -> (Graph, Vec<Found>) {
         let mut chunks = self.chunks.clone();
-        for &id in &self.extra {
+        for &id in extra {
             chunks.entry(id.to_string()).or_insert_with(|| ChunkRow {
                 id: id.to_string(),
                 doc_id: String::new(),

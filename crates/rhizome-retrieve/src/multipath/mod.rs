@@ -84,10 +84,7 @@ impl Retriever for Multipath {
         let facts =
             timed(&mut out.timings_ms, "facts", || env.store.vector_search(VectorKind::Fact, &q, cfg.fact_top_k))?;
         let (gathered, searched) = match whole {
-            Some(g) => {
-                let searched = chunks::search(env, question, &q, g.chunk_ids.len(), &mut out)?;
-                (gather_whole(env, g, &cfg, &q, &keywords, &facts, question, &mut out)?, searched)
-            }
+            Some(g) => gather_whole(env, g, &cfg, &q, &keywords, &facts, question, &mut out)?,
             None => around::gather(env, &cfg, &q, &keywords, &facts, question, &mut out)?,
         };
         let Gathered { g, chunks: n, found, rels, fact_chunks } = gathered;
@@ -120,7 +117,7 @@ impl Retriever for Multipath {
     }
 }
 
-/// [`Gathered`] from the whole graph.
+/// [`Gathered`] from the whole graph, and the chunk searches.
 #[allow(clippy::too_many_arguments)]
 fn gather_whole(
     env: &QueryEnv,
@@ -131,7 +128,7 @@ fn gather_whole(
     facts: &[rhizome_core::Scored],
     question: &str,
     out: &mut Retrieval,
-) -> Result<Gathered> {
+) -> Result<(Gathered, chunks::Searched)> {
     let es = entities::Whole { g: &g, names: names::NameIndex::of(&g) };
     let found = timed(&mut out.timings_ms, "entities", || entities::discover(env.store, &es, cfg, q, keywords))?;
     let rels = timed(&mut out.timings_ms, "relationships", || {
@@ -144,7 +141,8 @@ fn gather_whole(
             Some((f.id.clone(), g.chunk_ids[c as usize].clone()))
         })
         .collect();
-    Ok(Gathered { chunks: g.chunk_ids.len(), g, found, rels, fact_chunks })
+    let searched = chunks::search(env, question, q, g.chunk_ids.len(), out)?;
+    Ok((Gathered { chunks: g.chunk_ids.len(), g, found, rels, fact_chunks }, searched))
 }
 
 /// Reorder `ranked` by the LLM when one is configured; notes say what happened otherwise.

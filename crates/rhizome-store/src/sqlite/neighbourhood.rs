@@ -42,9 +42,8 @@ pub(crate) fn document_chunk_rows(conn: &Connection, doc_id: &str) -> Result<Vec
     super::rows::all(conn, "SELECT id, doc_id, ordinal FROM chunks WHERE doc_id = ?1 ORDER BY id", [doc_id], chunk_row)
 }
 
-/// The graph around `ids`, with the degrees of the relations' ends when `degrees`.
-pub(crate) fn neighbourhood(conn: &Connection, ids: &[String], degrees: bool) -> Result<Neighbourhood> {
-    let with_degrees = degrees;
+/// The graph around `ids`, with the degrees of the relations' ends when `with_degrees`.
+pub(crate) fn neighbourhood(conn: &Connection, ids: &[String], with_degrees: bool) -> Result<Neighbourhood> {
     let asked: BTreeSet<&str> = ids.iter().map(String::as_str).collect();
     let mut relations: BTreeMap<String, RelationRow> = BTreeMap::new();
     let mut chunk_ids: BTreeSet<String> = BTreeSet::new();
