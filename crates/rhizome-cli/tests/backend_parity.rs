@@ -54,9 +54,12 @@ fn musique_recall_is_the_same_on_every_backend() {
         assert_eq!(out["documents"], 1890);
     }
     let lite = fixture.display().to_string();
-    for store in [&lite, &pg] {
-        graph_methods_read_the_same_from_a_neighbourhood(store, tmp.path());
-    }
+    // Side by side: each question is a process of its own that mostly waits on one core.
+    std::thread::scope(|s| {
+        for store in [&lite, &pg] {
+            s.spawn(|| graph_methods_read_the_same_from_a_neighbourhood(store, tmp.path()));
+        }
+    });
     // FalkorDB has no reads by id of its own: above the threshold it holds the whole graph
     // rather than read it whole for every neighbourhood.
     let mut c = on(&fk, tmp.path());
@@ -65,9 +68,11 @@ fn musique_recall_is_the_same_on_every_backend() {
     assert!(!v["notes"].to_string().contains("neighbourhood"), "{}", v["notes"]);
     assert!(!v["contexts"].as_array().unwrap().is_empty(), "{v:#}");
     for method in ["basic", "hippo"] {
-        let want = recall(&lite, tmp.path(), method);
-        for store in [&pg, &fk] {
-            let got = recall(store, tmp.path(), method);
+        let [want, on_pg, on_fk] = std::thread::scope(|s| {
+            let t = tmp.path();
+            [&lite, &pg, &fk].map(|store| s.spawn(move || recall(store, t, method))).map(|h| h.join().unwrap())
+        });
+        for (store, got) in [(&pg, on_pg), (&fk, on_fk)] {
             eprintln!("{method} on {store}: R@2 {:.3} R@5 {:.3} (SQLite {:.3} / {:.3})", got.0, got.1, want.0, want.1);
             assert!(
                 (got.0 - want.0).abs() <= 0.005 && (got.1 - want.1).abs() <= 0.005,
