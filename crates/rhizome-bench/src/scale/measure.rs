@@ -90,12 +90,26 @@ pub fn measure(
     // retrieval's, and every `embed*` step a method reports is taken out besides.
     let texts: Vec<String> = questions.iter().map(|q| q.text.clone()).collect();
     embedder.embed(&texts, EmbedKind::Query)?;
-    // Graph methods reading the neighbourhoods they need, before anything loads the
+    // Methods that read the graph (the graph methods, the modes that walk it, auto that routes
+    // to them) reading the neighbourhoods they need, before anything loads the
     // whole graph: an engine of their own, with `retrieval.whole_graph_up_to` 0.
     let around: Vec<Method> = methods
         .iter()
         .copied()
-        .filter(|m| matches!(*m, Method::Local | Method::Multihop | Method::Tog | Method::Hippo | Method::Multipath))
+        .filter(|m| {
+            matches!(
+                *m,
+                Method::Local
+                    | Method::Multihop
+                    | Method::Tog
+                    | Method::Hippo
+                    | Method::Multipath
+                    | Method::EntityOnly
+                    | Method::Hybrid
+                    | Method::GraphEnhanced
+                    | Method::Auto
+            )
+        })
         .collect();
     if !around.is_empty() {
         let mut config = bench.config.clone();
@@ -303,7 +317,7 @@ impl Row {
             self.serve_rss_mib.map_or("not measured".into(), |(r, h)| format!("{r:.0} MiB (peak {h:.0})")),
             self.serve_around_rss_mib.map_or("not measured".into(), |(r, h)| format!("{r:.0} MiB (peak {h:.0})")),
         );
-        print!("  {:<15}", "method");
+        print!("  {:<21}", "method");
         for k in top_k {
             print!(" {:>26}", format!("top {k}: p50/p95 ms, R@{k}"));
         }
@@ -311,7 +325,7 @@ impl Row {
         let mut methods: Vec<&str> = self.timings.iter().map(|t| t.method.as_str()).collect();
         methods.dedup();
         for m in methods {
-            print!("  {:<15}", m);
+            print!("  {:<21}", m);
             for t in self.timings.iter().filter(|t| t.method == m) {
                 print!(" {:>26}", format!("{:.1}/{:.1}, {:.2}", p(&t.ms, 50.0), p(&t.ms, 95.0), t.recall));
             }
