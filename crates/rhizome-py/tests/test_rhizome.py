@@ -236,8 +236,11 @@ def test_musique_openie_import_and_hippo_eval_equal_the_cli(tmp_path):
 
 def test_ctrl_c_stops_an_index_and_keeps_what_was_written(tmp_path):
     index = tmp_path / "corpus"
+    # The child gets Ctrl-C as Python at a terminal has it, whatever the runner left it: a
+    # job started in the background by a shell ignores SIGINT, and so would the child.
     child = textwrap.dedent(f"""
-        import sys
+        import signal, sys
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         from rhizome import Rhizome
         rz = Rhizome({str(index)!r}, settings={MINILM!r})
         def progress(p):
