@@ -422,6 +422,19 @@ pub trait StoreRead {
     fn communities_of(&self, entity_ids: &[String]) -> Result<Vec<Community>>;
     /// The reports of `community_ids` that exist, by level then community id.
     fn community_reports_of(&self, community_ids: &[String]) -> Result<Vec<CommunityReport>>;
+    /// Of `community_ids`, those of stored communities that are leaves (not split
+    /// further), in the order asked: what decides whether a report of a shallower level
+    /// stands for itself at a deeper one ([`crate::community::reports_at_level`]). The
+    /// default reads each community whole; a backend reads only their children.
+    fn leaf_communities(&self, community_ids: &[String]) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        for id in community_ids {
+            if self.community(id)?.is_some_and(|c| c.is_leaf()) {
+                out.push(id.clone());
+            }
+        }
+        Ok(out)
+    }
     /// How many community reports the index holds.
     fn community_report_count(&self) -> Result<u64>;
     /// Claims whose subject or object is one of `entity_ids`, by id.

@@ -20,6 +20,10 @@ pub struct MethodEntry {
     pub method: Method,
     /// One line on what the method does, for pickers and listings.
     pub description: &'static str,
+    /// Whether answering a question reads the entity graph: the neighbourhoods it
+    /// touches, or the whole graph in memory up to `retrieval.whole_graph_up_to` entities.
+    /// `basic`, `chunk-only` and `global` read text, vectors and reports only.
+    pub reads_graph: bool,
     /// The config sections whose settings change what the method returns, besides
     /// `retrieval` (which every method reads): each a settings struct of the method's
     /// module, `&XConfig::KIND` ([`rhizome_core::config::Section`]).
@@ -104,6 +108,11 @@ impl Method {
     /// One line on what the method does, for pickers and listings.
     pub fn description(self) -> &'static str {
         self.entry().description
+    }
+
+    /// Whether answering a question reads the entity graph ([`MethodEntry::reads_graph`]).
+    pub fn reads_graph(self) -> bool {
+        self.entry().reads_graph
     }
 
     /// The config sections whose settings change what this method returns, besides

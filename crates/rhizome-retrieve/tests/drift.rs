@@ -2,10 +2,12 @@
 //! temporary SQLite store, the LLM played by the loopback OpenAI server: the calls it saw
 //! (HyDE, primer folds, follow-up rounds, reduce), the query-state graph, garbled replies,
 //! the LLM-free path and an index without reports. The index and the LLM's side of the
-//! requests are in `drift_support`.
+//! requests are in `drift_support`. `global_offline`: global's LLM-free ranking, which
+//! reads reports the same way (the report vectors nearest the question).
 
 mod common;
 mod drift_support;
+mod global_offline;
 
 use drift_support::replies::{follow_up_of, good_reply, kind, of_kind, prompt_text, titles_in, Kind};
 use drift_support::store;

@@ -157,6 +157,10 @@ impl<S: StoreRead> StoreRead for Traced<S> {
         info_span!("store.community_reports_of", ids = community_ids.len())
             .in_scope(|| self.0.community_reports_of(community_ids))
     }
+    fn leaf_communities(&self, community_ids: &[String]) -> Result<Vec<String>> {
+        info_span!("store.leaf_communities", ids = community_ids.len())
+            .in_scope(|| self.0.leaf_communities(community_ids))
+    }
     fn community_report_count(&self) -> Result<u64> {
         self.0.community_report_count()
     }

@@ -90,27 +90,10 @@ pub fn measure(
     // retrieval's, and every `embed*` step a method reports is taken out besides.
     let texts: Vec<String> = questions.iter().map(|q| q.text.clone()).collect();
     embedder.embed(&texts, EmbedKind::Query)?;
-    // Methods that read the graph (the graph methods, the modes that walk it, auto that routes
-    // to them) reading the neighbourhoods they need, before anything loads the
-    // whole graph: an engine of their own, with `retrieval.whole_graph_up_to` 0.
-    let around: Vec<Method> = methods
-        .iter()
-        .copied()
-        .filter(|m| {
-            matches!(
-                *m,
-                Method::Local
-                    | Method::Multihop
-                    | Method::Tog
-                    | Method::Hippo
-                    | Method::Multipath
-                    | Method::EntityOnly
-                    | Method::Hybrid
-                    | Method::GraphEnhanced
-                    | Method::Auto
-            )
-        })
-        .collect();
+    // Methods that read the graph ([`Method::reads_graph`]) reading the neighbourhoods they
+    // need, before anything loads the whole graph: an engine of their own, with
+    // `retrieval.whole_graph_up_to` 0.
+    let around: Vec<Method> = methods.iter().copied().filter(|m| m.reads_graph()).collect();
     if !around.is_empty() {
         let mut config = bench.config.clone();
         config.retrieval.whole_graph_up_to = 0;

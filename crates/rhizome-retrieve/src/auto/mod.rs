@@ -69,6 +69,7 @@ pub fn route(a: &QueryAnalysis, facts: u64) -> Route {
 pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
     method: Method::Auto,
     description: "Query analysis picks one of the others",
+    reads_graph: true,
     settings: &[],
     retriever: |_| Box::new(Auto),
     prompts: &[],

@@ -14,6 +14,7 @@ pub struct Basic;
 pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
     method: Method::Basic,
     description: "Dense + BM25 chunk retrieval, fused",
+    reads_graph: false,
     settings: &[],
     retriever: |_| Box::new(Basic),
     prompts: &[],

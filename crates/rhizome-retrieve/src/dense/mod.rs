@@ -12,6 +12,7 @@ use crate::{embed_question, timed, Method, MethodEntry, QueryEnv, Retrieval, Ret
 pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
     method: Method::named("dense"),
     description: "Dense vector search alone over chunks",
+    reads_graph: false,
     settings: &[],
     retriever: |_| Box::new(Dense),
     prompts: &[],

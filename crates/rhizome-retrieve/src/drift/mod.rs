@@ -4,8 +4,8 @@
 //!
 //! With an LLM:
 //! 1. Primer. HyDE: one `drift_hyde` call drafts a hypothetical report answering the
-//!    question, shaped like the highest-rated report (its title and summary are the
-//!    template); the draft is embedded (as a passage, like the reports) and the
+//!    question, shaped like the highest-rated of the `primer_top_k` reports nearest the
+//!    question (its title and summary are the template); the draft is embedded (as a passage, like the reports) and the
 //!    `primer_top_k` closest reports are read by `primer_folds` parallel `drift_primer`
 //!    calls (reports dealt round-robin by rank), each answering JSON `{intermediate_answer,
 //!    score, follow_up_queries}`. The root of the query-state graph gets the joined
@@ -43,7 +43,7 @@ use std::time::Instant;
 
 use rhizome_core::config::Section;
 use rhizome_core::llm::{PromptCall, PromptLlm};
-use rhizome_core::{CommunityReport, EmbedKind, Result};
+use rhizome_core::{EmbedKind, Result};
 use serde_json::json;
 
 use self::meter::Metered;
@@ -52,7 +52,6 @@ use self::primer::{closest_reports, hypothetical_report, run_folds, Ranked};
 use self::search::{LocalFound, LocalRunner};
 pub use self::settings::DriftConfig;
 use self::state::QueryState;
-use crate::timed;
 use crate::{ms, Context, ContextKind, LocalConfig, Method, MethodEntry, QueryEnv, Retrieval, Retriever};
 
 /// Token-accounting stage of DRIFT's own calls.
@@ -65,6 +64,7 @@ pub struct Drift;
 pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
     method: Method::Drift,
     description: "GraphRAG DRIFT: a report primer, then rounds of local search",
+    reads_graph: true,
     settings: &[&DriftConfig::KIND, &LocalConfig::KIND],
     retriever: |_| Box::new(Drift),
     prompts: &[
@@ -77,17 +77,16 @@ pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
 
 impl Retriever for Drift {
     fn retrieve(&self, env: &QueryEnv, question: &str) -> Result<Retrieval> {
-        let mut out = Retrieval::default();
-        let reports = timed(&mut out.timings_ms, "load_reports", || env.store.community_reports())?;
         let runner = LocalRunner::new(env);
+        let out = Retrieval::default();
         let mut run = Run { env, question, runner, out, contexts: Contexts::default(), local_notes: Vec::new() };
         match env.llm {
             Some(llm) => {
                 let metered = Metered::new(llm);
-                run.with_llm(&metered, &reports)?;
+                run.with_llm(&metered)?;
                 run.out.extra.insert("llm".into(), metered.to_json());
             }
-            None => run.offline(&reports)?,
+            None => run.offline()?,
         }
         Ok(run.finish())
     }
@@ -154,14 +153,14 @@ impl Run<'_, '_> {
 
     /// The LLM-free path, and the fallback of an index without reports: the closest
     /// reports by the question's own vector, one local search on the question.
-    fn offline(&mut self, reports: &[CommunityReport]) -> Result<()> {
-        if reports.is_empty() {
-            self.no_reports_note();
+    fn offline(&mut self) -> Result<()> {
+        let t = Instant::now();
+        let k = self.env.config.section::<DriftConfig>().primer_top_k;
+        let ranked = closest_reports(self.env, self.question, EmbedKind::Query, k)?;
+        self.time("primer_reports", t);
+        if ranked.is_empty() {
+            self.no_primer_note()?;
         } else {
-            let t = Instant::now();
-            let k = self.env.config.section::<DriftConfig>().primer_top_k;
-            let ranked = closest_reports(self.env, reports, self.question, EmbedKind::Query, k)?;
-            self.time("primer_reports", t);
             self.add_reports(&ranked);
             self.out.notes.push(format!(
                 "no LLM configured: HyDE skipped (reports found by the question itself), the {} closest \
@@ -173,12 +172,18 @@ impl Run<'_, '_> {
         self.local_only(None)
     }
 
-    fn no_reports_note(&mut self) {
-        self.out.notes.push(
+    /// Why no report was found: none in the index, or none with a vector. Counted only
+    /// then: a count is a read of every report on some backends.
+    fn no_primer_note(&mut self) -> Result<()> {
+        let note = if self.env.store.community_report_count()? == 0 {
             "no community reports in the index (build them with `rhizome communities`): \
             DRIFT's primer skipped, fell back to local search for the question alone"
-                .into(),
-        );
+        } else {
+            "no report vector matched (are the reports embedded?): DRIFT's primer \
+            skipped, fell back to local search for the question alone"
+        };
+        self.out.notes.push(note.into());
+        Ok(())
     }
 
     /// The query graph of a single local search on the question: the root and its node.
@@ -197,30 +202,29 @@ impl Run<'_, '_> {
         Ok(())
     }
 
-    fn with_llm(&mut self, llm: &Metered, reports: &[CommunityReport]) -> Result<()> {
-        if reports.is_empty() {
-            self.no_reports_note();
-            return self.local_only(Some(llm));
-        }
+    fn with_llm(&mut self, llm: &Metered) -> Result<()> {
         let env = self.env;
         let cfg = env.config.section::<DriftConfig>();
         // 1. Primer.
         let t = Instant::now();
-        let hyde = hypothetical_report(llm, self.env, self.question, reports, &mut self.out.notes);
+        let near = closest_reports(self.env, self.question, EmbedKind::Query, cfg.primer_top_k)?;
+        self.time("primer_reports", t);
+        if near.is_empty() {
+            self.no_primer_note()?;
+            return self.local_only(Some(llm));
+        }
+        let t = Instant::now();
+        let hyde = hypothetical_report(llm, self.env, self.question, &near, &mut self.out.notes);
         self.time("hyde", t);
         let t = Instant::now();
         let ranked = match &hyde {
-            Some(h) => closest_reports(self.env, reports, h, EmbedKind::Passage, cfg.primer_top_k)?,
-            None => closest_reports(self.env, reports, self.question, EmbedKind::Query, cfg.primer_top_k)?,
+            Some(h) => closest_reports(self.env, h, EmbedKind::Passage, cfg.primer_top_k)?,
+            None => near,
         };
         self.time("primer_reports", t);
         self.out.extra.insert("hyde".into(), json!(hyde));
         if ranked.is_empty() {
-            self.out.notes.push(
-                "no report vector matched (are the reports embedded?): DRIFT's primer \
-                skipped, fell back to local search for the question alone"
-                    .into(),
-            );
+            self.no_primer_note()?;
             return self.local_only(Some(llm));
         }
         self.add_reports(&ranked);

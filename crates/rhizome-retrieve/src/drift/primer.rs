@@ -14,12 +14,12 @@ use crate::{Context, ContextKind, DriftConfig, QueryEnv};
 
 /// A report chosen for the primer, with its cosine to the search vector.
 #[derive(Debug, Clone)]
-pub(crate) struct Ranked<'a> {
-    pub report: &'a CommunityReport,
+pub(crate) struct Ranked {
+    pub report: CommunityReport,
     pub score: f32,
 }
 
-impl Ranked<'_> {
+impl Ranked {
     /// The report as a context: kind `report`, id the community id, score the cosine.
     pub fn context(&self) -> Context {
         Context {
@@ -35,21 +35,23 @@ impl Ranked<'_> {
 }
 
 /// The report whose title and summary show the HyDE call what a report looks like: the
-/// highest rated, ties by community id.
-pub(crate) fn sample_report(reports: &[CommunityReport]) -> Option<&CommunityReport> {
-    reports.iter().min_by(|a, b| b.rating.total_cmp(&a.rating).then(a.community_id.cmp(&b.community_id)))
+/// highest rated of `near` (the reports nearest the question), ties by community id.
+pub(crate) fn sample_report(near: &[Ranked]) -> Option<&CommunityReport> {
+    near.iter()
+        .map(|r| &r.report)
+        .min_by(|a, b| b.rating.total_cmp(&a.rating).then(a.community_id.cmp(&b.community_id)))
 }
 
 /// HyDE: one call drafts a hypothetical report answering `question`, in the shape of the
-/// sample report. None (with a note) when the call fails or the draft is empty.
+/// sample report of `near`. None (with a note) when the call fails or the draft is empty.
 pub(crate) fn hypothetical_report(
     llm: &dyn PromptLlm,
     env: &QueryEnv,
     question: &str,
-    reports: &[CommunityReport],
+    near: &[Ranked],
     notes: &mut Vec<String>,
 ) -> Option<String> {
-    let sample = sample_report(reports)?;
+    let sample = sample_report(near)?;
     let template = format!("# {}\n\n{}", sample.title, sample.summary);
     let call = PromptCall::new("drift_hyde", STAGE, &[("question", question), ("template", &template)])
         .max_tokens(env.config.section::<DriftConfig>().max_output_tokens);
@@ -66,27 +68,22 @@ pub(crate) fn hypothetical_report(
     }
 }
 
-/// Embed `text` and take the `k` reports closest to it, best first (ties by community id).
-/// The question is embedded as a query; a hypothetical report as a passage, like the
-/// reports it is compared with (HyDE compares documents with documents).
-pub(crate) fn closest_reports<'a>(
-    env: &QueryEnv,
-    reports: &'a [CommunityReport],
-    text: &str,
-    kind: EmbedKind,
-    k: usize,
-) -> Result<Vec<Ranked<'a>>> {
-    if k == 0 || reports.is_empty() {
+/// Embed `text` and take the `k` reports closest to it, best first (ties by community id):
+/// the report vectors nearest it, then those reports alone, read by id. The question is
+/// embedded as a query; a hypothetical report as a passage, like the reports it is
+/// compared with (HyDE compares documents with documents).
+pub(crate) fn closest_reports(env: &QueryEnv, text: &str, kind: EmbedKind, k: usize) -> Result<Vec<Ranked>> {
+    if k == 0 {
         return Ok(Vec::new());
     }
     let v = env.embedder.embed(&[text.to_string()], kind)?.remove(0);
-    let by_id: HashMap<&str, &CommunityReport> = reports.iter().map(|r| (r.community_id.as_str(), r)).collect();
     // Over-fetch: a vector whose report is gone is skipped.
     let hits = env.store.vector_search(VectorKind::Report, &v, k.saturating_mul(2).max(k + 4))?;
-    let mut ranked: Vec<Ranked> = hits
-        .into_iter()
-        .filter_map(|h| by_id.get(h.id.as_str()).map(|&report| Ranked { report, score: h.score }))
-        .collect();
+    let ids: Vec<String> = hits.iter().map(|h| h.id.clone()).collect();
+    let mut by_id: HashMap<String, CommunityReport> =
+        env.store.community_reports_of(&ids)?.into_iter().map(|r| (r.community_id.clone(), r)).collect();
+    let mut ranked: Vec<Ranked> =
+        hits.into_iter().filter_map(|h| by_id.remove(&h.id).map(|report| Ranked { report, score: h.score })).collect();
     ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.report.community_id.cmp(&b.report.community_id)));
     ranked.truncate(k);
     Ok(ranked)

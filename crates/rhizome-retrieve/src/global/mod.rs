@@ -11,15 +11,17 @@
 //!    labelled by analyst; one call writes the answer in `response_type`. No point at all:
 //!    the insufficient-evidence answer, with no reduce call.
 //!
-//! Offline (no LLM): the `offline_reports` reports at that level most relevant to the
-//! question — min-max cosine of the report's embedding, weighted 0.7, plus its impact
-//! rating / 10, weighted 0.3 — shown as they are. An index without reports falls back to
-//! `basic`, with a note saying how to build them.
+//! Offline (no LLM): of the 100 reports at that level nearest the question, the
+//! `offline_reports` most relevant — the cosine of the report's embedding, min-max
+//! normalised among those 100, weighted 0.7, plus its impact rating / 10, weighted 0.3 —
+//! shown as they are. Only those reports are read (through the report vectors' index), so
+//! the cost follows the question and not the number of reports. An index without reports
+//! falls back to `basic`, with a note saying how to build them.
 
 pub(crate) mod points;
 
 mod settings;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Instant;
 
 use rhizome_core::community::reports_at_level;
@@ -35,8 +37,12 @@ use crate::{
 };
 use points::{batches, pack_points, parse_points, render_batch, shuffle, MapReport, Point};
 
-/// Weight of relevance (min-max cosine) against the impact rating offline.
+/// Weight of relevance (min-max normalised cosine) against the impact rating offline.
 const OFFLINE_RELEVANCE_WEIGHT: f32 = 0.7;
+
+/// Reports at the level nearest the question that are ranked offline (or four times
+/// `offline_reports`, if more).
+const OFFLINE_POOL: usize = 100;
 
 pub struct Global;
 
@@ -44,6 +50,7 @@ pub struct Global;
 pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
     method: Method::Global,
     description: "GraphRAG global search: map-reduce over community reports",
+    reads_graph: false,
     settings: &[&GlobalConfig::KIND],
     retriever: |_| Box::new(Global),
     prompts: &[("global_map", include_str!("global_map.txt")), ("global_reduce", include_str!("global_reduce.txt"))],
@@ -51,49 +58,36 @@ pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
 
 impl Retriever for Global {
     fn retrieve(&self, env: &QueryEnv, question: &str) -> Result<Retrieval> {
-        let cfg = env.config.section::<GlobalConfig>();
-        let t = Instant::now();
-        let communities = env.store.communities()?;
-        let all = env.store.community_reports()?;
-        if all.is_empty() {
-            let mut r = Basic.retrieve(env, question)?;
-            r.notes.push(
-                "no community reports in the index: global fell back to basic; build them with \
-                 `rhizome communities` (they are built by `rhizome index` unless communities.enabled = false)"
-                    .into(),
-            );
-            return Ok(r);
-        }
-        let mut selected: Vec<&CommunityReport> = reports_at_level(&communities, &all, cfg.community_level)
-            .into_iter()
-            .filter(|r| r.rating >= cfg.min_rating)
-            .collect();
-        selected.sort_by(|a, b| (a.level, &a.community_id).cmp(&(b.level, &b.community_id)));
-        let mut out = Retrieval::default();
-        out.timings_ms.insert("load_reports".into(), ms(t));
-        let levels: BTreeSet<u32> = selected.iter().map(|r| r.level).collect();
-        out.extra.insert(
-            "reports".into(),
-            json!({
-                "level": cfg.community_level,
-                "selected": selected.len(),
-                "levels": levels,
-                "in_index": all.len(),
-            }),
-        );
-        if selected.is_empty() {
-            out.notes.push(format!(
-                "no report at level {} has a rating >= {}: lower global.min_rating or pick another level",
-                cfg.community_level, cfg.min_rating
-            ));
-            return Ok(out);
-        }
         match env.llm {
-            Some(_) => map_reduce(env, question, &selected, &mut out)?,
-            None => offline(env, question, &selected, all.len(), &mut out)?,
+            Some(_) => map_reduce(env, question),
+            None => offline(env, question),
         }
-        Ok(out)
     }
+}
+
+/// An index without reports: `basic`, with a note on how to build them.
+fn without_reports(env: &QueryEnv, question: &str) -> Result<Retrieval> {
+    let mut r = Basic.retrieve(env, question)?;
+    r.notes.push(
+        "no community reports in the index: global fell back to basic; build them with \
+         `rhizome communities` (they are built by `rhizome index` unless communities.enabled = false)"
+            .into(),
+    );
+    Ok(r)
+}
+
+/// Whether a report covers the graph at `level` (see [`reports_at_level`]): `leaves` holds
+/// the ids of its shallower reports' communities that are not split further.
+fn at_level(r: &CommunityReport, level: u32, leaves: &HashSet<String>) -> bool {
+    r.level == level || (r.level < level && leaves.contains(&r.community_id))
+}
+
+/// The `note` for a level with no report rated `min_rating` or more.
+fn none_at_level(cfg: &GlobalConfig) -> String {
+    format!(
+        "no report at level {} has a rating >= {}: lower global.min_rating or pick another level",
+        cfg.community_level, cfg.min_rating
+    )
 }
 
 fn report_context(r: &CommunityReport, score: f32) -> Context {
@@ -108,9 +102,33 @@ fn report_context(r: &CommunityReport, score: f32) -> Context {
     }
 }
 
-fn map_reduce(env: &QueryEnv, question: &str, selected: &[&CommunityReport], out: &mut Retrieval) -> Result<()> {
+/// With an LLM: every report at the level is read, by one analyst or another.
+fn map_reduce(env: &QueryEnv, question: &str) -> Result<Retrieval> {
     let cfg = env.config.section::<GlobalConfig>();
-    let Some(llm) = env.llm else { return Ok(()) };
+    let mut out = Retrieval::default();
+    let Some(llm) = env.llm else { return Ok(out) };
+    let t = Instant::now();
+    let communities = env.store.communities()?;
+    let all = env.store.community_reports()?;
+    if all.is_empty() {
+        return without_reports(env, question);
+    }
+    let mut selected: Vec<&CommunityReport> = reports_at_level(&communities, &all, cfg.community_level)
+        .into_iter()
+        .filter(|r| r.rating >= cfg.min_rating)
+        .collect();
+    selected.sort_by(|a, b| (a.level, &a.community_id).cmp(&(b.level, &b.community_id)));
+    out.timings_ms.insert("load_reports".into(), ms(t));
+    let levels: BTreeSet<u32> = selected.iter().map(|r| r.level).collect();
+    out.extra.insert(
+        "reports".into(),
+        json!({"level": cfg.community_level, "selected": selected.len(), "levels": levels, "in_index": all.len()}),
+    );
+    if selected.is_empty() {
+        out.notes.push(none_at_level(&cfg));
+        return Ok(out);
+    }
+    let selected = &selected[..];
     let t = Instant::now();
     let mut reports: Vec<MapReport> = selected
         .iter()
@@ -167,7 +185,7 @@ fn map_reduce(env: &QueryEnv, question: &str, selected: &[&CommunityReport], out
         out.answer = Some(INSUFFICIENT_EVIDENCE.to_string());
         map_extra["points_kept"] = json!(0);
         out.extra.insert("map".into(), map_extra);
-        return Ok(());
+        return Ok(out);
     }
     let reply = llm.run_one(
         PromptCall::new(
@@ -215,58 +233,84 @@ fn map_reduce(env: &QueryEnv, question: &str, selected: &[&CommunityReport], out
     for (n, score) in cited.into_iter().take(env.config.retrieval.top_k) {
         out.contexts.push(report_context(selected[n - 1], score));
     }
-    Ok(())
+    Ok(out)
 }
 
-fn offline(
-    env: &QueryEnv,
-    question: &str,
-    selected: &[&CommunityReport],
-    in_index: usize,
-    out: &mut Retrieval,
-) -> Result<()> {
+/// Offline: the `offline_reports` best of the [`OFFLINE_POOL`] reports at the level
+/// nearest the question, by [`OFFLINE_RELEVANCE_WEIGHT`] x their cosine min-max
+/// normalised among them + the rest x rating / 10. The pool is read from the report
+/// vectors nearest the question, twice its size at first (most reports are of other
+/// levels), four times as many while the level has too few among them; never every report.
+fn offline(env: &QueryEnv, question: &str) -> Result<Retrieval> {
+    let mut out = Retrieval::default();
     let cfg = env.config.section::<GlobalConfig>();
+    let want = cfg.offline_reports.max(1);
+    let pool_size = OFFLINE_POOL.max(4 * want);
+    let w = OFFLINE_RELEVANCE_WEIGHT;
     let t = Instant::now();
     let q = env.embedder.embed(&[question.to_string()], EmbedKind::Query)?.remove(0);
-    let hits = env.store.vector_search(VectorKind::Report, &q, in_index.max(1))?;
-    let cos: HashMap<&str, f32> = hits.iter().map(|s| (s.id.as_str(), s.score)).collect();
-    let scores: Vec<f32> =
-        selected.iter().map(|r| cos.get(r.community_id.as_str()).copied().unwrap_or(f32::NAN)).collect();
-    let (lo, hi) = scores
-        .iter()
-        .filter(|s| s.is_finite())
-        .fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), &s| (l.min(s), h.max(s)));
-    let mut ranked: Vec<(usize, f32)> = scores
-        .iter()
-        .enumerate()
-        .map(|(i, &s)| {
-            let rel = if !s.is_finite() {
-                0.0
-            } else if hi > lo {
-                (s - lo) / (hi - lo)
-            } else {
-                1.0
-            };
-            let rating = (selected[i].rating / 10.0).clamp(0.0, 1.0);
-            (i, OFFLINE_RELEVANCE_WEIGHT * rel + (1.0 - OFFLINE_RELEVANCE_WEIGHT) * rating)
+    let mut n = 2 * pool_size;
+    let mut reports: HashMap<String, CommunityReport> = HashMap::new();
+    let mut leaves: HashSet<String> = HashSet::new();
+    let (pool, read) = loop {
+        let hits = env.store.vector_search(VectorKind::Report, &q, n)?;
+        let new: Vec<String> = hits.iter().filter(|h| !reports.contains_key(&h.id)).map(|h| h.id.clone()).collect();
+        for r in env.store.community_reports_of(&new)? {
+            reports.insert(r.community_id.clone(), r);
+        }
+        let shallower: Vec<String> =
+            new.iter().filter(|id| reports.get(*id).is_some_and(|r| r.level < cfg.community_level)).cloned().collect();
+        leaves.extend(env.store.leaf_communities(&shallower)?);
+        let mut pool: Vec<(&CommunityReport, f32)> = hits
+            .iter()
+            .filter_map(|h| reports.get(&h.id).map(|r| (r, h.score)))
+            .filter(|(r, _)| r.rating >= cfg.min_rating && at_level(r, cfg.community_level, &leaves))
+            .collect();
+        if pool.len() >= pool_size || hits.len() < n {
+            pool.truncate(pool_size);
+            break (pool, hits.len());
+        }
+        n = n.saturating_mul(4);
+    };
+    let pooled = pool.len();
+    let (lo, hi) = pool.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), p| (l.min(p.1), h.max(p.1)));
+    let mut ranked: Vec<(&CommunityReport, f32)> = pool
+        .into_iter()
+        .map(|(r, cos)| {
+            let rel = if hi > lo { (cos - lo) / (hi - lo) } else { 1.0 };
+            (r, w * rel + (1.0 - w) * (r.rating / 10.0).clamp(0.0, 1.0))
         })
         .collect();
-    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(selected[a.0].community_id.cmp(&selected[b.0].community_id)));
-    let missing = scores.iter().filter(|s| !s.is_finite()).count();
-    if missing > 0 {
-        out.notes.push(format!("{missing} report(s) have no embedding: ranked by rating only"));
-    }
-    for &(i, score) in ranked.iter().take(cfg.offline_reports.max(1)) {
-        out.contexts.push(report_context(selected[i], score));
-    }
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.community_id.cmp(&b.0.community_id)));
+    ranked.truncate(want);
     out.timings_ms.insert("rank_reports".into(), ms(t));
+    if read == 0 {
+        // Counted only now: a count is a read of every report on some backends.
+        if env.store.community_report_count()? == 0 {
+            return without_reports(env, question);
+        }
+        out.notes.push("no report has a vector: run `rhizome communities` to embed them".into());
+        return Ok(out);
+    }
+    let levels: BTreeSet<u32> = ranked.iter().map(|(r, _)| r.level).collect();
+    out.extra.insert(
+        "reports".into(),
+        json!({"level": cfg.community_level, "read": read, "pool": pooled, "levels": levels}),
+    );
+    if ranked.is_empty() {
+        out.notes.push(none_at_level(&cfg));
+        return Ok(out);
+    }
+    for (r, score) in &ranked {
+        out.contexts.push(report_context(r, *score));
+    }
     out.notes.push(format!(
-        "no LLM configured: map-reduce skipped; the {} of {} reports at level {} most relevant to the \
-         question (cosine x{OFFLINE_RELEVANCE_WEIGHT} + impact rating x{:.1}) are shown as they are",
-        out.contexts.len(),
-        selected.len(),
+        "no LLM configured: map-reduce skipped; of the {} reports at level {} nearest the question, the {} \
+         most relevant (min-max cosine among them x{w} + impact rating / 10 x{:.1}) are shown as they are",
+        pooled,
         cfg.community_level,
-        1.0 - OFFLINE_RELEVANCE_WEIGHT
+        out.contexts.len(),
+        1.0 - w
     ));
-    Ok(())
+    Ok(out)
 }

@@ -119,6 +119,7 @@ impl Hippo {
 pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
     method: Method::Hippo,
     description: "HippoRAG: facts linked to the question seed Personalized PageRank",
+    reads_graph: true,
     settings: &[&HippoConfig::KIND],
     retriever: |_| Box::new(Hippo::default()),
     prompts: &[("hippo_filter", include_str!("hippo_filter.txt"))],

@@ -56,6 +56,7 @@ pub struct Local;
 pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
     method: Method::Local,
     description: "GraphRAG local search: entities, relations, reports and chunks under a token budget",
+    reads_graph: true,
     settings: &[&LocalConfig::KIND],
     retriever: |_| Box::new(Local),
     prompts: &[],

@@ -61,14 +61,21 @@ pub struct Mode(pub Method);
 
 /// The registry entries of this module: one per mode, all run by [`Mode`].
 pub(crate) const METHODS: &[MethodEntry] = &[
-    mode(Method::ChunkOnly, "Neo4j-style: chunks only"),
-    mode(Method::EntityOnly, "Neo4j-style: entities and their relations only"),
-    mode(Method::Hybrid, "Neo4j-style: chunks and entities"),
-    mode(Method::GraphEnhanced, "Neo4j-style: chunks, then the graph around their entities"),
+    mode(Method::ChunkOnly, "Neo4j-style: chunks only", false),
+    mode(Method::EntityOnly, "Neo4j-style: entities and their relations only", true),
+    mode(Method::Hybrid, "Neo4j-style: chunks and entities", true),
+    mode(Method::GraphEnhanced, "Neo4j-style: chunks, then the graph around their entities", true),
 ];
 
-const fn mode(method: Method, description: &'static str) -> MethodEntry {
-    MethodEntry { method, description, settings: &[&ModesConfig::KIND], retriever: |m| Box::new(Mode(m)), prompts: &[] }
+const fn mode(method: Method, description: &'static str, reads_graph: bool) -> MethodEntry {
+    MethodEntry {
+        method,
+        description,
+        reads_graph,
+        settings: &[&ModesConfig::KIND],
+        retriever: |m| Box::new(Mode(m)),
+        prompts: &[],
+    }
 }
 
 impl Retriever for Mode {

@@ -64,6 +64,7 @@ pub(crate) struct Anchor {
 pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
     method: Method::Multihop,
     description: "Anchors, ego-graph edges and paths between anchors",
+    reads_graph: true,
     settings: &[&MultihopConfig::KIND],
     retriever: |_| Box::new(Multihop),
     prompts: &[],

@@ -47,6 +47,7 @@ pub struct Multipath;
 pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
     method: Method::Multipath,
     description: "Entities, relations, chunks and facts found by several paths",
+    reads_graph: true,
     settings: &[&MultipathConfig::KIND],
     retriever: |_| Box::new(Multipath),
     prompts: &[("rerank", include_str!("rerank.txt"))],

@@ -62,6 +62,7 @@ pub struct Tog;
 pub(crate) const METHODS: &[MethodEntry] = &[MethodEntry {
     method: Method::Tog,
     description: "Think-on-Graph: beam search over relation paths",
+    reads_graph: true,
     settings: &[&TogConfig::KIND],
     retriever: |_| Box::new(Tog),
     prompts: &[

@@ -61,6 +61,16 @@ pub fn communities_of(c: &mut impl GenericClient, entity_ids: &[String]) -> PgRe
     .collect())
 }
 
+/// Of `ids`, the leaves (no children), in the order asked.
+pub fn leaves(c: &mut impl GenericClient, ids: &[String]) -> PgResult<Vec<String>> {
+    let leaf: HashSet<String> = c
+        .query("SELECT id FROM communities WHERE id = ANY($1) AND children = '[]'", &[&ids])?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    Ok(ids.iter().filter(|id| leaf.contains(*id)).cloned().collect())
+}
+
 const REPORT_COLUMNS: &str =
     "community_id, level, title, summary, findings, rating, rating_explanation, fingerprint, kind";
 

@@ -459,6 +459,10 @@ impl StoreRead for PgStore {
         self.q(|c| communities::communities_of(c, entity_ids))
     }
 
+    fn leaf_communities(&self, community_ids: &[String]) -> Result<Vec<String>> {
+        self.q(|c| communities::leaves(c, community_ids))
+    }
+
     fn community_reports_of(&self, community_ids: &[String]) -> Result<Vec<rhizome_core::CommunityReport>> {
         self.q(|c| communities::reports_of(c, community_ids))
     }

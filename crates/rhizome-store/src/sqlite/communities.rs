@@ -94,6 +94,13 @@ pub fn communities_of(conn: &Connection, entity_ids: &[String]) -> Result<Vec<Co
     Ok(out)
 }
 
+/// Of `ids`, the leaves (no children), in the order asked.
+pub fn leaves(conn: &Connection, ids: &[String]) -> Result<Vec<String>> {
+    let q = "SELECT id FROM communities WHERE id = ?1 AND children = '[]'";
+    let leaf: std::collections::HashSet<String> = rows::by_ids(conn, q, ids, |r| r.get(0))?.into_iter().collect();
+    Ok(ids.iter().filter(|id| leaf.contains(*id)).cloned().collect())
+}
+
 const REPORT_COLUMNS: &str =
     "community_id, level, title, summary, findings, rating, rating_explanation, fingerprint, kind";
 

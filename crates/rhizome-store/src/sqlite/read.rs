@@ -418,6 +418,10 @@ impl StoreRead for SqliteStore {
         super::communities::reports_of(&self.conn, community_ids)
     }
 
+    fn leaf_communities(&self, community_ids: &[String]) -> Result<Vec<String>> {
+        super::communities::leaves(&self.conn, community_ids)
+    }
+
     fn community_report_count(&self) -> Result<u64> {
         super::communities::report_count(&self.conn)
     }

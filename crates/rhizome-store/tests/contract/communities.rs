@@ -1,5 +1,6 @@
 //! Communities read one at a time: the one asked for, as stored, and nothing for an id
-//! the index does not hold (never stored, or gone with a recomputation).
+//! the index does not hold (never stored, or gone with a recomputation); which of some
+//! ids are leaves.
 
 use std::path::Path;
 
@@ -28,8 +29,12 @@ pub fn community_contract<S: StoreWrite>(open: &dyn Fn(&Path) -> S) {
     let ids = vec![ids::entity_id("Aage Bohr"), ids::entity_id("Ben Mottelson")];
     assert_eq!(s.community("com_a").unwrap(), None, "no community before any is stored");
     let v = s.graph_version().unwrap();
-    let (a, b) = (community("com_a", 1, &ids), community("com_b", 0, &ids[..1]));
+    let (a, mut b) = (community("com_a", 1, &ids), community("com_b", 0, &ids[..1]));
+    b.children = vec!["com_a".into()];
     s.replace_communities(&[b.clone(), a.clone()], v).unwrap();
+    let asked: Vec<String> = ["com_missing", "com_b", "com_a", ""].map(String::from).into();
+    assert_eq!(s.leaf_communities(&asked).unwrap(), ["com_a"], "the leaves asked for, and nothing else");
+    assert!(s.leaf_communities(&[]).unwrap().is_empty());
     assert_eq!(s.community("com_a").unwrap(), Some(a.clone()));
     assert_eq!(s.community("com_b").unwrap(), Some(b));
     assert_eq!(s.community("com_missing").unwrap(), None);
