@@ -75,7 +75,8 @@ fn primer_rounds_and_reduce_as_the_server_saw_them() {
     let cfg = config(5, 3, 2, 2);
     let (r, server) = with_server(good_reply, &s, &cfg);
 
-    // HyDE: one call, templated on the highest-rated report (Nobel Prizes, 9.5) only.
+    // HyDE: one call, templated on the highest-rated of the reports nearest the question
+    // (Nobel Prizes, 9.5) only.
     let hyde = of_kind(&server, Kind::Hyde);
     assert_eq!(hyde.len(), 1);
     assert!(hyde[0].contains("# Nobel Prizes\n\nMarie Curie won two Nobel Prizes") && hyde[0].contains(QUESTION));
